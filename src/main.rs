@@ -1,1 +1,165 @@
-fn main() {}
+//! The `orderbridge` command: `serve` (the default) and the `user` admin subcommands.
+
+use std::io::{BufRead, IsTerminal};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use orderbridge::config::Config;
+use orderbridge::users::{self, Role};
+use orderbridge::{db, error::ApiError};
+
+#[derive(Parser)]
+#[command(name = "orderbridge", version, about = "Self-hosted order fulfillment integration service")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API (the default): ROCKET_ADDRESS / ROCKET_PORT, 127.0.0.1:8000 unless set.
+    Serve,
+    /// Manage the users who may get tokens.
+    User {
+        #[command(subcommand)]
+        action: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Add a user; the password is read from standard input (or prompted for on a terminal).
+    Add {
+        name: String,
+        /// admin (sees everything) or customer (sees one customer's data).
+        #[arg(long, value_parser = ["admin", "customer"])]
+        role: Option<String>,
+        /// The customer a customer user belongs to.
+        #[arg(long)]
+        customer_id: Option<i64>,
+    },
+    /// List users.
+    List,
+    /// Set a user's password (read from standard input or prompted); earlier tokens stop working.
+    Passwd { name: String },
+    /// Disable a user: no new tokens, and its tokens stop working.
+    Disable { name: String },
+}
+
+#[rocket::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve().await,
+        Command::User { action } => user(action),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("orderbridge: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve() -> Result<(), String> {
+    let figment = Config::figment();
+    let app = orderbridge::build(figment.clone())?;
+    let address: String = figment.extract_inner("address").unwrap_or_else(|_| "127.0.0.1".into());
+    let port: u16 = figment.extract_inner("port").unwrap_or(8000);
+    let base = format!("http://{address}:{port}");
+    match &app.first_admin {
+        Some(admin) => {
+            let password = admin.password.as_deref().unwrap_or("<the configured admin_password>");
+            if admin.password.is_some() {
+                eprintln!(
+                    "orderbridge: first run: created user '{}' with password {password}",
+                    admin.username
+                );
+                eprintln!(
+                    "orderbridge: this password is shown only once; change it with `orderbridge user passwd admin`"
+                );
+            }
+            eprintln!("orderbridge: get a token with:");
+            eprintln!(
+                "  curl -s -u {}:{password} -H 'Content-Type: application/json' -d '{{\"grant_type\":\"client_credentials\"}}' {base}/auth/token",
+                admin.username
+            );
+        }
+        None => eprintln!(
+            "orderbridge: serving {base}; get a token with: curl -u USER:PASSWORD -d grant_type=client_credentials {base}/auth/token"
+        ),
+    }
+    app.rocket.launch().await.map_err(|e| format!("server: {e}"))?;
+    Ok(())
+}
+
+fn user(action: UserCommand) -> Result<(), String> {
+    let config = Config::from_figment(&Config::figment())?;
+    let pool = db::open(&config.database)?;
+    let conn = pool.get().map_err(|e| format!("database: {e}"))?;
+    let api = |e: ApiError| describe(&e);
+    match action {
+        UserCommand::Add { name, role, customer_id } => {
+            let role = match (role.as_deref(), customer_id) {
+                (Some(r), _) => Role::parse(r).ok_or("unknown role")?,
+                (None, Some(_)) => Role::Customer,
+                (None, None) => {
+                    return Err("give --role admin, or --customer-id N for a customer user".into());
+                }
+            };
+            let password = read_password(&format!("password for {name}"))?;
+            let id = users::add(&conn, &name, &password, role, customer_id).map_err(api)?;
+            println!("added user {name} (id {id}, role {})", role.as_str());
+        }
+        UserCommand::List => {
+            let list = users::list(&conn).map_err(|e| format!("database: {e}"))?;
+            println!("{:<6} {:<24} {:<9} {:<12} status", "id", "username", "role", "customer_id");
+            for u in list {
+                let customer = u.customer_id.map_or("-".to_string(), |c| c.to_string());
+                let status = if u.disabled_at.is_some() { "disabled" } else { "enabled" };
+                println!("{:<6} {:<24} {:<9} {:<12} {status}", u.id, u.username, u.role.as_str(), customer);
+            }
+        }
+        UserCommand::Passwd { name } => {
+            let password = read_password(&format!("new password for {name}"))?;
+            users::set_password(&conn, &name, &password).map_err(api)?;
+            println!("password of {name} changed; earlier tokens no longer work");
+        }
+        UserCommand::Disable { name } => {
+            users::disable(&conn, &name).map_err(api)?;
+            println!("disabled {name}; its tokens no longer work");
+        }
+    }
+    Ok(())
+}
+
+/// Reads a password: prompted twice without echo on a terminal, else the first line of stdin.
+fn read_password(prompt: &str) -> Result<String, String> {
+    let stdin = std::io::stdin();
+    let password = if stdin.is_terminal() {
+        let first = rpassword::prompt_password(format!("{prompt}: ")).map_err(|e| e.to_string())?;
+        let again = rpassword::prompt_password("again: ").map_err(|e| e.to_string())?;
+        if first != again {
+            return Err("the passwords differ".into());
+        }
+        first
+    } else {
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line).map_err(|e| format!("reading the password: {e}"))?;
+        line.trim_end_matches(['\r', '\n']).to_string()
+    };
+    users::validate_password(&password)?;
+    Ok(password)
+}
+
+fn describe(e: &ApiError) -> String {
+    let body = e.body();
+    match body.error.details {
+        Some(details) => {
+            let parts: Vec<String> = details.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            parts.join("; ")
+        }
+        None => body.error.message,
+    }
+}

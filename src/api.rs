@@ -1,0 +1,103 @@
+//! Small pieces every resource module shares: path ids, the 201 and 204 answers, and
+//! reading an id reference (`customer_id`) under the caller's tenancy.
+
+use rocket::http::Status;
+use rocket::request::{FromParam, Request};
+use rocket::response::{self, Responder, Response};
+use rocket::serde::json::Json;
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::auth::AuthUser;
+use crate::body::Fields;
+use crate::error::ApiError;
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// An id in a path. Parsing never fails, so a bad segment (`/stores/abc`) still passes through
+/// authentication and then answers 404, exactly like an unknown id.
+#[derive(Debug, Clone, Copy)]
+pub struct Id(Option<i64>);
+
+impl Id {
+    /// The id, or the 404 for `what` (e.g. "Store 12").
+    pub fn get(self, what: &str) -> ApiResult<i64> {
+        self.0.ok_or_else(|| ApiError::not_found(what.to_string()))
+    }
+}
+
+impl<'a> FromParam<'a> for Id {
+    type Error = std::convert::Infallible;
+
+    fn from_param(param: &'a str) -> Result<Self, Self::Error> {
+        let valid = !param.is_empty() && param.len() <= 18 && param.bytes().all(|b| b.is_ascii_digit());
+        Ok(Id(valid.then(|| param.parse().ok()).flatten().filter(|id| *id >= 1)))
+    }
+}
+
+/// 201 with `{"id": N}` and a `Location` header.
+pub struct Created {
+    pub id: i64,
+    pub location: String,
+}
+
+impl Created {
+    pub fn at(collection: &str, id: i64) -> Self {
+        Created { id, location: format!("/{collection}/{id}") }
+    }
+}
+
+#[derive(Serialize)]
+struct IdBody {
+    id: i64,
+}
+
+impl<'r> Responder<'r, 'static> for Created {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        Response::build_from(Json(IdBody { id: self.id }).respond_to(req)?)
+            .status(Status::Created)
+            .raw_header("Location", self.location)
+            .ok()
+    }
+}
+
+/// 204 with no body.
+pub struct NoContent;
+
+impl<'r> Responder<'r, 'static> for NoContent {
+    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
+        Response::build().status(Status::NoContent).ok()
+    }
+}
+
+/// Whether a row with this id exists in `table`, owned by `customer_id` when given.
+/// `table` is always a literal from our own code.
+pub fn owned_row_exists(
+    conn: &Connection,
+    table: &'static str,
+    id: i64,
+    customer_id: Option<i64>,
+) -> rusqlite::Result<bool> {
+    conn.query_row(
+        &format!("SELECT EXISTS (SELECT 1 FROM {table} WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2))"),
+        rusqlite::params![id, customer_id],
+        |r| r.get(0),
+    )
+}
+
+/// Reads `customer_id` of a create body: required for admins; for a customer user it defaults
+/// to its own customer, and any other id is reported as unknown (no leak of existence).
+/// The existence check of the id happens in the transaction (`check_customer`).
+pub fn customer_id_for_create(fields: &mut Fields, user: &AuthUser) -> Option<i64> {
+    match user.scope() {
+        None => fields.required("customer_id", Fields::id),
+        // A wrong type was recorded by `id`; the 422 comes from `finish` either way.
+        Some(own) => fields.id("customer_id").value().or(Some(own)),
+    }
+}
+
+/// 422 unless `customer_id` names a customer the user may see.
+pub fn check_customer(conn: &Connection, user: &AuthUser, customer_id: i64, field: &str) -> ApiResult<()> {
+    let visible = user.can_see(customer_id) && owned_row_exists(conn, "customers", customer_id, None)?;
+    if visible { Ok(()) } else { Err(ApiError::invalid(field, format!("unknown customer_id {customer_id}"))) }
+}

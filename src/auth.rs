@@ -1,0 +1,310 @@
+//! Who is calling (CONTRACT §1–§2): the OAuth 2.0 client-credentials token endpoint, HS256
+//! JWTs, and the request guards `AuthUser` (a valid bearer token of an enabled user) and
+//! `AdminUser` (the same, with the admin role).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use rocket::http::{ContentType, Header as HttpHeader, Status};
+use rocket::request::{FromRequest, Outcome, Request};
+use rocket::response::{self, Responder, Response};
+use rocket::serde::json::Json;
+use rocket::{State, post};
+use serde::{Deserialize, Serialize};
+
+use crate::body::Body;
+use crate::config::Config;
+use crate::db::{self, Pool};
+use crate::error::{ApiError, stash};
+use crate::users::{self, Role, User};
+
+/// Signing material and lifetime of access tokens, kept in Rocket's state.
+pub struct TokenKeys {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    ttl_secs: u64,
+}
+
+impl TokenKeys {
+    pub fn new(secret: &[u8], ttl_secs: u64) -> Self {
+        TokenKeys {
+            encoding: EncodingKey::from_secret(secret),
+            decoding: DecodingKey::from_secret(secret),
+            ttl_secs,
+        }
+    }
+
+    /// The configured secret, or the one generated on first start and kept in the database.
+    pub fn load(pool: &Pool, config: &Config) -> Result<TokenKeys, String> {
+        if let Some(secret) = &config.jwt_secret {
+            return Ok(TokenKeys::new(secret.expose().as_bytes(), config.token_ttl_secs));
+        }
+        let conn = pool.get().map_err(|e| format!("database: {e}"))?;
+        let stored = db::setting(&conn, "jwt_secret").map_err(|e| format!("database: {e}"))?;
+        let secret = match stored {
+            Some(secret) => secret,
+            None => {
+                let secret = random_token(48);
+                db::set_setting(&conn, "jwt_secret", &secret).map_err(|e| format!("database: {e}"))?;
+                secret
+            }
+        };
+        Ok(TokenKeys::new(secret.as_bytes(), config.token_ttl_secs))
+    }
+
+    pub fn issue(&self, user_id: i64) -> Result<String, ApiError> {
+        let now = unix_secs();
+        let claims =
+            Claims { sub: user_id.to_string(), iat: now, exp: now + self.ttl_secs, jti: random_token(16) };
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .map_err(|e| ApiError::internal(format_args!("signing a token: {e}")))
+    }
+
+    fn verify(&self, token: &str) -> Option<Claims> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.leeway = 0;
+        validation.set_required_spec_claims(&["exp", "sub", "iat"]);
+        jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation).ok().map(|data| data.claims)
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    sub: String,
+    iat: u64,
+    exp: u64,
+    jti: String,
+}
+
+fn unix_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// A URL-safe random string carrying `bytes` random bytes.
+pub fn random_token(bytes: usize) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut buf = vec![0u8; bytes];
+    rand::fill(&mut buf[..]);
+    URL_SAFE_NO_PAD.encode(buf)
+}
+
+/// An RFC 6749 §5.2 error of the token endpoint.
+#[derive(Debug)]
+pub struct OAuthError {
+    status: Status,
+    error: &'static str,
+    description: String,
+}
+
+impl OAuthError {
+    fn invalid_request(description: &str) -> Self {
+        OAuthError { status: Status::BadRequest, error: "invalid_request", description: description.into() }
+    }
+
+    fn invalid_client() -> Self {
+        OAuthError {
+            status: Status::Unauthorized,
+            error: "invalid_client",
+            description: "The username or password is wrong, or the user is disabled.".into(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct OAuthErrorBody<'a> {
+    error: &'a str,
+    error_description: &'a str,
+}
+
+impl<'r> Responder<'r, 'static> for OAuthError {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        let body = OAuthErrorBody { error: self.error, error_description: &self.description };
+        let mut response = Response::build_from(Json(body).respond_to(req)?)
+            .status(self.status)
+            .raw_header("Cache-Control", "no-store")
+            .finalize();
+        if self.status == Status::Unauthorized {
+            response.set_header(HttpHeader::new("WWW-Authenticate", r#"Basic realm="orderbridge""#));
+        }
+        Ok(response)
+    }
+}
+
+#[derive(Serialize)]
+pub struct TokenResponse {
+    access_token: String,
+    token_type: &'static str,
+    expires_in: u64,
+}
+
+/// The token endpoint's answer: JSON with `Cache-Control: no-store` (RFC 6749 §5.1).
+pub struct NoStore<T>(T);
+
+impl<'r, T: Serialize> Responder<'r, 'static> for NoStore<T> {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        Response::build_from(Json(self.0).respond_to(req)?)
+            .header(ContentType::JSON)
+            .raw_header("Cache-Control", "no-store")
+            .raw_header("Pragma", "no-cache")
+            .ok()
+    }
+}
+
+/// Username and password from `Authorization: Basic`, if the header is there and decodes.
+struct BasicCredentials {
+    username: String,
+    password: String,
+}
+
+fn basic_credentials(req: &Request<'_>) -> Result<BasicCredentials, OAuthError> {
+    let header = req.headers().get_one("Authorization").ok_or_else(|| {
+        OAuthError::invalid_request("Send the credentials in an Authorization: Basic header.")
+    })?;
+    let garbled = || OAuthError::invalid_request("The Authorization header is not valid HTTP Basic.");
+    let (scheme, encoded) = header.trim().split_once(' ').ok_or_else(garbled)?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return Err(garbled());
+    }
+    let decoded = BASE64.decode(encoded.trim()).map_err(|_| garbled())?;
+    let decoded = String::from_utf8(decoded).map_err(|_| garbled())?;
+    let (username, password) = decoded.split_once(':').ok_or_else(garbled)?;
+    Ok(BasicCredentials { username: username.to_string(), password: password.to_string() })
+}
+
+/// `POST /auth/token`: OAuth 2.0 client credentials (RFC 6749 §4.4).
+#[post("/auth/token", data = "<body>")]
+pub async fn token(
+    req_creds: TokenRequestCredentials,
+    body: Result<Body, ApiError>,
+    pool: &State<Pool>,
+    keys: &State<TokenKeys>,
+) -> Result<NoStore<TokenResponse>, OAuthError> {
+    let creds = req_creds.0?;
+    let body = body.map_err(|_| OAuthError::invalid_request("The body could not be read."))?;
+    let mut fields = body.fields();
+    let grant_type = fields.text("grant_type").value();
+    match grant_type.as_deref() {
+        None => return Err(OAuthError::invalid_request("grant_type is required.")),
+        Some("client_credentials") => {}
+        Some(_) => {
+            return Err(OAuthError {
+                status: Status::BadRequest,
+                error: "unsupported_grant_type",
+                description: "Only grant_type=client_credentials is supported.".into(),
+            });
+        }
+    }
+    let user = db::run(pool, move |conn| users::check_password(conn, &creds.username, &creds.password))
+        .await
+        .map_err(|_| OAuthError {
+            status: Status::InternalServerError,
+            error: "server_error",
+            description: "Something went wrong on our side.".into(),
+        })?;
+    let user = user.ok_or_else(OAuthError::invalid_client)?;
+    let access_token = keys.issue(user.id).map_err(|_| OAuthError {
+        status: Status::InternalServerError,
+        error: "server_error",
+        description: "Something went wrong on our side.".into(),
+    })?;
+    Ok(NoStore(TokenResponse { access_token, token_type: "Bearer", expires_in: keys.ttl_secs }))
+}
+
+/// The Basic credentials of a token request, or the OAuth error to answer with.
+pub struct TokenRequestCredentials(Result<BasicCredentials, OAuthError>);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for TokenRequestCredentials {
+    type Error = std::convert::Infallible;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        Outcome::Success(TokenRequestCredentials(basic_credentials(req)))
+    }
+}
+
+/// A request made with a valid bearer token of an enabled user.
+#[derive(Debug, Clone)]
+pub struct AuthUser(pub User);
+
+impl AuthUser {
+    /// The customer this user is confined to; `None` for admins, who see everything.
+    pub fn scope(&self) -> Option<i64> {
+        match self.0.role {
+            Role::Admin => None,
+            Role::Customer => self.0.customer_id,
+        }
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.0.role == Role::Admin
+    }
+
+    /// Whether this user may see rows of `customer_id`.
+    pub fn can_see(&self, customer_id: i64) -> bool {
+        self.scope().is_none_or(|own| own == customer_id)
+    }
+}
+
+fn unauthorized(message: &str, token_sent: bool) -> ApiError {
+    ApiError::Unauthorized { message: message.to_string(), token_sent }
+}
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for AuthUser {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        let fail = |e: ApiError| Outcome::Error(stash(req, e));
+        let Some(header) = req.headers().get_one("Authorization") else {
+            return fail(unauthorized(
+                "A bearer token is required: send Authorization: Bearer <token>.",
+                false,
+            ));
+        };
+        let token = match header.trim().split_once(' ') {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+            _ => return fail(unauthorized("The Authorization header must be Bearer <token>.", false)),
+        };
+        let (Some(keys), Some(pool)) = (req.rocket().state::<TokenKeys>(), req.rocket().state::<Pool>())
+        else {
+            return fail(ApiError::internal("token keys or pool missing from state"));
+        };
+        let invalid = || unauthorized("The token is invalid or has expired.", true);
+        let Some(claims) = keys.verify(token) else {
+            return fail(invalid());
+        };
+        let Ok(user_id) = claims.sub.parse::<i64>() else {
+            return fail(invalid());
+        };
+        let user = match db::run(pool, move |conn| Ok(users::find_by_id(conn, user_id)?)).await {
+            Ok(user) => user,
+            Err(e) => return fail(e),
+        };
+        match user {
+            Some(user) if user.disabled_at.is_none() && claims.iat >= user.tokens_valid_after as u64 => {
+                Outcome::Success(AuthUser(user))
+            }
+            _ => fail(invalid()),
+        }
+    }
+}
+
+/// A request by an admin user.
+#[derive(Debug, Clone)]
+pub struct AdminUser(pub AuthUser);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for AdminUser {
+    type Error = ApiError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, ApiError> {
+        let user = rocket::outcome::try_outcome!(req.guard::<AuthUser>().await);
+        if user.is_admin() {
+            Outcome::Success(AdminUser(user))
+        } else {
+            Outcome::Error(stash(req, ApiError::Forbidden("Only admin users may do this.".to_string())))
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! orderbridge's configuration: one figment of defaults, `Rocket.toml`, `ROCKET_*` for
+//! Rocket's own keys and `ORDERBRIDGE_*` for ours (CONTRACT §10).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use rocket::figment::Figment;
+use rocket::figment::providers::{Env, Serialized};
+use serde::{Deserialize, Serialize};
+
+/// A configured secret. `Debug` never prints it, so a logged config stays clean.
+#[derive(Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(********)")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PingMode {
+    /// Ask the platform whether the credentials authenticate.
+    Live,
+    /// Validate the body only; for machines with no network.
+    Offline,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default)]
+pub struct Config {
+    /// The SQLite file, created on first run.
+    pub database: PathBuf,
+    /// Password of the `admin` user created on first run; random and printed once if unset.
+    pub admin_password: Option<Secret>,
+    /// Token signing secret; generated and kept in the database if unset.
+    pub jwt_secret: Option<Secret>,
+    pub token_ttl_secs: u64,
+    pub session_ttl_secs: u64,
+    pub max_sessions: usize,
+    pub ping_mode: PingMode,
+    pub ping_timeout_secs: u64,
+    pub bigcommerce_api_base: String,
+    pub sellbrite_api_base: String,
+    /// Largest accepted request body in bytes (JSON, urlencoded or multipart).
+    pub body_limit: u64,
+    /// Largest accepted body of `POST /import/*` in bytes.
+    pub import_body_limit: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database: PathBuf::from("orderbridge.db"),
+            admin_password: None,
+            jwt_secret: None,
+            token_ttl_secs: 3600,
+            session_ttl_secs: 60,
+            max_sessions: 10_000,
+            ping_mode: PingMode::Live,
+            ping_timeout_secs: 10,
+            bigcommerce_api_base: "https://api.bigcommerce.com".to_string(),
+            sellbrite_api_base: "https://api.sellbrite.com".to_string(),
+            body_limit: 1024 * 1024,
+            import_body_limit: 64 * 1024 * 1024,
+        }
+    }
+}
+
+impl Config {
+    /// The figment production reads: our defaults, Rocket's own (`Rocket.toml`, `ROCKET_*`),
+    /// then `ORDERBRIDGE_*`.
+    pub fn figment() -> Figment {
+        Figment::from(Serialized::defaults(Config::default()))
+            .merge(rocket::Config::figment())
+            .merge(Env::prefixed("ORDERBRIDGE_").global())
+    }
+
+    pub fn from_figment(figment: &Figment) -> Result<Config, String> {
+        let config: Config = figment.extract().map_err(|e| format!("configuration: {e}"))?;
+        if config.token_ttl_secs == 0 {
+            return Err("configuration: token_ttl_secs must be at least 1".to_string());
+        }
+        if config.session_ttl_secs == 0 {
+            return Err("configuration: session_ttl_secs must be at least 1".to_string());
+        }
+        if config.body_limit == 0 || config.import_body_limit == 0 {
+            return Err("configuration: body limits must be at least 1 byte".to_string());
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_do_not_appear_in_debug_output() {
+        let config = Config {
+            admin_password: Some(Secret::new("hunter2-admin")),
+            jwt_secret: Some(Secret::new("jwt-very-secret")),
+            ..Config::default()
+        };
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+        assert!(!printed.contains("very-secret"), "{printed}");
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail dictates the closure's error type
+    fn environment_overrides_defaults() {
+        rocket::figment::Jail::expect_with(|jail| {
+            jail.set_env("ORDERBRIDGE_DATABASE", "/tmp/x.db");
+            jail.set_env("ORDERBRIDGE_PING_MODE", "offline");
+            jail.set_env("ORDERBRIDGE_TOKEN_TTL_SECS", "60");
+            let config = Config::from_figment(&Config::figment()).unwrap();
+            assert_eq!(config.database, PathBuf::from("/tmp/x.db"));
+            assert_eq!(config.ping_mode, PingMode::Offline);
+            assert_eq!(config.token_ttl_secs, 60);
+            assert_eq!(config.session_ttl_secs, 60);
+            Ok(())
+        });
+    }
+}

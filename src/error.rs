@@ -1,0 +1,283 @@
+//! The one error type of the API, its JSON envelope (CONTRACT §5), and the catcher that
+//! renders every failure Rocket produces on its own (unknown route, guard failures) in the
+//! same envelope.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use rocket::http::{Header, Status};
+use rocket::request::Request;
+use rocket::response::{self, Responder, Response};
+use rocket::serde::json::Json;
+use serde::Serialize;
+
+/// Maps a field or parameter name to what is wrong with it.
+pub type Details = BTreeMap<String, String>;
+
+/// Every failure an API route can answer with. Variants are named for their HTTP meaning;
+/// `status()` and `code()` are the single mapping to the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApiError {
+    BadRequest {
+        message: String,
+        details: Details,
+    },
+    Unauthorized {
+        message: String,
+        token_sent: bool,
+    },
+    Forbidden(String),
+    NotFound(String),
+    SessionNotFound,
+    Conflict {
+        message: String,
+        details: Details,
+    },
+    PayloadTooLarge,
+    UnsupportedMediaType(String),
+    Validation(Details),
+    AdapterAuthenticationFailed(String),
+    UnsupportedPlatform(String),
+    AdapterUnreachable(String),
+    TooManySessions,
+    /// A bug or an environment failure. The cause is logged where it happens, never sent.
+    Internal,
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::BadRequest { message: message.into(), details: Details::new() }
+    }
+
+    pub fn bad_parameter(name: &str, problem: impl Into<String>) -> Self {
+        let problem = problem.into();
+        ApiError::BadRequest {
+            message: format!("Query parameter '{name}' {problem}."),
+            details: Details::from([(name.to_string(), problem)]),
+        }
+    }
+
+    pub fn not_found(what: impl Into<String>) -> Self {
+        ApiError::NotFound(what.into())
+    }
+
+    /// A 422 naming one field.
+    pub fn invalid(field: &str, problem: impl Into<String>) -> Self {
+        ApiError::Validation(Details::from([(field.to_string(), problem.into())]))
+    }
+
+    pub fn conflict(message: impl Into<String>, field: &str, problem: impl Into<String>) -> Self {
+        ApiError::Conflict {
+            message: message.into(),
+            details: Details::from([(field.to_string(), problem.into())]),
+        }
+    }
+
+    /// Logs an internal cause and returns the opaque 500. The cause never reaches the client.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        rocket::error!("internal error: {cause}");
+        ApiError::Internal
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            ApiError::BadRequest { .. } => Status::BadRequest,
+            ApiError::Unauthorized { .. } => Status::Unauthorized,
+            ApiError::Forbidden(_) => Status::Forbidden,
+            ApiError::NotFound(_) | ApiError::SessionNotFound => Status::NotFound,
+            ApiError::Conflict { .. } => Status::Conflict,
+            ApiError::PayloadTooLarge => Status::PayloadTooLarge,
+            ApiError::UnsupportedMediaType(_) => Status::UnsupportedMediaType,
+            ApiError::Validation(_)
+            | ApiError::AdapterAuthenticationFailed(_)
+            | ApiError::UnsupportedPlatform(_) => Status::UnprocessableEntity,
+            ApiError::AdapterUnreachable(_) => Status::BadGateway,
+            ApiError::TooManySessions => Status::TooManyRequests,
+            ApiError::Internal => Status::InternalServerError,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest { .. } => "bad_request",
+            ApiError::Unauthorized { .. } => "unauthorized",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::SessionNotFound => "session_not_found",
+            ApiError::Conflict { .. } => "conflict",
+            ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
+            ApiError::Validation(_) => "validation_failed",
+            ApiError::AdapterAuthenticationFailed(_) => "adapter_authentication_failed",
+            ApiError::UnsupportedPlatform(_) => "unsupported_platform",
+            ApiError::AdapterUnreachable(_) => "adapter_unreachable",
+            ApiError::TooManySessions => "too_many_sessions",
+            ApiError::Internal => "internal_error",
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            ApiError::BadRequest { message, .. }
+            | ApiError::Unauthorized { message, .. }
+            | ApiError::Forbidden(message)
+            | ApiError::Conflict { message, .. }
+            | ApiError::UnsupportedMediaType(message)
+            | ApiError::AdapterAuthenticationFailed(message)
+            | ApiError::UnsupportedPlatform(message)
+            | ApiError::AdapterUnreachable(message) => message.clone(),
+            ApiError::NotFound(what) => format!("{what} was not found."),
+            ApiError::SessionNotFound => "The listing session does not exist or has expired.".to_string(),
+            ApiError::PayloadTooLarge => "The request body is larger than allowed.".to_string(),
+            ApiError::Validation(details) => {
+                let fields: Vec<&str> = details.keys().map(String::as_str).collect();
+                format!("The request has invalid fields: {}.", fields.join(", "))
+            }
+            ApiError::TooManySessions => {
+                "Too many listing sessions are open; finish or let some expire.".to_string()
+            }
+            ApiError::Internal => "Something went wrong on our side.".to_string(),
+        }
+    }
+
+    fn details(&self) -> Option<&Details> {
+        match self {
+            ApiError::BadRequest { details, .. }
+            | ApiError::Conflict { details, .. }
+            | ApiError::Validation(details)
+                if !details.is_empty() =>
+            {
+                Some(details)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorContent {
+                code: self.code(),
+                message: self.message(),
+                details: self.details().cloned(),
+            },
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ApiError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApiError::internal(format_args!("database: {e}"))
+    }
+}
+
+impl From<r2d2::Error> for ApiError {
+    fn from(e: r2d2::Error) -> Self {
+        ApiError::internal(format_args!("database pool: {e}"))
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorBody {
+    pub error: ErrorContent,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorContent {
+    pub code: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Details>,
+}
+
+impl<'r> Responder<'r, 'static> for ApiError {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        let mut response =
+            Response::build_from(Json(self.body()).respond_to(req)?).status(self.status()).finalize();
+        if let ApiError::Unauthorized { token_sent, .. } = &self {
+            let value = if *token_sent {
+                r#"Bearer realm="orderbridge", error="invalid_token""#
+            } else {
+                r#"Bearer realm="orderbridge""#
+            };
+            response.set_header(Header::new("WWW-Authenticate", value));
+        }
+        Ok(response)
+    }
+}
+
+/// In Rocket 0.5 a guard's error value never reaches the catcher, so guards park it here
+/// and the catcher renders it.
+struct Stashed(Mutex<Option<ApiError>>);
+
+/// Parks `error` for the catcher and returns its status, for a guard's `Outcome::Error`.
+pub fn stash(req: &Request<'_>, error: ApiError) -> (Status, ApiError) {
+    let status = error.status();
+    let slot = req.local_cache(|| Stashed(Mutex::new(None)));
+    if let Ok(mut slot) = slot.0.lock() {
+        *slot = Some(error.clone());
+    }
+    (status, error)
+}
+
+fn take_stashed(req: &Request<'_>) -> Option<ApiError> {
+    let slot = req.local_cache(|| Stashed(Mutex::new(None)));
+    slot.0.lock().ok().and_then(|mut slot| slot.take())
+}
+
+/// What a status that Rocket raised on its own means in our envelope.
+fn error_for_status(status: Status) -> ApiError {
+    match status.code {
+        400 => ApiError::bad_request("The request could not be understood."),
+        401 => ApiError::Unauthorized {
+            message: "A valid bearer token is required.".to_string(),
+            token_sent: false,
+        },
+        403 => ApiError::Forbidden("You may not do this.".to_string()),
+        404 => ApiError::not_found("The requested resource"),
+        413 => ApiError::PayloadTooLarge,
+        415 => ApiError::UnsupportedMediaType(
+            "Send the body as application/json, application/x-www-form-urlencoded or multipart/form-data."
+                .to_string(),
+        ),
+        422 => {
+            ApiError::Validation(Details::from([("body".to_string(), "could not be processed".to_string())]))
+        }
+        code if (400..500).contains(&code) => {
+            ApiError::BadRequest { message: status.reason_lossy().to_string(), details: Details::new() }
+        }
+        _ => ApiError::Internal,
+    }
+}
+
+#[rocket::catch(default)]
+pub fn catch_all(status: Status, req: &Request<'_>) -> ApiError {
+    match take_stashed(req) {
+        Some(error) if error.status() == status => error,
+        _ => error_for_status(status),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_message_names_every_field() {
+        let e = ApiError::Validation(Details::from([
+            ("name".to_string(), "is required".to_string()),
+            ("adapter".to_string(), "must be an object".to_string()),
+        ]));
+        let body = serde_json::to_value(e.body()).unwrap();
+        assert_eq!(body["error"]["code"], "validation_failed");
+        assert_eq!(body["error"]["message"], "The request has invalid fields: adapter, name.");
+        assert_eq!(body["error"]["details"]["name"], "is required");
+    }
+
+    #[test]
+    fn internal_error_body_reveals_nothing() {
+        let body = serde_json::to_value(ApiError::internal("secret path /x").body()).unwrap();
+        assert_eq!(body["error"]["code"], "internal_error");
+        assert!(!body.to_string().contains("/x"));
+        assert!(body["error"].get("details").is_none());
+    }
+}

@@ -1,0 +1,64 @@
+//! orderbridge: an order fulfillment integration service served from one binary over an
+//! embedded SQLite file. `build` assembles the Rocket instance from a figment, so tests run
+//! exactly what production runs.
+
+pub mod api;
+pub mod auth;
+pub mod body;
+pub mod config;
+pub mod customers;
+pub mod dates;
+pub mod db;
+pub mod error;
+pub mod users;
+
+use rocket::figment::Figment;
+use rocket::serde::json::Json;
+use rocket::{Build, Rocket, catchers, get, routes};
+use serde::Serialize;
+
+use crate::auth::TokenKeys;
+use crate::config::Config;
+use crate::users::FirstAdmin;
+
+/// A Rocket instance ready to launch, and the admin created if this was the first run.
+pub struct App {
+    pub rocket: Rocket<Build>,
+    pub first_admin: Option<FirstAdmin>,
+}
+
+/// Builds the service from a figment (usually `Config::figment()`): opens or creates the
+/// database, creates the first admin on an empty one, and mounts every route and catcher.
+pub fn build(figment: Figment) -> Result<App, String> {
+    let config = Config::from_figment(&figment)?;
+    let pool = db::open(&config.database)?;
+    let first_admin = {
+        let conn = pool.get().map_err(|e| format!("database: {e}"))?;
+        users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
+            .map_err(|e| format!("creating the first admin: {e:?}"))?
+    };
+    let keys = TokenKeys::load(&pool, &config)?;
+    // Rocket's form parser enforces these while streaming; JSON is capped in `body`.
+    let figment =
+        figment.merge(("limits.form", config.body_limit)).merge(("limits.data-form", config.body_limit));
+
+    let rocket = rocket::custom(figment)
+        .manage(pool)
+        .manage(keys)
+        .manage(config)
+        .mount("/", routes![health, auth::token])
+        .mount("/", customers::routes())
+        .register("/", catchers![error::catch_all]);
+    Ok(App { rocket, first_admin })
+}
+
+#[derive(Serialize)]
+struct Health {
+    status: &'static str,
+}
+
+/// Liveness, open to all.
+#[get("/health")]
+fn health() -> Json<Health> {
+    Json(Health { status: "ok" })
+}

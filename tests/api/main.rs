@@ -1,0 +1,6 @@
+//! orderbridge's integration tests: one binary, one module per area.
+
+mod common;
+
+mod auth;
+mod customers;
