@@ -3,4 +3,5 @@
 mod common;
 
 mod auth;
+mod binary;
 mod customers;
