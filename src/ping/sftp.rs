@@ -38,9 +38,15 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
     let mut session = client::connect_stream(Arc::new(config), stream, AnyHostKey)
         .await
         .map_err(|e| broke_off("the SSH handshake", &e))?;
-    log_in(&mut session, &target)
+    let login = log_in(&mut session, &target)
         .await
-        .map_err(|e| e.unwrap_or_else(|e| broke_off("login", &e)))?;
+        .map_err(|e| broke_off("login", &e))?;
+    if let Login::Refused(why) = login {
+        return Err(PingError::AuthenticationFailed(format!(
+            "The SFTP server at {} {why}.",
+            target.address()
+        )));
+    }
 
     let channel = session
         .channel_open_session()
@@ -53,7 +59,7 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
     let sftp = SftpSession::new(channel.into_stream())
         .await
         .map_err(|e| broke_off("starting SFTP", &e))?;
-    // An URL without a path means the login directory.
+    // A URL without a path means the login directory.
     let path = if target.path.is_empty() {
         "."
     } else {
@@ -82,58 +88,55 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
     outcome
 }
 
+/// How a login attempt ended, when the server gave a verdict.
+enum Login {
+    Accepted,
+    Refused(&'static str),
+}
+
 /// Password login, falling back to keyboard-interactive when the server only offers that
 /// (OpenSSH with `PasswordAuthentication no` still takes passwords that way).
-/// `Err(Ok(refusal))` is a verdict; `Err(Err(e))` means the protocol broke off.
 async fn log_in(
     session: &mut client::Handle<AnyHostKey>,
     target: &Target,
-) -> Result<(), Result<PingError, russh::Error>> {
-    let refused = |why: &str| {
-        Ok(PingError::AuthenticationFailed(format!(
-            "The SFTP server at {} {why}.",
-            target.address()
-        )))
-    };
+) -> Result<Login, russh::Error> {
+    const REFUSED: &str = "refused the user name and password";
     let (remaining, partial) = match session
         .authenticate_password(&target.user, &target.password)
-        .await
-        .map_err(Err)?
+        .await?
     {
-        AuthResult::Success => return Ok(()),
+        AuthResult::Success => return Ok(Login::Accepted),
         AuthResult::Failure {
             remaining_methods,
             partial_success,
         } => (remaining_methods, partial_success),
     };
     if partial {
-        return Err(refused(
+        return Ok(Login::Refused(
             "accepted the password but asks for a second login step, which orderbridge cannot give",
         ));
     }
     if remaining.contains(&MethodKind::Password)
         || !remaining.contains(&MethodKind::KeyboardInteractive)
     {
-        return Err(refused("refused the user name and password"));
+        return Ok(Login::Refused(REFUSED));
     }
     let mut reply = session
         .authenticate_keyboard_interactive_start(&target.user, None)
-        .await
-        .map_err(Err)?;
+        .await?;
     for _ in 0..MAX_PROMPT_ROUNDS {
         match reply {
-            KeyboardInteractiveAuthResponse::Success => return Ok(()),
+            KeyboardInteractiveAuthResponse::Success => return Ok(Login::Accepted),
             KeyboardInteractiveAuthResponse::Failure { .. } => break,
             KeyboardInteractiveAuthResponse::InfoRequest { prompts, .. } => {
                 let answers = vec![target.password.clone(); prompts.len()];
                 reply = session
                     .authenticate_keyboard_interactive_respond(answers)
-                    .await
-                    .map_err(Err)?;
+                    .await?;
             }
         }
     }
-    Err(refused("refused the user name and password"))
+    Ok(Login::Refused(REFUSED))
 }
 
 /// Accepts whatever host key the server shows. orderbridge keeps no known_hosts to compare
