@@ -10,6 +10,7 @@ pub mod customers;
 pub mod dates;
 pub mod db;
 pub mod error;
+pub mod ping;
 pub mod users;
 
 use rocket::figment::Figment;

@@ -5,3 +5,4 @@ mod common;
 mod auth;
 mod binary;
 mod customers;
+mod ping_live;

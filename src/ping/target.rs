@@ -1,0 +1,145 @@
+//! The server, login and path named by a warehouse's `connection_string`
+//! (`sftp://user:password@host[:port]/path`, `ftp://...`).
+
+use percent_encoding::percent_decode_str;
+use url::{Host, Url};
+
+use super::{Adapter, PingError, adapter_field};
+
+pub(super) struct Target {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    pub password: String,
+    /// Percent-decoded URL path; empty when the URL names none.
+    pub path: String,
+}
+
+impl Target {
+    /// Reads the adapter's connection string. Messages never repeat the string: it holds the password.
+    pub fn from_adapter(
+        adapter: &Adapter,
+        scheme: &str,
+        default_port: u16,
+    ) -> Result<Self, PingError> {
+        let kind = scheme.to_uppercase();
+        let refuse = |what: &str| {
+            PingError::AuthenticationFailed(format!("The {kind} connection string {what}."))
+        };
+        let raw = adapter_field(adapter, "connection_string", &kind)?;
+        let url = Url::parse(raw).map_err(|e| refuse(&format!("is not a valid URL ({e})")))?;
+        if url.scheme() != scheme {
+            return Err(refuse(&format!("does not start with {scheme}://")));
+        }
+        let host = match url.host() {
+            Some(Host::Domain(name)) if !name.is_empty() => name.to_owned(),
+            Some(Host::Ipv4(address)) => address.to_string(),
+            Some(Host::Ipv6(address)) => address.to_string(),
+            _ => return Err(refuse("names no host")),
+        };
+        let decode = |part: &str, what: &str| {
+            percent_decode_str(part)
+                .decode_utf8()
+                .map(|text| text.into_owned())
+                .map_err(|_| {
+                    refuse(&format!(
+                        "has a {what} that is not valid UTF-8 once decoded"
+                    ))
+                })
+        };
+        let user = decode(url.username(), "user name")?;
+        let password = decode(url.password().unwrap_or(""), "password")?;
+        let path = decode(url.path(), "path")?;
+        // A line break would end the FTP command early and start another one.
+        for (value, what) in [
+            (&user, "user name"),
+            (&password, "password"),
+            (&path, "path"),
+        ] {
+            if value.contains(['\r', '\n', '\0']) {
+                return Err(refuse(&format!("has a {what} containing a line break")));
+            }
+        }
+        Ok(Self {
+            host,
+            port: url.port().unwrap_or(default_port),
+            user,
+            password,
+            path,
+        })
+    }
+
+    /// `host:port` as a person would type it (IPv6 in brackets).
+    pub fn address(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// The credentials, for scrubbing text a server sends back.
+    pub fn secrets(&self) -> [&str; 2] {
+        [&self.password, &self.user]
+    }
+
+    /// Opens the TCP connection; failures answer quickly as `Unreachable`.
+    pub async fn connect(&self, server: &str) -> Result<tokio::net::TcpStream, PingError> {
+        tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+            .await
+            .map_err(|e| {
+                PingError::Unreachable(format!(
+                    "Could not connect to the {server} server at {}: {e}.",
+                    self.address()
+                ))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapter(connection_string: &str) -> Adapter {
+        let mut adapter = Adapter::new();
+        adapter.insert("connection_string".into(), connection_string.into());
+        adapter
+    }
+
+    #[test]
+    fn user_password_and_path_are_percent_decoded() {
+        let target = Target::from_adapter(
+            &adapter("sftp://b%40b:p%3Aw%2F@[::1]:2022/in%20box"),
+            "sftp",
+            22,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (
+                target.user.as_str(),
+                target.password.as_str(),
+                target.path.as_str()
+            ),
+            ("b@b", "p:w/", "/in box")
+        );
+        assert_eq!(target.address(), "[::1]:2022");
+    }
+
+    #[test]
+    fn bad_connection_strings_are_refused_without_repeating_them() {
+        for (raw, expected) in [
+            ("not a url pw-SECRET", "not a valid URL"),
+            ("ftp://u:pw-SECRET@host/x", "does not start with sftp://"),
+            ("sftp://u:pw-SECRET%0D%0ADELE@host/x", "line break"),
+        ] {
+            match Target::from_adapter(&adapter(raw), "sftp", 22) {
+                Err(PingError::AuthenticationFailed(message)) => {
+                    assert!(message.contains(expected), "{raw}: {message}");
+                    assert!(!message.contains("pw-SECRET"), "{raw}: {message}");
+                }
+                Err(other) => panic!("{raw}: {other:?}"),
+                Ok(_) => panic!("{raw}: accepted"),
+            }
+        }
+    }
+}
