@@ -3,4 +3,7 @@
 mod common;
 
 mod auth;
+mod connections;
 mod customers;
+mod stores;
+mod warehouses;
