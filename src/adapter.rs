@@ -30,7 +30,7 @@ pub struct Adapter {
 impl Adapter {
     /// Reads the required `platform` and `adapter` of a create (or ping) body.
     pub fn read(fields: &mut Fields, owner: Owner) -> Option<Adapter> {
-        let platform = fields.required("platform", read_platform);
+        let platform = fields.required("platform", read_snake_case);
         let settings = fields.required("adapter", Fields::object);
         let (platform, settings) = (platform?, settings?);
         validate(fields, owner, &platform, &settings);
@@ -98,7 +98,7 @@ pub struct AdapterPatch {
 impl AdapterPatch {
     pub fn read(fields: &mut Fields) -> AdapterPatch {
         AdapterPatch {
-            platform: fields.not_null("platform", read_platform),
+            platform: fields.not_null("platform", read_snake_case),
             settings: fields.not_null("adapter", Fields::object),
         }
     }
@@ -133,10 +133,10 @@ pub fn is_platform_token(s: &str) -> bool {
 }
 
 /// Reads a snake_case token field (`platform`, and a connection's `connection_type`).
-pub fn read_platform(fields: &mut Fields, key: &str) -> Patch<String> {
+pub fn read_snake_case(fields: &mut Fields, key: &str) -> Patch<String> {
     match fields.text(key) {
         Patch::Value(s) if !s.is_empty() && !is_platform_token(&s) => {
-            fields.error(key, "must be a snake_case token such as 'bigcommerce' (a-z, 0-9 and _)");
+            fields.error(key, "must be a snake_case token: a lowercase letter, then a-z, 0-9 or _");
             Patch::Absent
         }
         other => other,

@@ -10,7 +10,7 @@ use rusqlite::{Connection as Db, OptionalExtension, Row, TransactionBehavior, pa
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::adapter::read_platform;
+use crate::adapter::read_snake_case;
 use crate::api::{ApiResult, Created, Id, NoContent, check_customer, owned_row_exists};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields, Patch};
@@ -168,7 +168,7 @@ impl NewConnection {
             return Err(ApiError::Forbidden("Only admin users may create customers.".to_string()));
         }
         let name = fields.required("name", Fields::text);
-        let connection_type = read_platform(&mut fields, "connection_type").value();
+        let connection_type = read_snake_case(&mut fields, "connection_type").value();
         let locations = read_locations(&mut fields).value();
         let enabled_at = fields.date("enabled_at").value();
         let customer =
@@ -346,7 +346,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     let id = id.get("Connection")?;
     let mut fields = body.fields();
     let name = fields.not_null("name", Fields::text);
-    let connection_type = fields.not_null("connection_type", read_platform);
+    let connection_type = fields.not_null("connection_type", read_snake_case);
     let locations = read_locations(&mut fields);
     let enabled_at = fields.date("enabled_at");
     fields.finish()?;
