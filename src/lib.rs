@@ -2,16 +2,20 @@
 //! embedded SQLite file. `build` assembles the Rocket instance from a figment, so tests run
 //! exactly what production runs.
 
+pub mod adapter;
 pub mod api;
 pub mod auth;
 pub mod body;
 pub mod config;
+pub mod connections;
 pub mod customers;
 pub mod dates;
 pub mod db;
 pub mod error;
 pub mod ping;
+pub mod stores;
 pub mod users;
+pub mod warehouses;
 
 use rocket::figment::Figment;
 use rocket::serde::json::Json;
@@ -49,6 +53,9 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .manage(config)
         .mount("/", routes![health, auth::token])
         .mount("/", customers::routes())
+        .mount("/", stores::routes())
+        .mount("/", warehouses::routes())
+        .mount("/", connections::routes())
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
 }

@@ -4,5 +4,8 @@ mod common;
 
 mod auth;
 mod binary;
+mod connections;
 mod customers;
 mod ping_live;
+mod stores;
+mod warehouses;
