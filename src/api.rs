@@ -98,6 +98,10 @@ pub fn customer_id_for_create(fields: &mut Fields, user: &AuthUser) -> Option<i6
 
 /// 422 unless `customer_id` names a customer the user may see.
 pub fn check_customer(conn: &Connection, user: &AuthUser, customer_id: i64, field: &str) -> ApiResult<()> {
-    let visible = user.can_see(customer_id) && owned_row_exists(conn, "customers", customer_id, None)?;
+    // Not `owned_row_exists`: `customers` has no `customer_id` column to compare with.
+    let visible = user.can_see(customer_id)
+        && conn.query_row("SELECT EXISTS (SELECT 1 FROM customers WHERE id = ?1)", [customer_id], |r| {
+            r.get(0)
+        })?;
     if visible { Ok(()) } else { Err(ApiError::invalid(field, format!("unknown customer_id {customer_id}"))) }
 }
