@@ -10,6 +10,7 @@ pub mod customers;
 pub mod dates;
 pub mod db;
 pub mod error;
+pub mod products;
 pub mod users;
 
 use rocket::figment::Figment;
@@ -48,6 +49,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .manage(config)
         .mount("/", routes![health, auth::token])
         .mount("/", customers::routes())
+        .mount("/", products::routes())
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
 }

@@ -4,3 +4,4 @@ mod common;
 
 mod auth;
 mod customers;
+mod products;
