@@ -12,6 +12,7 @@ pub mod db;
 pub mod error;
 pub mod products;
 pub mod users;
+pub mod variant_collections;
 
 use rocket::figment::Figment;
 use rocket::serde::json::Json;
@@ -50,6 +51,9 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .mount("/", routes![health, auth::token])
         .mount("/", customers::routes())
         .mount("/", products::routes())
+        // service-api.md's reference table uses the singular; every example the plural.
+        .mount("/variant_collections", variant_collections::routes())
+        .mount("/variant_collection", variant_collections::routes())
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
 }

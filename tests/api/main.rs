@@ -5,3 +5,4 @@ mod common;
 mod auth;
 mod customers;
 mod products;
+mod variant_collections;
