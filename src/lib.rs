@@ -13,8 +13,10 @@ pub mod dates;
 pub mod db;
 pub mod error;
 pub mod ping;
+pub mod products;
 pub mod stores;
 pub mod users;
+pub mod variant_collections;
 pub mod warehouses;
 
 use rocket::figment::Figment;
@@ -56,6 +58,10 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .mount("/", stores::routes())
         .mount("/", warehouses::routes())
         .mount("/", connections::routes())
+        .mount("/", products::routes())
+        // service-api.md's reference table uses the singular; every example the plural.
+        .mount("/variant_collections", variant_collections::routes())
+        .mount("/variant_collection", variant_collections::routes())
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
 }

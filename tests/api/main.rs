@@ -7,5 +7,7 @@ mod binary;
 mod connections;
 mod customers;
 mod ping_live;
+mod products;
 mod stores;
+mod variant_collections;
 mod warehouses;
