@@ -6,7 +6,7 @@
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, patch, post, routes};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection as Db, OptionalExtension, Row, TransactionBehavior, params};
+use rusqlite::{Connection as Db, OptionalExtension, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -204,7 +204,7 @@ impl NewConnection {
     /// Creates everything in one transaction: nothing is left behind when any part fails.
     fn insert(self, conn: &mut Db, user: &AuthUser) -> ApiResult<i64> {
         // IMMEDIATE: the duplicate check and the insert see the same database.
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = db::write(conn)?;
         let customer_id = match &self.customer {
             Party::Existing(id) => {
                 check_customer(&tx, user, *id, "customer_id")?;
@@ -365,7 +365,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
         changes.push(("enabled_at", enabled_at.into()));
     }
     db::run(pool, move |conn| {
-        let tx = conn.transaction()?;
+        let tx = db::write(conn)?;
         if !owned_row_exists(&tx, "connections", id, user.scope())? {
             return Err(not_found(id));
         }

@@ -149,7 +149,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     fields.finish()?;
 
     db::run(pool, move |conn| {
-        let tx = conn.transaction()?;
+        let tx = db::write(conn)?;
         find(&tx, &user, id)?;
         if let Some(name) = company_name {
             tx.execute("UPDATE customers SET company_name = ?1 WHERE id = ?2", params![name.trim(), id])?;

@@ -58,6 +58,12 @@ where
     .map_err(|e| ApiError::internal(format_args!("blocking task: {e}")))?
 }
 
+/// Starts a write transaction. IMMEDIATE takes the write lock up front, so a read-then-write
+/// waits on `busy_timeout` for another writer instead of failing with SQLITE_BUSY mid-way.
+pub fn write(conn: &mut Connection) -> rusqlite::Result<rusqlite::Transaction<'_>> {
+    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+}
+
 /// Whether `e` is a violation of a UNIQUE or PRIMARY KEY constraint, for turning it into 409.
 pub fn is_unique_violation(e: &rusqlite::Error) -> bool {
     matches!(

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, patch, post, routes};
-use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -428,7 +428,7 @@ async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Cre
     let id = db::run(pool, move |conn| {
         // IMMEDIATE: the checks read, then the insert writes; taking the write lock up front
         // means another writer cannot invalidate the checks in between.
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = db::write(conn)?;
         let id = product.insert(&tx, &user)?;
         tx.commit()?;
         Ok(id)
@@ -450,7 +450,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     fields.finish()?;
 
     db::run(pool, move |conn| {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = db::write(conn)?;
         let product = find(&tx, &user, id)?;
         if customer_id.is_some_and(|c| c != product.customer_id) {
             return Err(ApiError::invalid("customer_id", "cannot be changed"));

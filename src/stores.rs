@@ -185,7 +185,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     fields.finish()?;
 
     db::run(pool, move |conn| {
-        let tx = conn.transaction()?;
+        let tx = db::write(conn)?;
         let stored = tx
             .query_row(
                 "SELECT platform, adapter FROM stores WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",

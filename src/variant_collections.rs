@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, patch, post, routes};
-use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 use crate::api::{self, ApiResult, Created, Id, NoContent};
@@ -182,7 +182,7 @@ async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Cre
     let (Some(name), Some(product_ids)) = (name, product_ids) else { return Err(ApiError::Internal) };
 
     let id = db::run(pool, move |conn| {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = db::write(conn)?;
         let customer_id = match customer_id {
             Some(customer_id) => {
                 api::check_customer(&tx, &user, customer_id, "customer_id")?;
@@ -215,7 +215,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     fields.finish()?;
 
     db::run(pool, move |conn| {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = db::write(conn)?;
         let collection = find(&tx, &user, id)?;
         if customer_id.is_some_and(|c| c != collection.customer_id) {
             return Err(ApiError::invalid("customer_id", "cannot be changed"));

@@ -182,7 +182,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     fields.finish()?;
 
     db::run(pool, move |conn| {
-        let tx = conn.transaction()?;
+        let tx = db::write(conn)?;
         let warehoused = tx
             .query_row(
                 "SELECT platform, adapter FROM warehouses WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",

@@ -27,9 +27,7 @@ impl StandIn {
         F: Fn(TcpStream) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind a loopback port");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
         let addr = listener.local_addr().expect("local address");
         let task = tokio::spawn(async move {
             let mut connections = JoinSet::new();
@@ -62,8 +60,6 @@ impl Drop for StandIn {
 
 /// A loopback address where nothing listens: bound, then released.
 pub async fn closed_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind a loopback port");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
     listener.local_addr().expect("local address")
 }
