@@ -14,7 +14,7 @@ pub type Pool = r2d2::Pool<SqliteConnectionManager>;
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// Bumped when `schema.sql` changes shape; stored in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// Opens (creating if needed) the database file and applies the schema on first run.
 pub fn open(path: &Path) -> Result<Pool, String> {

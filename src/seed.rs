@@ -1,0 +1,1 @@
+//! Demo data (written next).
