@@ -142,7 +142,7 @@ pub fn import_orders(
             Err(problems) => bad.record(line, &problems),
             Ok(order) => match writer.check(&order)? {
                 Err(problems) => bad.record(line, &problems),
-                Ok(customer_id) if bad.0.is_empty() => counts.add(writer.write(&order, customer_id)?.1),
+                Ok(customer_id) if bad.0.is_empty() => counts.add(writer.write(&order, customer_id)?.written),
                 Ok(_) => {}
             },
         }

@@ -66,6 +66,15 @@ static UPDATE_ITEM: LazyLock<String> = LazyLock::new(|| {
 const UPSERT_DOC: &str =
     "INSERT INTO order_docs (id, doc) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc";
 
+/// What writing an order did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenOrder {
+    pub id: i64,
+    pub written: Written,
+    /// The ids of its items, in order.
+    pub item_ids: Vec<i64>,
+}
+
 /// Writes validated orders inside the caller's transaction.
 pub struct OrderWriter<'c> {
     conn: &'c Connection,
@@ -130,8 +139,8 @@ impl<'c> OrderWriter<'c> {
         Ok(Ok(customer_id))
     }
 
-    /// Inserts or updates one checked order; returns its id and whether it was new.
-    pub fn write(&mut self, order: &NewOrder, customer_id: i64) -> rusqlite::Result<(i64, Written)> {
+    /// Inserts or updates one checked order.
+    pub fn write(&mut self, order: &NewOrder, customer_id: i64) -> rusqlite::Result<WrittenOrder> {
         self.touched_stores.insert(order.store_id);
         let existing: Option<(i64, i64)> = if self.assume_new {
             None
@@ -167,7 +176,7 @@ impl<'c> OrderWriter<'c> {
         let item_keys = self.write_items(id, order, written == Written::Updated)?;
         let doc = order.render(id, created_at, &item_keys);
         self.conn.prepare_cached(UPSERT_DOC)?.execute(params![id, doc])?;
-        Ok((id, written))
+        Ok(WrittenOrder { id, written, item_ids: item_keys.into_iter().map(|(id, _)| id).collect() })
     }
 
     /// Writes the items; returns (id, created_at) of each, in order.
