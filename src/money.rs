@@ -87,8 +87,8 @@ mod tests {
         {
             assert!(parse(&input, 6).is_err(), "input {input}");
         }
-        assert_eq!(parse(&json!("9999999999.99"), 8), Ok(999_999_999_999));
-        assert!(parse(&json!("10000000000"), 8).is_err());
+        assert_eq!(parse(&json!("99999999.99"), 8), Ok(9_999_999_999));
+        assert!(parse(&json!("100000000"), 8).is_err());
     }
 
     #[test]

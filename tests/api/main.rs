@@ -4,3 +4,7 @@ mod common;
 
 mod auth;
 mod customers;
+mod fixtures;
+mod import;
+mod orders;
+mod shipments;
