@@ -192,10 +192,11 @@ CREATE TABLE IF NOT EXISTS orders (
     billing_address                TEXT,
     custom                         TEXT NOT NULL DEFAULT '{}'
 ) STRICT;
--- The import key; also serves the store_id filter and sort.
+-- The import key.
 CREATE UNIQUE INDEX IF NOT EXISTS orders_store_external ON orders (store_id, external_id);
 -- Every index implicitly ends in id, which is what keyset pages and "ties by id" need.
 CREATE INDEX IF NOT EXISTS orders_customer ON orders (customer_id);
+CREATE INDEX IF NOT EXISTS orders_store ON orders (store_id);
 CREATE INDEX IF NOT EXISTS orders_customer_ordered_at ON orders (customer_id, ordered_at);
 CREATE INDEX IF NOT EXISTS orders_customer_created_at ON orders (customer_id, created_at);
 CREATE INDEX IF NOT EXISTS orders_ordered_at ON orders (ordered_at);

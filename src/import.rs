@@ -224,11 +224,16 @@ impl<'r> FromData<'r> for ImportBody {
                 return Outcome::Error(stash(req, e));
             }
         }
-        let limit = req.rocket().state::<Config>().map_or(Config::default().import_body_limit, |c| c.import_body_limit);
+        let limit = req
+            .rocket()
+            .state::<Config>()
+            .map_or(Config::default().import_body_limit, |c| c.import_body_limit);
         match data.open(limit.bytes()).into_string().await {
             Ok(text) if text.is_complete() => Outcome::Success(ImportBody(text.into_inner())),
             Ok(_) => Outcome::Error(stash(req, ApiError::PayloadTooLarge)),
-            Err(_) => Outcome::Error(stash(req, ApiError::bad_request("The body could not be read as UTF-8 text."))),
+            Err(_) => {
+                Outcome::Error(stash(req, ApiError::bad_request("The body could not be read as UTF-8 text.")))
+            }
         }
     }
 }
@@ -280,8 +285,13 @@ pub fn describe(e: &ApiError) -> String {
             let mut lines: Vec<(usize, &String)> =
                 details.iter().map(|(k, v)| (k.parse().unwrap_or(0), v)).collect();
             lines.sort();
-            let shown: Vec<String> = lines.iter().take(50).map(|(line, p)| format!("  line {line}: {p}")).collect();
-            let more = if lines.len() > 50 { format!("\n  ... and {} more", lines.len() - 50) } else { String::new() };
+            let shown: Vec<String> =
+                lines.iter().take(50).map(|(line, p)| format!("  line {line}: {p}")).collect();
+            let more = if lines.len() > 50 {
+                format!("\n  ... and {} more", lines.len() - 50)
+            } else {
+                String::new()
+            };
             format!("nothing was imported; bad records:\n{}{more}", shown.join("\n"))
         }
         other => other.body().error.message,

@@ -210,7 +210,9 @@ fn print_logins(summary: &Summary, base: &str) {
             "  TOKEN=$(curl -s -u {}:{} -d grant_type=client_credentials {base}/auth/token | sed 's/.*\"access_token\":\"\\([^\"]*\\)\".*/\\1/')",
             login.username, login.password
         );
-        println!("  curl -s -H \"Authorization: Bearer $TOKEN\" '{base}/orders?limit=5&ordered_at_min=3+days+ago'");
+        println!(
+            "  curl -s -H \"Authorization: Bearer $TOKEN\" '{base}/orders?limit=5&ordered_at_min=3+days+ago'"
+        );
     }
 }
 

@@ -18,7 +18,8 @@ pub fn parse(value: &Value, int_digits: u32) -> Result<i64, String> {
 
 /// Parses decimal text (`-12.5`, `0.07`, `3`) into hundredths.
 pub fn parse_text(text: &str, int_digits: u32) -> Result<i64, String> {
-    let bad = || format!("must be a decimal number with at most {int_digits} digits before the point and 2 after");
+    let bad =
+        || format!("must be a decimal number with at most {int_digits} digits before the point and 2 after");
     let (negative, unsigned) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text.strip_prefix('+').unwrap_or(text)),
@@ -83,8 +84,15 @@ mod tests {
 
     #[test]
     fn refuses_extra_digits_and_garbage() {
-        for input in [json!(1.234), json!("1000000.00"), json!("abc"), json!(""), json!("."), json!(true), json!("1e3")]
-        {
+        for input in [
+            json!(1.234),
+            json!("1000000.00"),
+            json!("abc"),
+            json!(""),
+            json!("."),
+            json!(true),
+            json!("1e3"),
+        ] {
             assert!(parse(&input, 6).is_err(), "input {input}");
         }
         assert_eq!(parse(&json!("99999999.99"), 8), Ok(9_999_999_999));

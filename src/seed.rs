@@ -137,15 +137,25 @@ const COMPANIES: [Company; 3] = [
 ];
 
 const FIRST: [&str; 16] = [
-    "Ava", "Liam", "Maya", "Noah", "Zoe", "Ethan", "Chloe", "Lucas", "Nora", "Owen", "Ruby", "Eli", "Iris", "Jack",
-    "Lena", "Omar",
+    "Ava", "Liam", "Maya", "Noah", "Zoe", "Ethan", "Chloe", "Lucas", "Nora", "Owen", "Ruby", "Eli", "Iris",
+    "Jack", "Lena", "Omar",
 ];
 const LAST: [&str; 14] = [
-    "Smith", "Garcia", "Chen", "Patel", "Johnson", "Nguyen", "Kim", "Brown", "Lopez", "Martin", "Okafor", "Rossi",
-    "Novak", "Walsh",
+    "Smith", "Garcia", "Chen", "Patel", "Johnson", "Nguyen", "Kim", "Brown", "Lopez", "Martin", "Okafor",
+    "Rossi", "Novak", "Walsh",
 ];
-const STREETS: [&str; 10] =
-    ["Main St", "Oak Ave", "Maple Dr", "Cedar Ln", "Elm St", "Pine Rd", "Lake Blvd", "Hill St", "River Rd", "Park Ave"];
+const STREETS: [&str; 10] = [
+    "Main St",
+    "Oak Ave",
+    "Maple Dr",
+    "Cedar Ln",
+    "Elm St",
+    "Pine Rd",
+    "Lake Blvd",
+    "Hill St",
+    "River Rd",
+    "Park Ave",
+];
 /// (city, region, postal code, country)
 const PLACES: [(&str, &str, &str, &str); 12] = [
     ("Seattle", "WA", "98101", "US"),
@@ -175,7 +185,11 @@ fn pick<'a, T>(rng: &mut StdRng, list: &'a [T]) -> &'a T {
 }
 
 /// Writes the demo data set; `progress` hears the number of orders written so far.
-pub fn seed_demo(conn: &mut Connection, opts: &Options, progress: &mut dyn FnMut(u64)) -> Result<Summary, String> {
+pub fn seed_demo(
+    conn: &mut Connection,
+    opts: &Options,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Summary, String> {
     let db = |e: rusqlite::Error| format!("database: {e}");
     if !is_empty(conn).map_err(db)? {
         return Err("the database already holds data; seed a fresh database file".to_string());
@@ -189,13 +203,18 @@ pub fn seed_demo(conn: &mut Connection, opts: &Options, progress: &mut dyn FnMut
     let indexes = drop_indexes(conn).map_err(db)?;
     let written = seed_orders(conn, &mut rng, &tenants, opts, now, progress);
     let rebuilt = rebuild_indexes(conn, &indexes);
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA optimize;").map_err(db)?;
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA optimize;")
+        .map_err(db)?;
     let (orders, shipments) = written.map_err(db)?;
     rebuilt.map_err(db)?;
     Ok(Summary { logins, orders, shipments })
 }
 
-fn seed_tenants(conn: &mut Connection, rng: &mut StdRng, now: i64) -> Result<(Vec<Tenant>, Vec<Login>), String> {
+fn seed_tenants(
+    conn: &mut Connection,
+    rng: &mut StdRng,
+    now: i64,
+) -> Result<(Vec<Tenant>, Vec<Login>), String> {
     let db = |e: rusqlite::Error| format!("database: {e}");
     let tx = conn.transaction().map_err(db)?;
     let mut tenants = Vec::new();
@@ -298,7 +317,15 @@ fn seed_products(
     for (i, (name, price, weight)) in c.catalog.iter().enumerate() {
         let sku = format!("{prefix}-{:03}", i + 1);
         let id = insert(&sku, None, None)?;
-        products.push(Product { id, sku, name: name.to_string(), price: *price, weight: *weight, color: None, size: None });
+        products.push(Product {
+            id,
+            sku,
+            name: name.to_string(),
+            price: *price,
+            weight: *weight,
+            color: None,
+            size: None,
+        });
     }
     // An apparel master with size/color variants, gathered in a variant collection.
     let master_sku = format!("{prefix}-APP");
@@ -371,7 +398,8 @@ fn drop_indexes(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
            AND tbl_name IN ('orders', 'order_items', 'shipments', 'shipment_items')",
     )?;
-    let indexes = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let indexes =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
     for (name, _) in &indexes {
         conn.execute_batch(&format!("DROP INDEX \"{name}\""))?;
     }
@@ -476,8 +504,12 @@ fn seed_orders(
             let shopper = rng.random_range(1_000..60_000u32);
             values[f.external_billing_customer_id] = text(shopper.to_string());
             values[f.external_shipping_customer_id] = text(shopper.to_string());
-            values[f.customer_email] =
-                text(format!("{}.{}{}@example.com", first.to_lowercase(), last.to_lowercase(), shopper % 100));
+            values[f.customer_email] = text(format!(
+                "{}.{}{}@example.com",
+                first.to_lowercase(),
+                last.to_lowercase(),
+                shopper % 100
+            ));
             values[f.ordered_at] = Scalar::Int(ordered_at);
             values[f.payment_date] = Scalar::Int(ordered_at + rng.random_range(0..120_000));
             values[f.invoice_number] = text(format!("INV-{number}"));
@@ -563,7 +595,8 @@ fn seed_orders(
                 "partially_shipped"
             };
             values[f.fulfillment_state] = text(state);
-            values[f.fulfillment_transitioned_at] = Scalar::Int(if shipped { shipped_at } else { ordered_at });
+            values[f.fulfillment_transitioned_at] =
+                Scalar::Int(if shipped { shipped_at } else { ordered_at });
 
             let place = pick(rng, &PLACES);
             let address = address_json(first, last, rng, place);

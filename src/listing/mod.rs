@@ -4,6 +4,8 @@
 //! page costs what the first does). A page is one query per keyset segment over stored
 //! documents, concatenated into the response body.
 
+#[cfg(test)]
+mod plan_tests;
 pub mod query;
 pub mod sessions;
 
@@ -18,8 +20,8 @@ use crate::auth::AuthUser;
 use crate::db::{self, Pool};
 use crate::error::ApiError;
 pub use query::Params;
-pub use sessions::Sessions;
 use sessions::Position;
+pub use sessions::Sessions;
 
 /// Rows a page-mode listing reaches at most.
 pub const PAGE_MODE_CAP: i64 = 10_000;
@@ -35,6 +37,8 @@ pub struct Resource {
     pub docs: &'static str,
     /// Sortable properties; each is also the column's name.
     pub sorts: &'static [&'static str],
+    /// The sortable columns that are never NULL (their keyset needs no NULL segment).
+    pub not_null: &'static [&'static str],
     /// Adds the resource's filters from the query parameters.
     pub filters: fn(&Params, &mut Where) -> ApiResult<()>,
 }
@@ -61,12 +65,18 @@ impl Where {
     }
 
     /// `column >= min` and `column < max` from `NAME_min` / `NAME_max` dateStrings.
+    ///
+    /// Without statistics SQLite guesses a one-sided range keeps a quarter of the rows and
+    /// prefers walking the id order past non-matching rows; "the last 3 days" of a 90-day
+    /// table would then scan nearly all of it. The likelihood hint says date ranges are
+    /// selective, so the date index is used; a range matching most rows then costs a sort of
+    /// index entries (never documents) instead.
     pub fn date_range(&mut self, p: &Params, name: &str, column: &str) -> ApiResult<()> {
         if let Some(min) = p.date(&format!("{name}_min"))? {
-            self.push(format!("{column} >= ?"), [SqlValue::Integer(min)]);
+            self.push(format!("likelihood({column} >= ?, 0.05)"), [SqlValue::Integer(min)]);
         }
         if let Some(max) = p.date(&format!("{name}_max"))? {
-            self.push(format!("{column} < ?"), [SqlValue::Integer(max)]);
+            self.push(format!("likelihood({column} < ?, 0.05)"), [SqlValue::Integer(max)]);
         }
         Ok(())
     }
@@ -147,14 +157,20 @@ impl Plan {
         Ok(Plan { resource, filter, sort, limit })
     }
 
-    fn select(&self, extra: &str, order_by: &str) -> String {
+    /// A page query: the inner query picks the ids (and sort values) in order from the
+    /// narrow column table; only those rows' documents are then read. A sort that cannot
+    /// walk an index therefore sorts ids, never documents.
+    fn select(&self, extra: &str, order_by: &str, offset: bool) -> String {
         let Resource { table, docs, .. } = self.resource;
         let column = self.sort.column;
-        // CROSS JOIN keeps the column table as the outer loop, walked in index order.
+        let offset = if offset { " OFFSET ?" } else { "" };
         format!(
-            "SELECT o.id, o.{column}, d.doc FROM {table} o CROSS JOIN {docs} d ON d.id = o.id
-             WHERE {} ORDER BY {order_by} LIMIT ?",
-            self.filter.sql(extra)
+            "SELECT p.id, p.k, d.doc FROM (
+               SELECT o.id AS id, o.{column} AS k FROM {table} o
+               WHERE {} ORDER BY {order_by} LIMIT ?{offset}
+             ) p CROSS JOIN {docs} d ON d.id = p.id ORDER BY {}",
+            self.filter.sql(extra),
+            self.sort.order_by().replace("o.", "p.").replace(&format!("p.{column}"), "p.k")
         )
     }
 
@@ -166,7 +182,7 @@ impl Plan {
         let with = |extra: &str, order_by: &str, params: Vec<SqlValue>| {
             let mut all = self.filter.params.clone();
             all.extend(params);
-            (self.select(extra, order_by), all)
+            (self.select(extra, order_by, false), all)
         };
         let (c, desc) = (self.sort.column, self.sort.descending);
         let Some(cursor) = cursor else { return vec![with("", &self.sort.order_by(), vec![])] };
@@ -181,7 +197,9 @@ impl Plan {
             let mut out = vec![with(&format!("o.{c} IS ? AND o.id < ?"), "o.id DESC", vec![v.clone(), id])];
             if !null {
                 out.push(with(&format!("o.{c} < ?"), &self.sort.order_by(), vec![v]));
-                out.push(with(&format!("o.{c} IS NULL"), "o.id DESC", vec![]));
+                if !self.resource.not_null.contains(&c) {
+                    out.push(with(&format!("o.{c} IS NULL"), "o.id DESC", vec![]));
+                }
             }
             out
         } else {
@@ -196,7 +214,11 @@ impl Plan {
     }
 
     /// The next `limit` rows after `cursor`: documents and the new cursor.
-    pub fn fetch(&self, conn: &Connection, cursor: Option<&Cursor>) -> rusqlite::Result<(Vec<String>, Option<Cursor>)> {
+    pub fn fetch(
+        &self,
+        conn: &Connection,
+        cursor: Option<&Cursor>,
+    ) -> rusqlite::Result<(Vec<String>, Option<Cursor>)> {
         let mut docs = Vec::with_capacity(self.limit as usize);
         let mut last = None;
         for (sql, mut params) in self.segments(cursor) {
@@ -215,28 +237,41 @@ impl Plan {
         Ok((docs, last))
     }
 
-    /// Rows `offset..offset + count` in sort order (page mode, so `offset` < the cap).
-    fn fetch_offset(&self, conn: &Connection, offset: i64, count: i64) -> rusqlite::Result<Vec<String>> {
-        let sql = format!("{} OFFSET ?", self.select("", &self.sort.order_by()));
+    /// The query of rows `offset..offset + count` in sort order (page mode: `offset` < the cap).
+    pub fn offset_query(&self, offset: i64, count: i64) -> (String, Vec<SqlValue>) {
+        let sql = self.select("", &self.sort.order_by(), true);
         let mut params = self.filter.params.clone();
         params.push(SqlValue::Integer(count));
         params.push(SqlValue::Integer(offset));
+        (sql, params)
+    }
+
+    fn fetch_offset(&self, conn: &Connection, offset: i64, count: i64) -> rusqlite::Result<Vec<String>> {
+        let (sql, params) = self.offset_query(offset, count);
         let mut stmt = conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params_from_iter(params), |r| r.get(2))?;
         rows.collect()
     }
 
-    /// How many rows match, counting no further than `cap` when given.
-    pub fn count(&self, conn: &Connection, cap: Option<i64>) -> rusqlite::Result<i64> {
+    /// The query counting matching rows, no further than `cap` when given.
+    pub fn count_query(&self, cap: Option<i64>) -> (String, Vec<SqlValue>) {
         let table = self.resource.table;
         let mut params = self.filter.params.clone();
         let sql = match cap {
             Some(cap) => {
                 params.push(SqlValue::Integer(cap));
-                format!("SELECT count(*) FROM (SELECT 1 FROM {table} o WHERE {} LIMIT ?)", self.filter.sql(""))
+                format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM {table} o WHERE {} LIMIT ?)",
+                    self.filter.sql("")
+                )
             }
             None => format!("SELECT count(*) FROM {table} o WHERE {}", self.filter.sql("")),
         };
+        (sql, params)
+    }
+
+    pub fn count(&self, conn: &Connection, cap: Option<i64>) -> rusqlite::Result<i64> {
+        let (sql, params) = self.count_query(cap);
         conn.prepare_cached(&sql)?.query_row(params_from_iter(params), |r| r.get(0))
     }
 }
@@ -311,13 +346,19 @@ pub async fn list(
         let session = sessions.resume(id, user.0.id, resource.key)?;
         let id = id.to_string();
         return db::run(pool, move |conn| {
-            let mut position = session.position.lock().map_err(|_| ApiError::internal("session lock poisoned"))?;
+            let mut position =
+                session.position.lock().map_err(|_| ApiError::internal("session lock poisoned"))?;
             let (docs, last) = session.plan.fetch(conn, position.cursor.as_ref())?;
             position.page += 1;
             if last.is_some() {
                 position.cursor = last;
             }
-            let meta = Meta { session_id: Some(&id), page: position.page, limit: session.plan.limit, ..Meta::default() };
+            let meta = Meta {
+                session_id: Some(&id),
+                page: position.page,
+                limit: session.plan.limit,
+                ..Meta::default()
+            };
             Ok(JsonText(render(resource.key, &docs, &meta)))
         })
         .await;
@@ -352,7 +393,11 @@ fn page_mode(conn: &Connection, plan: &Plan, page: i64) -> ApiResult<String> {
     let capped = matched > PAGE_MODE_CAP;
     let total = matched.min(PAGE_MODE_CAP);
     let offset = (page - 1).saturating_mul(plan.limit);
-    let docs = if offset < total { plan.fetch_offset(conn, offset, plan.limit.min(total - offset))? } else { vec![] };
+    let docs = if offset < total {
+        plan.fetch_offset(conn, offset, plan.limit.min(total - offset))?
+    } else {
+        vec![]
+    };
     let meta = Meta {
         session_id: None,
         page,

@@ -32,7 +32,9 @@ impl Params {
 
     /// A dateString parameter as milliseconds; unparseable is a 400 naming it.
     pub fn date(&self, name: &str) -> Result<Option<i64>, ApiError> {
-        self.get(name).map(|s| dates::parse_date_string(s).map_err(|e| ApiError::bad_parameter(name, e))).transpose()
+        self.get(name)
+            .map(|s| dates::parse_date_string(s).map_err(|e| ApiError::bad_parameter(name, e)))
+            .transpose()
     }
 
     /// A positive integer parameter within `max`.

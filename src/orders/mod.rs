@@ -37,8 +37,14 @@ const fn order_sorts() -> [&'static str; SORT_COUNT] {
 
 static SORTS: [&str; SORT_COUNT] = order_sorts();
 
-pub static ORDERS: Resource =
-    Resource { key: "orders", table: "orders", docs: "order_docs", sorts: &SORTS, filters };
+pub static ORDERS: Resource = Resource {
+    key: "orders",
+    table: "orders",
+    docs: "order_docs",
+    sorts: &SORTS,
+    not_null: &["id", "store_id", "created_at", "external_id"],
+    filters,
+};
 
 fn filters(p: &Params, w: &mut Where) -> ApiResult<()> {
     w.date_range(p, "ordered_at", "o.ordered_at")?;
@@ -51,7 +57,12 @@ fn filters(p: &Params, w: &mut Where) -> ApiResult<()> {
 }
 
 #[get("/orders")]
-async fn list(user: AuthUser, params: Params, pool: &State<Pool>, sessions: &State<Sessions>) -> ApiResult<JsonText> {
+async fn list(
+    user: AuthUser,
+    params: Params,
+    pool: &State<Pool>,
+    sessions: &State<Sessions>,
+) -> ApiResult<JsonText> {
     listing::list(&ORDERS, &user, params, pool, sessions).await
 }
 

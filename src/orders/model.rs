@@ -11,8 +11,17 @@ use crate::jsondoc::{self, Obj};
 /// The most items one order may carry.
 pub const MAX_ITEMS: usize = 10_000;
 
-const ADDRESS_FIELDS: [&str; 9] =
-    ["first_name", "last_name", "street1", "street2", "city", "region", "postal_code", "country", "telephone"];
+const ADDRESS_FIELDS: [&str; 9] = [
+    "first_name",
+    "last_name",
+    "street1",
+    "street2",
+    "city",
+    "region",
+    "postal_code",
+    "country",
+    "telephone",
+];
 
 /// A validated order, ready to write.
 #[derive(Debug, Clone)]
@@ -138,7 +147,10 @@ fn read_address(f: &mut Fields, key: &str) -> Option<String> {
     }
     f.absorb(child);
     let mut out = String::with_capacity(256);
-    jsondoc::write_string_map(&mut out, ADDRESS_FIELDS.iter().copied().zip(values.iter().map(|v| v.as_deref())));
+    jsondoc::write_string_map(
+        &mut out,
+        ADDRESS_FIELDS.iter().copied().zip(values.iter().map(|v| v.as_deref())),
+    );
     Some(out)
 }
 

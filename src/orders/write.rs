@@ -180,7 +180,12 @@ impl<'c> OrderWriter<'c> {
     }
 
     /// Writes the items; returns (id, created_at) of each, in order.
-    fn write_items(&self, order_id: i64, order: &NewOrder, existed: bool) -> rusqlite::Result<Vec<(i64, i64)>> {
+    fn write_items(
+        &self,
+        order_id: i64,
+        order: &NewOrder,
+        existed: bool,
+    ) -> rusqlite::Result<Vec<(i64, i64)>> {
         // (id, external id, created_at, claimed)
         let mut old: Vec<(i64, Option<String>, i64, bool)> = Vec::new();
         if existed {
@@ -242,8 +247,9 @@ impl<'c> OrderWriter<'c> {
     fn delete_items(&self, ids: &[i64]) -> rusqlite::Result<()> {
         let mut affected = BTreeSet::new();
         for id in ids {
-            let mut stmt =
-                self.conn.prepare_cached("SELECT DISTINCT shipment_id FROM shipment_items WHERE order_item_id = ?1")?;
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT DISTINCT shipment_id FROM shipment_items WHERE order_item_id = ?1")?;
             for shipment in stmt.query_map([id], |r| r.get::<_, i64>(0))? {
                 affected.insert(shipment?);
             }

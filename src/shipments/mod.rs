@@ -23,6 +23,7 @@ pub static SHIPMENTS: Resource = Resource {
     table: "shipments",
     docs: "shipment_docs",
     sorts: &["tracking_number", "shipped_at", "created_at", "warehouse_id", "state", "id"],
+    not_null: &["tracking_number", "created_at", "warehouse_id", "state", "id"],
     filters,
 };
 
@@ -43,6 +44,11 @@ fn filters(p: &Params, w: &mut Where) -> ApiResult<()> {
 }
 
 #[get("/shipments")]
-async fn list(user: AuthUser, params: Params, pool: &State<Pool>, sessions: &State<Sessions>) -> ApiResult<JsonText> {
+async fn list(
+    user: AuthUser,
+    params: Params,
+    pool: &State<Pool>,
+    sessions: &State<Sessions>,
+) -> ApiResult<JsonText> {
     listing::list(&SHIPMENTS, &user, params, pool, sessions).await
 }

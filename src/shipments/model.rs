@@ -77,7 +77,9 @@ impl NewShipment {
                     _ => None,
                 };
                 match id {
-                    Some(id) if item_ids.contains(&id) => f.error(&format!("order_items[{i}]"), "repeats an item"),
+                    Some(id) if item_ids.contains(&id) => {
+                        f.error(&format!("order_items[{i}]"), "repeats an item")
+                    }
                     Some(id) => item_ids.push(id),
                     None => f.error(&format!("order_items[{i}]"), "must be an object with an integer id"),
                 }
@@ -159,8 +161,9 @@ pub fn rerender(conn: &Connection, id: i64) -> rusqlite::Result<()> {
             ))
         },
     )?;
-    let mut stmt =
-        conn.prepare_cached("SELECT order_item_id FROM shipment_items WHERE shipment_id = ?1 ORDER BY position")?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT order_item_id FROM shipment_items WHERE shipment_id = ?1 ORDER BY position",
+    )?;
     let item_ids = stmt.query_map([id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
     let shipment = NewShipment { item_ids, ..shipment };
     conn.prepare_cached(UPSERT_DOC)?.execute(params![id, shipment.render(id, created_at)])?;
@@ -244,7 +247,10 @@ impl<'c> ShipmentWriter<'c> {
         for (i, item) in s.item_ids.iter().enumerate() {
             let of: Option<i64> = stmt.query_row([item], |r| r.get(0)).optional()?;
             if of != Some(s.order_id) {
-                problems.insert(format!("order_items[{i}]"), format!("item {item} is not an item of order {}", s.order_id));
+                problems.insert(
+                    format!("order_items[{i}]"),
+                    format!("item {item} is not an item of order {}", s.order_id),
+                );
             }
         }
         Ok(if problems.is_empty() { Ok(order) } else { Err(problems) })
@@ -256,7 +262,9 @@ impl<'c> ShipmentWriter<'c> {
             None
         } else {
             self.conn
-                .prepare_cached("SELECT id, created_at FROM shipments WHERE order_id = ?1 AND tracking_number = ?2")?
+                .prepare_cached(
+                    "SELECT id, created_at FROM shipments WHERE order_id = ?1 AND tracking_number = ?2",
+                )?
                 .query_row(params![s.order_id, s.tracking_number], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?
         };
@@ -301,7 +309,9 @@ impl<'c> ShipmentWriter<'c> {
                         s.service_level,
                         id
                     ])?;
-                self.conn.prepare_cached("DELETE FROM shipment_items WHERE shipment_id = ?1")?.execute([id])?;
+                self.conn
+                    .prepare_cached("DELETE FROM shipment_items WHERE shipment_id = ?1")?
+                    .execute([id])?;
                 (id, created_at, Written::Updated)
             }
         };

@@ -56,7 +56,12 @@ pub const DAY: i64 = 24 * HOUR;
 
 /// Ids of the documents under `key` of a listing body.
 pub fn ids(body: &Value, key: &str) -> Vec<i64> {
-    body[key].as_array().unwrap_or_else(|| panic!("{key} array in {body}")).iter().map(|o| o["id"].as_i64().unwrap()).collect()
+    body[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{key} array in {body}"))
+        .iter()
+        .map(|o| o["id"].as_i64().unwrap())
+        .collect()
 }
 
 /// An admin, one tenant with a store and a warehouse.

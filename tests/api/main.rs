@@ -7,4 +7,5 @@ mod customers;
 mod fixtures;
 mod import;
 mod orders;
+mod seed;
 mod shipments;

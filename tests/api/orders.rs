@@ -29,7 +29,15 @@ fn full_order(store: i64) -> Value {
 async fn get_order_returns_every_field_with_two_digit_decimals() {
     let app = spawn_app().await;
     let w = world(&app, "Acme").await;
-    let r = app.send("POST", "/import/orders", &app.admin, rocket::http::ContentType::JSON, json!([full_order(w.store)]).to_string()).await;
+    let r = app
+        .send(
+            "POST",
+            "/import/orders",
+            &app.admin,
+            rocket::http::ContentType::JSON,
+            json!([full_order(w.store)]).to_string(),
+        )
+        .await;
     assert_eq!(r.status, Status::Ok, "{r:?}");
     assert_eq!(r.body, json!({"created": 1, "updated": 0}));
     let list = app.get("/orders?page=1", &app.admin).await;
@@ -37,7 +45,13 @@ async fn get_order_returns_every_field_with_two_digit_decimals() {
     let r = app.get(&format!("/orders/{id}"), &app.admin).await;
     assert_eq!(r.status, Status::Ok);
     assert_eq!(r.header("Content-Type"), Some("application/json"));
-    for fragment in [r#""shipping_amount":12.50"#, r#""discount_amount":0.00"#, r#""insured_amount":999999.99"#, r#""weight":12345678.90"#, r#""unit_price":249.00"#] {
+    for fragment in [
+        r#""shipping_amount":12.50"#,
+        r#""discount_amount":0.00"#,
+        r#""insured_amount":999999.99"#,
+        r#""weight":12345678.90"#,
+        r#""unit_price":249.00"#,
+    ] {
         assert!(r.text.contains(fragment), "{fragment} in {}", r.text);
     }
     let o = &r.body["order"];
@@ -73,7 +87,12 @@ async fn get_order_returns_every_field_with_two_digit_decimals() {
 async fn dated_orders(app: &TestApp) -> (World, i64, Vec<i64>) {
     let w = world(app, "Acme").await;
     let second = store(app, w.customer, "Second Shop");
-    let specs = [(w.store, -10 * DAY, "shipped"), (w.store, -5 * DAY, "pending_shipment"), (second, -2 * DAY, "shipped"), (second, -HOUR, "cancelled")];
+    let specs = [
+        (w.store, -10 * DAY, "shipped"),
+        (w.store, -5 * DAY, "pending_shipment"),
+        (second, -2 * DAY, "shipped"),
+        (second, -HOUR, "cancelled"),
+    ];
     let orders = specs
         .iter()
         .enumerate()
@@ -159,8 +178,10 @@ async fn sorting_breaks_ties_by_id_honours_descending_and_the_last_sort() {
     let orders = emails
         .iter()
         .enumerate()
-        .map(|(i, e)| json!({"store_id": w.store, "external_id": format!("E{i}"), "customer_email": e,
-                             "ordered_at": at(-(i as i64) * DAY), "shipping_amount": (5 - i) as i64}))
+        .map(|(i, e)| {
+            json!({"store_id": w.store, "external_id": format!("E{i}"), "customer_email": e,
+                             "ordered_at": at(-(i as i64) * DAY), "shipping_amount": (5 - i) as i64})
+        })
         .collect();
     import_orders(&app, orders);
     let o = ids(&app.get("/orders?page=1", &app.admin).await.body, "orders");
@@ -177,7 +198,11 @@ async fn sorting_breaks_ties_by_id_honours_descending_and_the_last_sort() {
         ("sort=invoice_number", o.clone()),
     ];
     for (query, want) in cases {
-        assert_eq!(ids(&app.get(&format!("/orders?{query}&page=1"), &app.admin).await.body, "orders"), want, "{query}");
+        assert_eq!(
+            ids(&app.get(&format!("/orders?{query}&page=1"), &app.admin).await.body, "orders"),
+            want,
+            "{query}"
+        );
         // Session mode walks the same order two rows at a time.
         let mut walked = Vec::new();
         let mut r = app.get(&format!("/orders?{query}&limit=2"), &app.admin).await;
@@ -206,7 +231,10 @@ async fn page_mode_reports_pages_and_answers_empty_past_the_end() {
     assert_eq!((r.body["total_count"].clone(), r.body["total_pages"].clone()), (json!(7), json!(3)));
     assert!(r.body.get("session_id").is_none());
     assert!(r.body.get("max_total_reached").is_none());
-    assert_eq!(app.get("/orders?page=3&limit=3", &app.admin).await.body["orders"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        app.get("/orders?page=3&limit=3", &app.admin).await.body["orders"].as_array().unwrap().len(),
+        1
+    );
     let past = app.get("/orders?page=4&limit=3", &app.admin).await;
     assert_eq!(past.body["orders"], json!([]));
     assert_eq!(app.get("/orders?page=9223372036854775807", &app.admin).await.body["orders"], json!([]));
@@ -218,7 +246,10 @@ async fn page_mode_reports_pages_and_answers_empty_past_the_end() {
 async fn page_mode_is_capped_at_ten_thousand_rows_and_sessions_are_not() {
     let app = spawn_app().await;
     let w = world(&app, "Acme").await;
-    let counts = import_orders(&app, (0..10_050).map(|i| json!({"store_id": w.store, "external_id": format!("E{i}")})).collect());
+    let counts = import_orders(
+        &app,
+        (0..10_050).map(|i| json!({"store_id": w.store, "external_id": format!("E{i}")})).collect(),
+    );
     assert_eq!(counts.created, 10_050);
     let r = app.get("/orders?page=10&limit=1000", &app.admin).await;
     assert_eq!(r.body["total_count"], 10_000);
@@ -245,15 +276,19 @@ async fn a_session_walks_to_the_end_without_duplicates_or_gaps_while_orders_arri
     let w = world(&app, "Acme").await;
     let states = ["a", "b", "c"];
     let make = |i: usize| {
-        let mut o = json!({"store_id": w.store, "external_id": format!("E{i}"), "fulfillment_state": states[i % 3]});
-        if i % 5 != 0 {
+        let mut o =
+            json!({"store_id": w.store, "external_id": format!("E{i}"), "fulfillment_state": states[i % 3]});
+        if !i.is_multiple_of(5) {
             o["ordered_at"] = json!(at(-((i % 17) as i64) * HOUR));
         }
         o
     };
     import_orders(&app, (0..230).map(make).collect());
-    let originals: HashSet<i64> = ids(&app.get("/orders?page=1&limit=1000", &app.admin).await.body, "orders").into_iter().collect();
-    for sort in ["id", "-id", "external_id", "fulfillment_state", "-fulfillment_state", "ordered_at", "-ordered_at"] {
+    let originals: HashSet<i64> =
+        ids(&app.get("/orders?page=1&limit=1000", &app.admin).await.body, "orders").into_iter().collect();
+    for sort in
+        ["id", "-id", "external_id", "fulfillment_state", "-fulfillment_state", "ordered_at", "-ordered_at"]
+    {
         let first = app.get(&format!("/orders?sort={sort}&limit=50"), &app.admin).await;
         assert_eq!(first.body["page"], 1);
         assert!(first.body["total_count"].as_u64().unwrap() >= originals.len() as u64);
@@ -268,7 +303,8 @@ async fn a_session_walks_to_the_end_without_duplicates_or_gaps_while_orders_arri
                 let n = originals.len() + 1000 * page as usize;
                 import_orders(&app, (n..n + 20).map(make).collect());
             }
-            let r = app.get(&format!("/orders?session_id={session}&sort=id&limit=1&page=7"), &app.admin).await;
+            let r =
+                app.get(&format!("/orders?session_id={session}&sort=id&limit=1&page=7"), &app.admin).await;
             assert_eq!(r.status, Status::Ok, "{r:?}");
             assert_eq!(r.body["page"], page);
             assert_eq!(r.body["limit"], 50, "original limit persists");
@@ -301,7 +337,11 @@ async fn sessions_expire_and_belong_to_their_user() {
     assert_eq!(app.get(&format!("/orders?session_id={session}"), &app.admin).await.body["page"], 2);
     assert_error(&app.get("/orders?session_id=made-up", &app.admin).await, 404, "session_not_found");
     rocket::tokio::time::sleep(std::time::Duration::from_millis(1300)).await;
-    assert_error(&app.get(&format!("/orders?session_id={session}"), &app.admin).await, 404, "session_not_found");
+    assert_error(
+        &app.get(&format!("/orders?session_id={session}"), &app.admin).await,
+        404,
+        "session_not_found",
+    );
     let sessions = app.client.rocket().state::<orderbridge::listing::Sessions>().unwrap();
     assert!(sessions.is_empty(), "the sweeper or the lookup dropped the expired session");
 }

@@ -95,7 +95,9 @@ async fn every_shipment_filter_selects_what_it_names() {
             assert_eq!(r.body["total_count"], want.len(), "{query}{mode}");
         }
     }
-    for (query, parameter) in [("state=shipped", "state"), ("shipped_at_min=garbage", "shipped_at_min"), ("sort=weight", "sort")] {
+    for (query, parameter) in
+        [("state=shipped", "state"), ("shipped_at_min=garbage", "shipped_at_min"), ("sort=weight", "sort")]
+    {
         let r = app.get(&format!("/shipments?{query}"), &app.admin).await;
         assert_error(&r, 400, "bad_request");
         assert!(r.body["error"]["details"][parameter].is_string(), "{query}: {r:?}");
@@ -119,11 +121,18 @@ async fn shipments_sort_by_each_sortable_property() {
         ("sort=-id", vec![s[3], s[2], s[1], s[0]]),
     ];
     for (query, want) in cases {
-        assert_eq!(ids(&app.get(&format!("/shipments?{query}&page=1"), &app.admin).await.body, "shipments"), want, "{query}");
+        assert_eq!(
+            ids(&app.get(&format!("/shipments?{query}&page=1"), &app.admin).await.body, "shipments"),
+            want,
+            "{query}"
+        );
         let first = app.get(&format!("/shipments?{query}&limit=3"), &app.admin).await;
         let mut walked = ids(&first.body, "shipments");
         let session = first.body["session_id"].as_str().unwrap();
-        walked.extend(ids(&app.get(&format!("/shipments?session_id={session}"), &app.admin).await.body, "shipments"));
+        walked.extend(ids(
+            &app.get(&format!("/shipments?session_id={session}"), &app.admin).await.body,
+            "shipments",
+        ));
         assert_eq!(walked, want, "session walk of {query}");
     }
 }
@@ -133,7 +142,10 @@ async fn a_customer_user_sees_only_shipments_of_its_orders() {
     let app = spawn_app().await;
     let w = shipped(&app).await;
     let s = &w.s;
-    assert_eq!(ids(&app.get("/shipments?page=1", &w.a.token).await.body, "shipments"), vec![s[0], s[1], s[3]]);
+    assert_eq!(
+        ids(&app.get("/shipments?page=1", &w.a.token).await.body, "shipments"),
+        vec![s[0], s[1], s[3]]
+    );
     assert_eq!(ids(&app.get("/shipments", &w.b.token).await.body, "shipments"), vec![s[2]]);
     let r = app.get(&format!("/shipments?page=1&customer_id={}", w.b.customer), &w.a.token).await;
     assert_eq!(r.body["shipments"], json!([]));
