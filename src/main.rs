@@ -102,18 +102,26 @@ async fn main() -> ExitCode {
 async fn serve(demo: bool) -> Result<(), String> {
     let figment = Config::figment();
     let mut seeded = None;
+    let mut admin_before_seed = None;
     if demo {
         let config = Config::from_figment(&figment)?;
         let pool = db::open(&config.database)?;
         let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
         if seed::is_empty(&conn).map_err(|e| format!("database: {e}"))? {
+            // The seed adds customer users; the first admin must exist before them.
+            admin_before_seed =
+                users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
+                    .map_err(|e| describe(&e))?;
             eprintln!("orderbridge: empty database: writing the demo data set");
             seeded = Some(run_seed(&mut conn, &Options::default())?);
         } else {
             eprintln!("orderbridge: the database already holds data; serving it without seeding");
         }
     }
-    let app = orderbridge::build(figment.clone())?;
+    let mut app = orderbridge::build(figment.clone())?;
+    if app.first_admin.is_none() {
+        app.first_admin = admin_before_seed;
+    }
     let address: String = figment.extract_inner("address").unwrap_or_else(|_| "127.0.0.1".into());
     let port: u16 = figment.extract_inner("port").unwrap_or(8000);
     let base = format!("http://{address}:{port}");
