@@ -122,3 +122,161 @@ CREATE TABLE IF NOT EXISTS variant_collection_products (
     product_id    INTEGER NOT NULL REFERENCES products (id),
     PRIMARY KEY (collection_id, position)
 ) STRICT;
+
+-- Orders and shipments are read-only in the API and change only through import, so each is
+-- stored twice: as columns (every field, for filters, sorts and re-import) and as its
+-- complete rendered JSON document in a side table, which a listing page concatenates into
+-- the response. The documents live apart from the columns so index scans and counts touch
+-- narrow rows only. Decimals are INTEGER hundredths; booleans 0/1; customer_id is copied
+-- from the store so tenancy is an indexed equality.
+CREATE TABLE IF NOT EXISTS orders (
+    id                             INTEGER PRIMARY KEY,
+    customer_id                    INTEGER NOT NULL REFERENCES customers (id),
+    store_id                       INTEGER NOT NULL REFERENCES stores (id),
+    external_id                    TEXT NOT NULL,
+    external_display_id            TEXT,
+    external_billing_customer_id   TEXT,
+    external_shipping_customer_id  TEXT,
+    customer_email                 TEXT,
+    ordered_at                     INTEGER,
+    invoice_number                 TEXT,
+    payment_type                   TEXT,
+    external_warehouse_order_id    TEXT,
+    shipping_carrier_name          TEXT,
+    shipping_carrier_service_level TEXT,
+    shipping_warehouse_code        TEXT,
+    signature_required             INTEGER,
+    shipping_insurance             INTEGER,
+    external_shipping_description  TEXT,
+    external_source_display_id     TEXT,
+    purchase_order_id              TEXT,
+    notes                          TEXT,
+    shipping_notes                 TEXT,
+    gift_message                   TEXT,
+    batch_id                       TEXT,
+    shipping_amount                INTEGER,
+    discount_amount                INTEGER,
+    tax_amount                     INTEGER,
+    shipping_tax_amount            INTEGER,
+    third_party_account_number     TEXT,
+    third_party_billing_code       TEXT,
+    discount_codes                 TEXT,
+    external_source_id             TEXT,
+    lead_source                    TEXT,
+    packing_slip_id                TEXT,
+    requested_ship_date            INTEGER,
+    requested_cancel_date          INTEGER,
+    payment_date                   INTEGER,
+    external_tags                  TEXT,
+    retailer_id                    TEXT,
+    supplier_id                    TEXT,
+    insured_amount                 INTEGER,
+    terms                          TEXT,
+    sales_rep_last_name            TEXT,
+    sales_rep_first_name           TEXT,
+    sales_rep_email                TEXT,
+    fulfillment_state              TEXT,
+    fulfillment_transitioned_at    INTEGER,
+    external_type                  TEXT,
+    fulfillment_warehouse_id       INTEGER,
+    country_of_origin              TEXT,
+    shipment_contents              TEXT,
+    declared_value                 INTEGER,
+    currency_code                  TEXT,
+    customer_service_url           TEXT,
+    customer_service_email         TEXT,
+    customer_service_telephone     TEXT,
+    created_at                     INTEGER NOT NULL,
+    -- Normalized JSON: the address objects (or NULL) and the custom map.
+    shipping_address               TEXT,
+    billing_address                TEXT,
+    custom                         TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+-- The import key.
+CREATE UNIQUE INDEX IF NOT EXISTS orders_store_external ON orders (store_id, external_id);
+-- Every index implicitly ends in id, which is what keyset pages and "ties by id" need.
+CREATE INDEX IF NOT EXISTS orders_customer ON orders (customer_id);
+CREATE INDEX IF NOT EXISTS orders_store ON orders (store_id);
+CREATE INDEX IF NOT EXISTS orders_customer_ordered_at ON orders (customer_id, ordered_at);
+CREATE INDEX IF NOT EXISTS orders_customer_created_at ON orders (customer_id, created_at);
+CREATE INDEX IF NOT EXISTS orders_ordered_at ON orders (ordered_at);
+CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at);
+CREATE INDEX IF NOT EXISTS orders_external_id ON orders (external_id);
+CREATE INDEX IF NOT EXISTS orders_external_display_id ON orders (external_display_id);
+CREATE INDEX IF NOT EXISTS orders_fulfillment_state ON orders (fulfillment_state);
+
+CREATE TABLE IF NOT EXISTS order_docs (
+    id  INTEGER PRIMARY KEY REFERENCES orders (id),
+    doc TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS order_items (
+    id                     INTEGER PRIMARY KEY,
+    order_id               INTEGER NOT NULL REFERENCES orders (id),
+    position               INTEGER NOT NULL,
+    name                   TEXT,
+    sku                    TEXT,
+    upc                    TEXT,
+    unit_price             INTEGER,
+    unit_cost              INTEGER,
+    weight                 INTEGER,
+    external_order_item_id TEXT,
+    external_product_id    TEXT,
+    discount_amount        INTEGER,
+    tax_amount             INTEGER,
+    gift_wrap              INTEGER,
+    customer_notes         TEXT,
+    vendor_id              TEXT,
+    vendor_part_number     TEXT,
+    buyer_part_number      TEXT,
+    color_description      TEXT,
+    size_description       TEXT,
+    drop_ship              TEXT,
+    product_type           TEXT,
+    quantity               INTEGER NOT NULL,
+    created_at             INTEGER NOT NULL,
+    options                TEXT NOT NULL DEFAULT '[]',
+    custom                 TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+CREATE INDEX IF NOT EXISTS order_items_order ON order_items (order_id, position);
+
+CREATE TABLE IF NOT EXISTS shipments (
+    id                            INTEGER PRIMARY KEY,
+    customer_id                   INTEGER NOT NULL REFERENCES customers (id),
+    store_id                      INTEGER NOT NULL REFERENCES stores (id),
+    order_id                      INTEGER NOT NULL REFERENCES orders (id),
+    warehouse_id                  INTEGER NOT NULL REFERENCES warehouses (id),
+    tracking_number               TEXT NOT NULL,
+    state                         TEXT NOT NULL CHECK (state IN ('new', 'ready_for_shipment_notification',
+        'scheduled_notify_of_shipment', 'scheduled_processing_shipment', 'errored_processing',
+        'delayed_notifying_of_shipment', 'errored_notifying_of_shipment', 'notified_shipped', 'archived')),
+    shipped_at                    INTEGER,
+    weight                        INTEGER,
+    external_shipping_description TEXT,
+    carrier_name                  TEXT,
+    service_level                 TEXT,
+    created_at                    INTEGER NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX IF NOT EXISTS shipments_order_tracking ON shipments (order_id, tracking_number);
+CREATE INDEX IF NOT EXISTS shipments_tracking_number ON shipments (tracking_number);
+CREATE INDEX IF NOT EXISTS shipments_shipped_at ON shipments (shipped_at);
+CREATE INDEX IF NOT EXISTS shipments_created_at ON shipments (created_at);
+CREATE INDEX IF NOT EXISTS shipments_store ON shipments (store_id);
+CREATE INDEX IF NOT EXISTS shipments_warehouse ON shipments (warehouse_id);
+CREATE INDEX IF NOT EXISTS shipments_state ON shipments (state);
+CREATE INDEX IF NOT EXISTS shipments_customer ON shipments (customer_id);
+CREATE INDEX IF NOT EXISTS shipments_customer_shipped_at ON shipments (customer_id, shipped_at);
+
+-- A shipment's items: links to items of its order, in the order the import gave them.
+CREATE TABLE IF NOT EXISTS shipment_items (
+    shipment_id   INTEGER NOT NULL REFERENCES shipments (id),
+    position      INTEGER NOT NULL,
+    order_item_id INTEGER NOT NULL REFERENCES order_items (id),
+    PRIMARY KEY (shipment_id, position)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS shipment_items_item ON shipment_items (order_item_id);
+
+CREATE TABLE IF NOT EXISTS shipment_docs (
+    id  INTEGER PRIMARY KEY REFERENCES shipments (id),
+    doc TEXT NOT NULL
+) STRICT;

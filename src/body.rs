@@ -329,7 +329,8 @@ impl Fields {
         }
     }
 
-    fn read<T>(&mut self, key: &str, convert: impl FnOnce(Value) -> Result<T, String>) -> Patch<T> {
+    /// Reads `key` with a custom conversion; a failed conversion is recorded as its problem.
+    pub fn read<T>(&mut self, key: &str, convert: impl FnOnce(Value) -> Result<T, String>) -> Patch<T> {
         match self.raw(key) {
             Patch::Absent => Patch::Absent,
             Patch::Null => Patch::Null,

@@ -14,11 +14,13 @@ pub type Pool = r2d2::Pool<SqliteConnectionManager>;
 pub const SCHEMA: &str = include_str!("../schema.sql");
 
 /// Bumped when `schema.sql` changes shape; stored in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// Opens (creating if needed) the database file and applies the schema on first run.
 pub fn open(path: &Path) -> Result<Pool, String> {
     let manager = SqliteConnectionManager::file(path).with_init(|c| {
+        // Listings and imports cycle through a few dozen statements; keep them all prepared.
+        c.set_prepared_statement_cache_capacity(128);
         c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;")
     });
     let pool = r2d2::Pool::builder()

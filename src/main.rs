@@ -1,10 +1,13 @@
-//! The `orderbridge` command: `serve` (the default) and the `user` admin subcommands.
+//! The `orderbridge` command: `serve` (the default), `user` administration, `import` of
+//! orders and shipments, and `seed --demo`.
 
 use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use orderbridge::config::Config;
+use orderbridge::import::{self, What};
+use orderbridge::seed::{self, Options, Summary};
 use orderbridge::users::{self, Role};
 use orderbridge::{db, error::ApiError};
 
@@ -18,7 +21,33 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the API (the default): ROCKET_ADDRESS / ROCKET_PORT, 127.0.0.1:8000 unless set.
-    Serve,
+    Serve {
+        /// On an empty database, write the demo data set first (see `seed --demo`).
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Import orders or shipments from a JSON array or NDJSON file (`-` for stdin). Any bad
+    /// record imports nothing; records already present (same key) are updated.
+    Import {
+        #[arg(value_enum)]
+        what: ImportKind,
+        file: String,
+    },
+    /// Write demo data into an empty database.
+    Seed {
+        /// The realistic demo set: customers, stores, warehouses, connections, products, orders, shipments.
+        #[arg(long, required = true)]
+        demo: bool,
+        /// How many orders.
+        #[arg(long, default_value_t = Options::default().orders)]
+        orders: u64,
+        /// Random seed: the same seed gives the same data.
+        #[arg(long, default_value_t = Options::default().seed)]
+        seed: u64,
+        /// Items per order (default: 1 to 5 at random).
+        #[arg(long)]
+        items: Option<u32>,
+    },
     /// Manage the users who may get tokens.
     User {
         #[command(subcommand)]
@@ -46,11 +75,19 @@ enum UserCommand {
     Disable { name: String },
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum ImportKind {
+    Orders,
+    Shipments,
+}
+
 #[rocket::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve().await,
+    let result = match cli.command.unwrap_or(Command::Serve { demo: false }) {
+        Command::Serve { demo } => serve(demo).await,
+        Command::Import { what, file } => import_command(what, &file),
+        Command::Seed { demo: _, orders, seed, items } => seed_command(Options { orders, seed, items }),
         Command::User { action } => user(action),
     };
     match result {
@@ -62,9 +99,29 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn serve() -> Result<(), String> {
+async fn serve(demo: bool) -> Result<(), String> {
     let figment = Config::figment();
-    let app = orderbridge::build(figment.clone())?;
+    let mut seeded = None;
+    let mut admin_before_seed = None;
+    if demo {
+        let config = Config::from_figment(&figment)?;
+        let pool = db::open(&config.database)?;
+        let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
+        if seed::is_empty(&conn).map_err(|e| format!("database: {e}"))? {
+            // The seed adds customer users; the first admin must exist before them.
+            admin_before_seed =
+                users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
+                    .map_err(|e| describe(&e))?;
+            eprintln!("orderbridge: empty database: writing the demo data set");
+            seeded = Some(run_seed(&mut conn, &Options::default())?);
+        } else {
+            eprintln!("orderbridge: the database already holds data; serving it without seeding");
+        }
+    }
+    let mut app = orderbridge::build(figment.clone())?;
+    if app.first_admin.is_none() {
+        app.first_admin = admin_before_seed;
+    }
     let address: String = figment.extract_inner("address").unwrap_or_else(|_| "127.0.0.1".into());
     let port: u16 = figment.extract_inner("port").unwrap_or(8000);
     let base = format!("http://{address}:{port}");
@@ -90,8 +147,81 @@ async fn serve() -> Result<(), String> {
             "orderbridge: serving {base}; get a token with: curl -u USER:PASSWORD -d grant_type=client_credentials {base}/auth/token"
         ),
     }
+    if let Some(summary) = &seeded {
+        print_logins(summary, &base);
+    }
     app.rocket.launch().await.map_err(|e| format!("server: {e}"))?;
     Ok(())
+}
+
+fn import_command(what: ImportKind, file: &str) -> Result<(), String> {
+    let config = Config::from_figment(&Config::figment())?;
+    let pool = db::open(&config.database)?;
+    let what = match what {
+        ImportKind::Orders => What::Orders,
+        ImportKind::Shipments => What::Shipments,
+    };
+    let counts = import::import_file(&pool, what, file)?;
+    println!("created {}, updated {}", counts.created, counts.updated);
+    Ok(())
+}
+
+fn run_seed(conn: &mut rusqlite::Connection, options: &Options) -> Result<Summary, String> {
+    let started = std::time::Instant::now();
+    let total = options.orders;
+    let summary = seed::seed_demo(conn, options, &mut |done| {
+        eprint!("\rorderbridge: {done}/{total} orders written ({:.0?})", started.elapsed());
+    })?;
+    eprintln!(
+        "\rorderbridge: wrote {} orders and {} shipments in {:.1?}",
+        summary.orders,
+        summary.shipments,
+        started.elapsed()
+    );
+    Ok(summary)
+}
+
+fn seed_command(options: Options) -> Result<(), String> {
+    let figment = Config::figment();
+    let config = Config::from_figment(&figment)?;
+    let pool = db::open(&config.database)?;
+    let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
+    let admin = users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
+        .map_err(|e| describe(&e))?;
+    let summary = run_seed(&mut conn, &options)?;
+    let address: String = figment.extract_inner("address").unwrap_or_else(|_| "127.0.0.1".into());
+    let port: u16 = figment.extract_inner("port").unwrap_or(8000);
+    let base = format!("http://{address}:{port}");
+    match admin {
+        Some(admin) => match admin.password {
+            Some(password) => println!(
+                "admin user: {} with password {password} (shown only once; change it with `orderbridge user passwd admin`)",
+                admin.username
+            ),
+            None => println!("admin user: {} with the configured admin_password", admin.username),
+        },
+        None => println!("admin user: your existing admin user"),
+    }
+    print_logins(&summary, &base);
+    println!("start the server with `orderbridge serve`");
+    Ok(())
+}
+
+fn print_logins(summary: &Summary, base: &str) {
+    println!("demo customer users (each sees only its own customer's data):");
+    for login in &summary.logins {
+        println!("  {:<10} password {:<14} ({})", login.username, login.password, login.company);
+    }
+    if let Some(login) = summary.logins.first() {
+        println!("for example:");
+        println!(
+            "  TOKEN=$(curl -s -u {}:{} -d grant_type=client_credentials {base}/auth/token | sed 's/.*\"access_token\":\"\\([^\"]*\\)\".*/\\1/')",
+            login.username, login.password
+        );
+        println!(
+            "  curl -s -H \"Authorization: Bearer $TOKEN\" '{base}/orders?limit=5&ordered_at_min=3+days+ago'"
+        );
+    }
 }
 
 fn user(action: UserCommand) -> Result<(), String> {

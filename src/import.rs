@@ -1,0 +1,299 @@
+//! Getting orders and shipments in (CONTRACT §9): NDJSON or a JSON array, from a file or
+//! stdin (`orderbridge import`) or from an admin's `POST /import/orders|shipments`. Every
+//! record is validated as the API would; any bad record writes nothing and the 422 maps
+//! each bad record's line (NDJSON) or position (JSON array), 1-based, to its problems.
+//! Records are written in one transaction as they are validated, so memory stays flat; the
+//! transaction rolls back at the end when any record was bad.
+
+use std::io::BufRead;
+
+use rocket::data::{Data, FromData, Outcome, ToByteUnit};
+use rocket::request::Request;
+use rocket::serde::json::Json;
+use rocket::{Route, State, post, routes};
+use rusqlite::{Connection, TransactionBehavior};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::api::ApiResult;
+use crate::auth::AdminUser;
+use crate::config::Config;
+use crate::dates::now_ms;
+use crate::db::{self, Pool};
+use crate::error::{ApiError, Details, stash};
+use crate::orders::model::NewOrder;
+use crate::orders::write::{OrderWriter, Written};
+use crate::shipments::{NewShipment, ShipmentWriter};
+
+/// The most bad records a 422 lists (the import fails either way).
+pub const MAX_REPORTED: usize = 1000;
+
+pub fn routes() -> Vec<Route> {
+    routes![orders, shipments]
+}
+
+/// One record: its line (NDJSON) or position (JSON array), and its JSON or why not.
+pub type Record = (usize, Result<Value, String>);
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub created: u64,
+    pub updated: u64,
+}
+
+impl Counts {
+    fn add(&mut self, written: Written) {
+        match written {
+            Written::Created => self.created += 1,
+            Written::Updated => self.updated += 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    Orders,
+    Shipments,
+}
+
+/// Splits a whole body into records: a JSON array when it starts with `[`, else NDJSON
+/// (blank lines skipped, still counted).
+pub fn parse_records(text: &str) -> ApiResult<Vec<Record>> {
+    if text.trim_start().starts_with('[') {
+        let raw: Vec<&RawValue> = serde_json::from_str(text)
+            .map_err(|e| ApiError::bad_request(format!("The body is not a valid JSON array: {e}.")))?;
+        Ok(raw.into_iter().enumerate().map(|(i, r)| (i + 1, parse_one(r.get()))).collect())
+    } else {
+        Ok(ndjson(text.lines().map(|l| Ok(l.to_string()))).collect())
+    }
+}
+
+fn parse_one(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("is not valid JSON: {e}"))
+}
+
+fn ndjson(lines: impl Iterator<Item = std::io::Result<String>>) -> impl Iterator<Item = Record> {
+    lines.enumerate().filter_map(|(i, line)| match line {
+        Ok(line) if line.trim().is_empty() => None,
+        Ok(line) => Some((i + 1, parse_one(&line))),
+        Err(e) => Some((i + 1, Err(format!("could not be read: {e}")))),
+    })
+}
+
+/// Records from a reader: NDJSON is streamed line by line; a JSON array is read whole.
+pub fn read_records(mut reader: impl BufRead + 'static) -> Result<Box<dyn Iterator<Item = Record>>, String> {
+    let first = loop {
+        let buf = reader.fill_buf().map_err(|e| format!("reading: {e}"))?;
+        let Some(&byte) = buf.first() else { break None };
+        if byte.is_ascii_whitespace() {
+            reader.consume(1);
+        } else {
+            break Some(byte);
+        }
+    };
+    if first == Some(b'[') {
+        let mut text = String::new();
+        reader.read_to_string(&mut text).map_err(|e| format!("reading: {e}"))?;
+        let records = parse_records(&text).map_err(|e| describe(&e))?;
+        Ok(Box::new(records.into_iter()))
+    } else {
+        Ok(Box::new(ndjson(reader.lines())))
+    }
+}
+
+fn as_object(record: Result<Value, String>) -> Result<Map<String, Value>, Details> {
+    match record {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(Details::from([("record".to_string(), "must be a JSON object".to_string())])),
+        Err(problem) => Err(Details::from([("record".to_string(), problem)])),
+    }
+}
+
+/// `field: problem; field: problem` for one bad record.
+fn summarize(problems: &Details) -> String {
+    problems.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("; ")
+}
+
+/// Collects the problems of bad records, keyed by line.
+#[derive(Default)]
+struct Bad(Details);
+
+impl Bad {
+    fn record(&mut self, line: usize, problems: &Details) {
+        if self.0.len() < MAX_REPORTED {
+            self.0.insert(line.to_string(), summarize(problems));
+        }
+    }
+}
+
+/// Imports orders in one transaction; `progress` hears the number of records seen.
+pub fn import_orders(
+    conn: &mut Connection,
+    records: impl IntoIterator<Item = Record>,
+    progress: &mut dyn FnMut(usize),
+) -> ApiResult<Counts> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut writer = OrderWriter::new(&tx, now_ms());
+    let mut bad = Bad::default();
+    let mut counts = Counts::default();
+    for (n, (line, record)) in records.into_iter().enumerate() {
+        match as_object(record).and_then(NewOrder::from_record) {
+            Err(problems) => bad.record(line, &problems),
+            Ok(order) => match writer.check(&order)? {
+                Err(problems) => bad.record(line, &problems),
+                Ok(customer_id) if bad.0.is_empty() => counts.add(writer.write(&order, customer_id)?.written),
+                Ok(_) => {}
+            },
+        }
+        progress(n + 1);
+    }
+    if !bad.0.is_empty() {
+        return Err(ApiError::Validation(bad.0));
+    }
+    writer.finish()?;
+    tx.commit()?;
+    Ok(counts)
+}
+
+/// Imports shipments in one transaction; `progress` hears the number of records seen.
+pub fn import_shipments(
+    conn: &mut Connection,
+    records: impl IntoIterator<Item = Record>,
+    progress: &mut dyn FnMut(usize),
+) -> ApiResult<Counts> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut writer = ShipmentWriter::new(&tx, now_ms());
+    let mut bad = Bad::default();
+    let mut counts = Counts::default();
+    for (n, (line, record)) in records.into_iter().enumerate() {
+        match as_object(record).and_then(NewShipment::from_record) {
+            Err(problems) => bad.record(line, &problems),
+            Ok(shipment) => match writer.check(&shipment)? {
+                Err(problems) => bad.record(line, &problems),
+                Ok(order) if bad.0.is_empty() => counts.add(writer.write(&shipment, order)?.1),
+                Ok(_) => {}
+            },
+        }
+        progress(n + 1);
+    }
+    if !bad.0.is_empty() {
+        return Err(ApiError::Validation(bad.0));
+    }
+    writer.finish()?;
+    tx.commit()?;
+    Ok(counts)
+}
+
+pub fn import(
+    conn: &mut Connection,
+    what: What,
+    records: impl IntoIterator<Item = Record>,
+    progress: &mut dyn FnMut(usize),
+) -> ApiResult<Counts> {
+    match what {
+        What::Orders => import_orders(conn, records, progress),
+        What::Shipments => import_shipments(conn, records, progress),
+    }
+}
+
+/// An import body: NDJSON or a JSON array up to `import_body_limit` bytes.
+pub struct ImportBody(String);
+
+const ACCEPTED: [&str; 7] = [
+    "application/json",
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/jsonl",
+    "application/x-jsonlines",
+    "application/jsonlines",
+    "text/plain",
+];
+
+#[rocket::async_trait]
+impl<'r> FromData<'r> for ImportBody {
+    type Error = ApiError;
+
+    async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> Outcome<'r, Self> {
+        if let Some(ct) = req.content_type() {
+            let media = format!("{}/{}", ct.top(), ct.sub()).to_ascii_lowercase();
+            if !ACCEPTED.contains(&media.as_str()) {
+                let e = ApiError::UnsupportedMediaType(format!(
+                    "Send the records as NDJSON (application/x-ndjson) or a JSON array (application/json); got {media}."
+                ));
+                return Outcome::Error(stash(req, e));
+            }
+        }
+        let limit = req
+            .rocket()
+            .state::<Config>()
+            .map_or(Config::default().import_body_limit, |c| c.import_body_limit);
+        match data.open(limit.bytes()).into_string().await {
+            Ok(text) if text.is_complete() => Outcome::Success(ImportBody(text.into_inner())),
+            Ok(_) => Outcome::Error(stash(req, ApiError::PayloadTooLarge)),
+            Err(_) => {
+                Outcome::Error(stash(req, ApiError::bad_request("The body could not be read as UTF-8 text.")))
+            }
+        }
+    }
+}
+
+async fn run(what: What, body: ImportBody, pool: &Pool) -> ApiResult<Json<Counts>> {
+    let records = parse_records(&body.0)?;
+    drop(body);
+    let counts = db::run(pool, move |conn| import(conn, what, records, &mut |_| {})).await?;
+    Ok(Json(counts))
+}
+
+/// `POST /import/orders` (admins).
+#[post("/import/orders", data = "<body>")]
+async fn orders(_admin: AdminUser, body: ImportBody, pool: &State<Pool>) -> ApiResult<Json<Counts>> {
+    run(What::Orders, body, pool).await
+}
+
+/// `POST /import/shipments` (admins).
+#[post("/import/shipments", data = "<body>")]
+async fn shipments(_admin: AdminUser, body: ImportBody, pool: &State<Pool>) -> ApiResult<Json<Counts>> {
+    run(What::Shipments, body, pool).await
+}
+
+/// `orderbridge import orders|shipments FILE` (`-` for stdin), with progress on stderr.
+pub fn import_file(pool: &Pool, what: What, path: &str) -> Result<Counts, String> {
+    let reader: Box<dyn BufRead> = if path == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
+        Box::new(std::io::BufReader::with_capacity(1 << 20, file))
+    };
+    let records = read_records(reader)?;
+    let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
+    let started = std::time::Instant::now();
+    let mut progress = |n: usize| {
+        if n.is_multiple_of(10_000) {
+            eprint!("\rorderbridge: {n} records read ({:.0?})", started.elapsed());
+        }
+    };
+    let result = import(&mut conn, what, records, &mut progress);
+    eprintln!();
+    result.map_err(|e| describe(&e))
+}
+
+/// A CLI-friendly account of an import failure: one line per bad record.
+pub fn describe(e: &ApiError) -> String {
+    match e {
+        ApiError::Validation(details) => {
+            let mut lines: Vec<(usize, &String)> =
+                details.iter().map(|(k, v)| (k.parse().unwrap_or(0), v)).collect();
+            lines.sort();
+            let shown: Vec<String> =
+                lines.iter().take(50).map(|(line, p)| format!("  line {line}: {p}")).collect();
+            let more = if lines.len() > 50 {
+                format!("\n  ... and {} more", lines.len() - 50)
+            } else {
+                String::new()
+            };
+            format!("nothing was imported; bad records:\n{}{more}", shown.join("\n"))
+        }
+        other => other.body().error.message,
+    }
+}

@@ -1,0 +1,119 @@
+//! Listing sessions (CONTRACT §7): in memory, each owned by the user that opened it, idle
+//! for at most `session_ttl_secs`, capped at `max_sessions`, swept by a timer that starts at
+//! liftoff and stops at shutdown.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use rocket::fairing::AdHoc;
+
+use super::{Cursor, Plan};
+use crate::auth::random_token;
+use crate::dates::now_ms;
+use crate::error::ApiError;
+
+/// Where a session stands: the last row it returned and the page number it answered.
+#[derive(Debug, Default)]
+pub struct Position {
+    pub cursor: Option<Cursor>,
+    pub page: i64,
+}
+
+pub struct Session {
+    pub user_id: i64,
+    pub plan: Plan,
+    expires_at: AtomicI64,
+    /// Held while a page is read, so concurrent requests of one session get successive pages.
+    pub position: Mutex<Position>,
+}
+
+/// The live sessions; cheap to clone (shared).
+#[derive(Clone)]
+pub struct Sessions {
+    map: Arc<DashMap<String, Arc<Session>>>,
+    ttl_ms: i64,
+    max: usize,
+}
+
+impl Sessions {
+    pub fn new(ttl_secs: u64, max: usize) -> Self {
+        Sessions { map: Arc::new(DashMap::new()), ttl_ms: (ttl_secs as i64).saturating_mul(1000), max }
+    }
+
+    /// 429 when the cap is reached even after dropping expired sessions.
+    pub fn ensure_room(&self) -> Result<(), ApiError> {
+        if self.map.len() >= self.max {
+            self.sweep();
+            if self.map.len() >= self.max {
+                return Err(ApiError::TooManySessions);
+            }
+        }
+        Ok(())
+    }
+
+    /// Registers a session and returns its id (192 random bits).
+    pub fn open(&self, user_id: i64, plan: Plan, position: Position) -> Result<String, ApiError> {
+        self.ensure_room()?;
+        let id = random_token(24);
+        let session = Session {
+            user_id,
+            plan,
+            expires_at: AtomicI64::new(now_ms() + self.ttl_ms),
+            position: Mutex::new(position),
+        };
+        self.map.insert(id.clone(), Arc::new(session));
+        Ok(id)
+    }
+
+    /// The session `id` of `user_id` listing `resource`, its timeout refreshed. Unknown,
+    /// expired, another user's or another resource's: 404 `session_not_found`.
+    pub fn resume(&self, id: &str, user_id: i64, resource: &str) -> Result<Arc<Session>, ApiError> {
+        let now = now_ms();
+        let session = self.map.get(id).map(|s| Arc::clone(s.value())).ok_or(ApiError::SessionNotFound)?;
+        if session.expires_at.load(Ordering::Relaxed) <= now {
+            self.map.remove_if(id, |_, s| s.expires_at.load(Ordering::Relaxed) <= now);
+            return Err(ApiError::SessionNotFound);
+        }
+        if session.user_id != user_id || session.plan.resource.key != resource {
+            return Err(ApiError::SessionNotFound);
+        }
+        session.expires_at.store(now + self.ttl_ms, Ordering::Relaxed);
+        Ok(session)
+    }
+
+    /// Drops expired sessions.
+    pub fn sweep(&self) {
+        let now = now_ms();
+        self.map.retain(|_, s| s.expires_at.load(Ordering::Relaxed) > now);
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Starts the sweeper at liftoff; it ends when the server shuts down.
+    pub fn sweeper() -> AdHoc {
+        AdHoc::on_liftoff("listing session sweeper", |rocket| {
+            Box::pin(async move {
+                let Some(sessions) = rocket.state::<Sessions>().cloned() else { return };
+                let period = Duration::from_millis((sessions.ttl_ms / 2).clamp(100, 5000) as u64);
+                let mut shutdown = rocket.shutdown();
+                rocket::tokio::spawn(async move {
+                    let mut tick = rocket::tokio::time::interval(period);
+                    loop {
+                        rocket::tokio::select! {
+                            _ = tick.tick() => sessions.sweep(),
+                            _ = &mut shutdown => break,
+                        }
+                    }
+                });
+            })
+        })
+    }
+}

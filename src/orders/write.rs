@@ -1,0 +1,273 @@
+//! Writing orders: insert or update by (`store_id`, `external_id`), keep item ids stable
+//! across re-imports, and store the rendered document beside the columns.
+//!
+//! Item ids on re-import: an incoming item takes the id of the existing item with the same
+//! `external_order_item_id`; otherwise the id of the unclaimed existing item at the same
+//! position; otherwise a new id. Existing items left unclaimed are deleted, and shipments
+//! that linked them drop the link (their documents are rendered again).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::LazyLock;
+
+use rusqlite::types::ToSql;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+
+use super::fields::{FULFILLMENT_WAREHOUSE_ID, ITEM_FIELDS, ORDER_FIELDS};
+use super::model::NewOrder;
+use crate::error::Details;
+use crate::shipments;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    Created,
+    Updated,
+}
+
+fn columns(fields: &[(&'static str, super::fields::Kind)]) -> Vec<&'static str> {
+    fields.iter().map(|(k, _)| *k).collect()
+}
+
+fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+static INSERT_ORDER: LazyLock<String> = LazyLock::new(|| {
+    let cols = columns(&ORDER_FIELDS);
+    format!(
+        "INSERT INTO orders (customer_id, store_id, {}, created_at, shipping_address, billing_address, custom)
+         VALUES ({})",
+        cols.join(", "),
+        placeholders(cols.len() + 6)
+    )
+});
+
+static UPDATE_ORDER: LazyLock<String> = LazyLock::new(|| {
+    let sets: Vec<String> = columns(&ORDER_FIELDS).iter().map(|c| format!("{c} = ?")).collect();
+    format!(
+        "UPDATE orders SET {}, shipping_address = ?, billing_address = ?, custom = ? WHERE id = ?",
+        sets.join(", ")
+    )
+});
+
+static INSERT_ITEM: LazyLock<String> = LazyLock::new(|| {
+    let cols = columns(&ITEM_FIELDS);
+    format!(
+        "INSERT INTO order_items (order_id, position, {}, created_at, options, custom) VALUES ({})",
+        cols.join(", "),
+        placeholders(cols.len() + 5)
+    )
+});
+
+static UPDATE_ITEM: LazyLock<String> = LazyLock::new(|| {
+    let sets: Vec<String> = columns(&ITEM_FIELDS).iter().map(|c| format!("{c} = ?")).collect();
+    format!("UPDATE order_items SET position = ?, {}, options = ?, custom = ? WHERE id = ?", sets.join(", "))
+});
+
+const UPSERT_DOC: &str =
+    "INSERT INTO order_docs (id, doc) VALUES (?1, ?2) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc";
+
+/// What writing an order did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenOrder {
+    pub id: i64,
+    pub written: Written,
+    /// The ids of its items, in order.
+    pub item_ids: Vec<i64>,
+}
+
+/// Writes validated orders inside the caller's transaction.
+pub struct OrderWriter<'c> {
+    conn: &'c Connection,
+    now: i64,
+    /// store id -> its customer, `None` when the store does not exist.
+    stores: HashMap<i64, Option<i64>>,
+    warehouses: HashMap<i64, Option<i64>>,
+    touched_stores: BTreeSet<i64>,
+    /// Seeding into empty tables: skip looking for existing rows.
+    pub assume_new: bool,
+}
+
+impl<'c> OrderWriter<'c> {
+    pub fn new(conn: &'c Connection, now: i64) -> Self {
+        OrderWriter {
+            conn,
+            now,
+            stores: HashMap::new(),
+            warehouses: HashMap::new(),
+            touched_stores: BTreeSet::new(),
+            assume_new: false,
+        }
+    }
+
+    /// Checks what the record refers to and returns the order's customer: the store must
+    /// exist, and a `fulfillment_warehouse_id` must be a warehouse of the same customer.
+    pub fn check(&mut self, order: &NewOrder) -> rusqlite::Result<Result<i64, Details>> {
+        let conn = self.conn;
+        let customer = *match self.stores.entry(order.store_id) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                conn.prepare_cached("SELECT customer_id FROM stores WHERE id = ?1")?
+                    .query_row([order.store_id], |r| r.get(0))
+                    .optional()?,
+            ),
+        };
+        let Some(customer_id) = customer else {
+            return Ok(Err(Details::from([(
+                "store_id".to_string(),
+                format!("unknown store {}", order.store_id),
+            )])));
+        };
+        if let Some(warehouse_id) = order.values[FULFILLMENT_WAREHOUSE_ID].as_int() {
+            let owner = match self.warehouses.get(&warehouse_id) {
+                Some(owner) => *owner,
+                None => {
+                    let owner = conn
+                        .prepare_cached("SELECT customer_id FROM warehouses WHERE id = ?1")?
+                        .query_row([warehouse_id], |r| r.get(0))
+                        .optional()?;
+                    self.warehouses.insert(warehouse_id, owner);
+                    owner
+                }
+            };
+            if owner != Some(customer_id) {
+                return Ok(Err(Details::from([(
+                    "fulfillment_warehouse_id".to_string(),
+                    format!("unknown warehouse {warehouse_id} of the store's customer"),
+                )])));
+            }
+        }
+        Ok(Ok(customer_id))
+    }
+
+    /// Inserts or updates one checked order.
+    pub fn write(&mut self, order: &NewOrder, customer_id: i64) -> rusqlite::Result<WrittenOrder> {
+        self.touched_stores.insert(order.store_id);
+        let existing: Option<(i64, i64)> = if self.assume_new {
+            None
+        } else {
+            self.conn
+                .prepare_cached("SELECT id, created_at FROM orders WHERE store_id = ?1 AND external_id = ?2")?
+                .query_row(params![order.store_id, order.external_id()], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?
+        };
+        let (id, created_at, written) = match existing {
+            None => {
+                let mut args: Vec<&dyn ToSql> = Vec::with_capacity(ORDER_FIELDS.len() + 6);
+                args.push(&customer_id);
+                args.push(&order.store_id);
+                args.extend(order.values.iter().map(|v| v as &dyn ToSql));
+                args.push(&self.now);
+                args.push(&order.shipping_address);
+                args.push(&order.billing_address);
+                args.push(&order.custom);
+                self.conn.prepare_cached(&INSERT_ORDER)?.execute(params_from_iter(args))?;
+                (self.conn.last_insert_rowid(), self.now, Written::Created)
+            }
+            Some((id, created_at)) => {
+                let mut args: Vec<&dyn ToSql> = order.values.iter().map(|v| v as &dyn ToSql).collect();
+                args.push(&order.shipping_address);
+                args.push(&order.billing_address);
+                args.push(&order.custom);
+                args.push(&id);
+                self.conn.prepare_cached(&UPDATE_ORDER)?.execute(params_from_iter(args))?;
+                (id, created_at, Written::Updated)
+            }
+        };
+        let item_keys = self.write_items(id, order, written == Written::Updated)?;
+        let doc = order.render(id, created_at, &item_keys);
+        self.conn.prepare_cached(UPSERT_DOC)?.execute(params![id, doc])?;
+        Ok(WrittenOrder { id, written, item_ids: item_keys.into_iter().map(|(id, _)| id).collect() })
+    }
+
+    /// Writes the items; returns (id, created_at) of each, in order.
+    fn write_items(
+        &self,
+        order_id: i64,
+        order: &NewOrder,
+        existed: bool,
+    ) -> rusqlite::Result<Vec<(i64, i64)>> {
+        // (id, external id, created_at, claimed)
+        let mut old: Vec<(i64, Option<String>, i64, bool)> = Vec::new();
+        if existed {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT id, external_order_item_id, created_at FROM order_items WHERE order_id = ?1 ORDER BY position",
+            )?;
+            let rows = stmt.query_map([order_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, false)))?;
+            old = rows.collect::<rusqlite::Result<_>>()?;
+        }
+        let mut keys: Vec<Option<(i64, i64)>> = vec![None; order.items.len()];
+        for (slot, item) in keys.iter_mut().zip(&order.items) {
+            let Some(ext) = item.external_id() else { continue };
+            if let Some(o) = old.iter_mut().find(|o| !o.3 && o.1.as_deref() == Some(ext)) {
+                o.3 = true;
+                *slot = Some((o.0, o.2));
+            }
+        }
+        for (position, slot) in keys.iter_mut().enumerate() {
+            if slot.is_none()
+                && let Some(o) = old.get_mut(position).filter(|o| !o.3)
+            {
+                o.3 = true;
+                *slot = Some((o.0, o.2));
+            }
+        }
+        let unclaimed: Vec<i64> = old.iter().filter(|o| !o.3).map(|o| o.0).collect();
+        if !unclaimed.is_empty() {
+            self.delete_items(&unclaimed)?;
+        }
+        let mut out = Vec::with_capacity(order.items.len());
+        for (position, (item, slot)) in order.items.iter().zip(keys).enumerate() {
+            let position = position as i64;
+            let mut args: Vec<&dyn ToSql> = Vec::with_capacity(ITEM_FIELDS.len() + 5);
+            match slot {
+                Some((id, created_at)) => {
+                    args.push(&position);
+                    args.extend(item.values.iter().map(|v| v as &dyn ToSql));
+                    args.push(&item.options);
+                    args.push(&item.custom);
+                    args.push(&id);
+                    self.conn.prepare_cached(&UPDATE_ITEM)?.execute(params_from_iter(args))?;
+                    out.push((id, created_at));
+                }
+                None => {
+                    args.push(&order_id);
+                    args.push(&position);
+                    args.extend(item.values.iter().map(|v| v as &dyn ToSql));
+                    args.push(&self.now);
+                    args.push(&item.options);
+                    args.push(&item.custom);
+                    self.conn.prepare_cached(&INSERT_ITEM)?.execute(params_from_iter(args))?;
+                    out.push((self.conn.last_insert_rowid(), self.now));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn delete_items(&self, ids: &[i64]) -> rusqlite::Result<()> {
+        let mut affected = BTreeSet::new();
+        for id in ids {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT DISTINCT shipment_id FROM shipment_items WHERE order_item_id = ?1")?;
+            for shipment in stmt.query_map([id], |r| r.get::<_, i64>(0))? {
+                affected.insert(shipment?);
+            }
+            self.conn.prepare_cached("DELETE FROM shipment_items WHERE order_item_id = ?1")?.execute([id])?;
+            self.conn.prepare_cached("DELETE FROM order_items WHERE id = ?1")?.execute([id])?;
+        }
+        for shipment in affected {
+            shipments::rerender(self.conn, shipment)?;
+        }
+        Ok(())
+    }
+
+    /// Records the import time on every store that received orders.
+    pub fn finish(self) -> rusqlite::Result<()> {
+        let mut stmt = self.conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?;
+        for store in &self.touched_stores {
+            stmt.execute(params![self.now, store])?;
+        }
+        Ok(())
+    }
+}

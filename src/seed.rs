@@ -1,0 +1,735 @@
+//! `orderbridge seed --demo`: a realistic, deterministic demo data set — customers with
+//! `bigcommerce` and `sellbrite` stores, `sftp` warehouses, enabled connections and channels,
+//! products with variants, bundles and variant collections, orders over the last 90 days and
+//! shipments in every state. The same `--seed` gives the same data (dates relative to now).
+//!
+//! Written for speed: it refuses a database that already holds data, drops the secondary
+//! indexes of the order tables while it inserts and builds them afterwards, commits every
+//! `BATCH` orders, and reuses the import's writers with cached statements.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rusqlite::{Connection, params};
+
+use crate::auth::random_token;
+use crate::dates::now_ms;
+use crate::orders::fields::{ITEM_FIELDS, ORDER_FIELDS, Scalar};
+use crate::orders::model::{NewItem, NewOrder};
+use crate::orders::write::OrderWriter;
+use crate::shipments::model::{NewShipment, OrderRef, STATES, ShipmentWriter};
+use crate::users::{self, Role};
+
+const BATCH: u64 = 20_000;
+const DAY_MS: i64 = 86_400_000;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub orders: u64,
+    pub seed: u64,
+    /// Items per order; random 1–5 when `None`.
+    pub items: Option<u32>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { orders: 5_000, seed: 1, items: None }
+    }
+}
+
+/// A customer user the seed created.
+#[derive(Debug, Clone)]
+pub struct Login {
+    pub company: String,
+    pub username: String,
+    pub password: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub logins: Vec<Login>,
+    pub orders: u64,
+    pub shipments: u64,
+}
+
+/// Whether the database holds no customers, stores or orders yet.
+pub fn is_empty(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT NOT EXISTS (SELECT 1 FROM customers) AND NOT EXISTS (SELECT 1 FROM stores)
+            AND NOT EXISTS (SELECT 1 FROM orders)",
+        [],
+        |r| r.get(0),
+    )
+}
+
+struct Product {
+    id: i64,
+    sku: String,
+    name: String,
+    price: i64,
+    weight: i64,
+    color: Option<&'static str>,
+    size: Option<&'static str>,
+}
+
+struct Tenant {
+    customer_id: i64,
+    stores: Vec<(i64, &'static str)>,
+    warehouses: Vec<i64>,
+    products: Vec<Product>,
+}
+
+struct Company {
+    name: &'static str,
+    username: &'static str,
+    city: &'static str,
+    state: &'static str,
+    zipcode: &'static str,
+    catalog: &'static [(&'static str, i64, i64)],
+    apparel: &'static str,
+}
+
+const COMPANIES: [Company; 3] = [
+    Company {
+        name: "Acme Outdoor Supply",
+        username: "acme",
+        city: "Boulder",
+        state: "CO",
+        zipcode: "80302",
+        catalog: &[
+            ("Trail Tent 2P", 24_900, 215),
+            ("Down Sleeping Bag", 18_950, 120),
+            ("Camp Stove", 5_995, 95),
+            ("Headlamp 400lm", 3_495, 9),
+            ("Water Filter", 4_450, 30),
+            ("Trekking Poles", 8_900, 52),
+        ],
+        apparel: "Merino Base Layer",
+    },
+    Company {
+        name: "Bluebird Home Goods",
+        username: "bluebird",
+        city: "Portland",
+        state: "OR",
+        zipcode: "97205",
+        catalog: &[
+            ("Linen Duvet Cover", 12_900, 160),
+            ("Stoneware Mug Set", 4_200, 210),
+            ("Cast Iron Skillet", 5_500, 340),
+            ("Wool Throw", 9_800, 140),
+            ("Beeswax Candle", 2_400, 45),
+        ],
+        apparel: "Cotton Apron",
+    },
+    Company {
+        name: "Cedar & Pine Apparel",
+        username: "cedar",
+        city: "Asheville",
+        state: "NC",
+        zipcode: "28801",
+        catalog: &[
+            ("Canvas Tote", 3_800, 40),
+            ("Leather Belt", 6_500, 35),
+            ("Knit Beanie", 2_900, 12),
+            ("Rain Shell", 15_900, 48),
+        ],
+        apparel: "Organic Tee",
+    },
+];
+
+const FIRST: [&str; 16] = [
+    "Ava", "Liam", "Maya", "Noah", "Zoe", "Ethan", "Chloe", "Lucas", "Nora", "Owen", "Ruby", "Eli", "Iris",
+    "Jack", "Lena", "Omar",
+];
+const LAST: [&str; 14] = [
+    "Smith", "Garcia", "Chen", "Patel", "Johnson", "Nguyen", "Kim", "Brown", "Lopez", "Martin", "Okafor",
+    "Rossi", "Novak", "Walsh",
+];
+const STREETS: [&str; 10] = [
+    "Main St",
+    "Oak Ave",
+    "Maple Dr",
+    "Cedar Ln",
+    "Elm St",
+    "Pine Rd",
+    "Lake Blvd",
+    "Hill St",
+    "River Rd",
+    "Park Ave",
+];
+/// (city, region, postal code, country)
+const PLACES: [(&str, &str, &str, &str); 12] = [
+    ("Seattle", "WA", "98101", "US"),
+    ("Austin", "TX", "78701", "US"),
+    ("Denver", "CO", "80202", "US"),
+    ("Chicago", "IL", "60601", "US"),
+    ("Brooklyn", "NY", "11201", "US"),
+    ("Atlanta", "GA", "30303", "US"),
+    ("Phoenix", "AZ", "85004", "US"),
+    ("Madison", "WI", "53703", "US"),
+    ("Boston", "MA", "02108", "US"),
+    ("San Diego", "CA", "92101", "US"),
+    ("Toronto", "ON", "M5H 2N2", "CA"),
+    ("Vancouver", "BC", "V6B 1A1", "CA"),
+];
+const CARRIERS: [(&str, [&str; 3]); 4] = [
+    ("UPS", ["Ground", "2nd Day Air", "Next Day Air"]),
+    ("USPS", ["Ground Advantage", "Priority Mail", "Priority Mail Express"]),
+    ("FedEx", ["Home Delivery", "2Day", "Standard Overnight"]),
+    ("DHL", ["Express Worldwide", "eCommerce", "Express 12:00"]),
+];
+const SIZES: [&str; 3] = ["S", "M", "L"];
+const COLORS: [&str; 2] = ["Charcoal", "Sand"];
+
+fn pick<'a, T>(rng: &mut StdRng, list: &'a [T]) -> &'a T {
+    &list[rng.random_range(0..list.len())]
+}
+
+/// Writes the demo data set; `progress` hears the number of orders written so far.
+pub fn seed_demo(
+    conn: &mut Connection,
+    opts: &Options,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Summary, String> {
+    let db = |e: rusqlite::Error| format!("database: {e}");
+    if !is_empty(conn).map_err(db)? {
+        return Err("the database already holds data; seed a fresh database file".to_string());
+    }
+    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let now = now_ms();
+    let (tenants, logins) = seed_tenants(conn, &mut rng, now)?;
+
+    conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144;")
+        .map_err(db)?;
+    let indexes = drop_indexes(conn).map_err(db)?;
+    let written = seed_orders(conn, &mut rng, &tenants, opts, now, progress);
+    let rebuilt = rebuild_indexes(conn, &indexes);
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA optimize;")
+        .map_err(db)?;
+    let (orders, shipments) = written.map_err(db)?;
+    rebuilt.map_err(db)?;
+    Ok(Summary { logins, orders, shipments })
+}
+
+fn seed_tenants(
+    conn: &mut Connection,
+    rng: &mut StdRng,
+    now: i64,
+) -> Result<(Vec<Tenant>, Vec<Login>), String> {
+    let db = |e: rusqlite::Error| format!("database: {e}");
+    let tx = conn.transaction().map_err(db)?;
+    let mut tenants = Vec::new();
+    let mut logins = Vec::new();
+    let created = now - 120 * DAY_MS;
+    for (n, c) in COMPANIES.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO customers (company_name, street1, city, state, zipcode, country, provider, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, 'US', 'demo', ?6)",
+            params![c.name, format!("{} {}", 100 + n * 17, pick(rng, &STREETS)), c.city, c.state, c.zipcode, created],
+        )
+        .map_err(db)?;
+        let customer_id = tx.last_insert_rowid();
+        let slug = c.username;
+        let mut stores = Vec::new();
+        for platform in ["bigcommerce", "sellbrite"] {
+            let (name, adapter) = if platform == "bigcommerce" {
+                (
+                    format!("{} Web Store", c.name),
+                    serde_json::json!({"access_token": random_hex(rng, 31), "store_hash": random_hex(rng, 10),
+                                       "client_id": random_hex(rng, 30)}),
+                )
+            } else {
+                (
+                    format!("{} Marketplaces", c.name),
+                    serde_json::json!({"auth_token": random_hex(rng, 32), "secret_key": random_hex(rng, 32)}),
+                )
+            };
+            tx.execute(
+                "INSERT INTO stores (customer_id, name, description, url, platform, adapter, created_at, enabled_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+                params![
+                    customer_id,
+                    name,
+                    format!("{platform} store of {}", c.name),
+                    format!("https://{slug}-{platform}.example.com"),
+                    platform,
+                    adapter.to_string(),
+                    created
+                ],
+            )
+            .map_err(db)?;
+            stores.push((tx.last_insert_rowid(), platform));
+        }
+        let mut warehouses = Vec::new();
+        for (w, place) in ["East", "West"].iter().enumerate().take(1 + n % 2) {
+            let adapter = serde_json::json!({
+                "connection_string": format!("sftp://{slug}:{}@sftp.example.com:22/orders/{w}", random_hex(rng, 12))
+            });
+            tx.execute(
+                "INSERT INTO warehouses (customer_id, name, description, platform, adapter, created_at, enabled_at)
+                 VALUES (?1, ?2, ?3, 'sftp', ?4, ?5, ?5)",
+                params![customer_id, format!("{} {place}", c.name), format!("{place} coast 3PL"), adapter.to_string(), created],
+            )
+            .map_err(db)?;
+            warehouses.push(tx.last_insert_rowid());
+        }
+        for (s, (store_id, _)) in stores.iter().enumerate() {
+            let warehouse_id = warehouses[s % warehouses.len()];
+            tx.execute(
+                "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+                 VALUES (?1, ?2, ?3, ?4, 'fulfillment', ?5, ?5)",
+                params![customer_id, store_id, warehouse_id, format!("{} fulfillment {}", c.name, s + 1), created],
+            )
+            .map_err(db)?;
+            let connection_id = tx.last_insert_rowid();
+            tx.execute(
+                "INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (?1, 'sales', ?2, ?2)",
+                params![connection_id, created],
+            )
+            .map_err(db)?;
+        }
+        let products = seed_products(&tx, rng, customer_id, c, created).map_err(db)?;
+        let password = random_token(9);
+        users::add(&tx, slug, &password, Role::Customer, Some(customer_id))
+            .map_err(|e| format!("adding user {slug}: {e:?}"))?;
+        logins.push(Login { company: c.name.to_string(), username: slug.to_string(), password });
+        tenants.push(Tenant { customer_id, stores, warehouses, products });
+    }
+    tx.commit().map_err(db)?;
+    Ok((tenants, logins))
+}
+
+fn seed_products(
+    conn: &Connection,
+    rng: &mut StdRng,
+    customer_id: i64,
+    c: &Company,
+    created: i64,
+) -> rusqlite::Result<Vec<Product>> {
+    let prefix = c.username[..3].to_ascii_uppercase();
+    let insert = |sku: &str, variant_of: Option<&str>, master_id: Option<i64>| -> rusqlite::Result<i64> {
+        conn.execute(
+            "INSERT INTO products (customer_id, sku, variant_of, master_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![customer_id, sku, variant_of, master_id, created],
+        )?;
+        Ok(conn.last_insert_rowid())
+    };
+    let mut products = Vec::new();
+    for (i, (name, price, weight)) in c.catalog.iter().enumerate() {
+        let sku = format!("{prefix}-{:03}", i + 1);
+        let id = insert(&sku, None, None)?;
+        products.push(Product {
+            id,
+            sku,
+            name: name.to_string(),
+            price: *price,
+            weight: *weight,
+            color: None,
+            size: None,
+        });
+    }
+    // An apparel master with size/color variants, gathered in a variant collection.
+    let master_sku = format!("{prefix}-APP");
+    let master = insert(&master_sku, None, None)?;
+    let mut variant_ids = Vec::new();
+    for color in COLORS {
+        for size in SIZES {
+            let sku = format!("{master_sku}-{}-{size}", &color[..3].to_ascii_uppercase());
+            let id = insert(&sku, Some(c.apparel), Some(master))?;
+            variant_ids.push(id);
+            let price = 3_200 + rng.random_range(0..4) * 500;
+            products.push(Product {
+                id,
+                sku,
+                name: format!("{} {color} {size}", c.apparel),
+                price,
+                weight: 18,
+                color: Some(color),
+                size: Some(size),
+            });
+        }
+    }
+    conn.execute(
+        "INSERT INTO variant_collections (customer_id, name, created_at) VALUES (?1, ?2, ?3)",
+        params![customer_id, c.apparel, created],
+    )?;
+    let collection = conn.last_insert_rowid();
+    for (position, product) in variant_ids.iter().enumerate() {
+        conn.execute(
+            "INSERT INTO variant_collection_products (collection_id, position, product_id) VALUES (?1, ?2, ?3)",
+            params![collection, position as i64, product],
+        )?;
+    }
+    // A bundle of the first three catalog products.
+    let bundle_sku = format!("{prefix}-KIT");
+    let bundle = insert(&bundle_sku, None, None)?;
+    for (position, component) in products.iter().take(3).enumerate() {
+        conn.execute(
+            "INSERT INTO product_bundle_items (product_id, position, component_id, qty) VALUES (?1, ?2, ?3, 1)",
+            params![bundle, position as i64, component.id],
+        )?;
+    }
+    let kit_price = products.iter().take(3).map(|p| p.price).sum::<i64>() * 9 / 10;
+    let kit_weight = products.iter().take(3).map(|p| p.weight).sum();
+    products.push(Product {
+        id: bundle,
+        sku: bundle_sku,
+        name: format!("{} Starter Kit", c.name),
+        price: kit_price,
+        weight: kit_weight,
+        color: None,
+        size: None,
+    });
+    Ok(products)
+}
+
+fn random_hex(rng: &mut StdRng, len: usize) -> String {
+    const HEX: &[u8] = b"0123456789abcdef";
+    (0..len).map(|_| HEX[rng.random_range(0..16)] as char).collect()
+}
+
+fn random_digits(rng: &mut StdRng, len: usize) -> String {
+    (0..len).map(|_| char::from(b'0' + rng.random_range(0..10u8))).collect()
+}
+
+/// Secondary indexes of the order tables: (name, CREATE statement), dropped for the bulk
+/// insert into empty tables and built again afterwards (a sort beats a million inserts).
+fn drop_indexes(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
+           AND tbl_name IN ('orders', 'order_items', 'shipments', 'shipment_items')",
+    )?;
+    let indexes =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<Vec<_>>>()?;
+    for (name, _) in &indexes {
+        conn.execute_batch(&format!("DROP INDEX \"{name}\""))?;
+    }
+    Ok(indexes)
+}
+
+fn rebuild_indexes(conn: &Connection, indexes: &[(String, String)]) -> rusqlite::Result<()> {
+    for (_, sql) in indexes {
+        conn.execute_batch(sql)?;
+    }
+    Ok(())
+}
+
+fn text(s: impl Into<String>) -> Scalar {
+    Scalar::Text(s.into())
+}
+
+fn seed_orders(
+    conn: &mut Connection,
+    rng: &mut StdRng,
+    tenants: &[Tenant],
+    opts: &Options,
+    now: i64,
+    progress: &mut dyn FnMut(u64),
+) -> rusqlite::Result<(u64, u64)> {
+    conn.set_prepared_statement_cache_capacity(64);
+    let field = |name: &str| ORDER_FIELDS.iter().position(|(k, _)| *k == name).expect("order field");
+    let item_field = |name: &str| ITEM_FIELDS.iter().position(|(k, _)| *k == name).expect("item field");
+    let f = OrderFields {
+        external_display_id: field("external_display_id"),
+        external_billing_customer_id: field("external_billing_customer_id"),
+        external_shipping_customer_id: field("external_shipping_customer_id"),
+        customer_email: field("customer_email"),
+        ordered_at: field("ordered_at"),
+        invoice_number: field("invoice_number"),
+        payment_type: field("payment_type"),
+        shipping_carrier_name: field("shipping_carrier_name"),
+        shipping_carrier_service_level: field("shipping_carrier_service_level"),
+        signature_required: field("signature_required"),
+        shipping_insurance: field("shipping_insurance"),
+        gift_message: field("gift_message"),
+        notes: field("notes"),
+        shipping_amount: field("shipping_amount"),
+        discount_amount: field("discount_amount"),
+        tax_amount: field("tax_amount"),
+        shipping_tax_amount: field("shipping_tax_amount"),
+        discount_codes: field("discount_codes"),
+        payment_date: field("payment_date"),
+        external_tags: field("external_tags"),
+        fulfillment_state: field("fulfillment_state"),
+        fulfillment_transitioned_at: field("fulfillment_transitioned_at"),
+        external_type: field("external_type"),
+        fulfillment_warehouse_id: field("fulfillment_warehouse_id"),
+        country_of_origin: field("country_of_origin"),
+        currency_code: field("currency_code"),
+        customer_service_email: field("customer_service_email"),
+        lead_source: field("lead_source"),
+        external_id: field("external_id"),
+    };
+    let item = ItemFields {
+        name: item_field("name"),
+        sku: item_field("sku"),
+        upc: item_field("upc"),
+        unit_price: item_field("unit_price"),
+        unit_cost: item_field("unit_cost"),
+        weight: item_field("weight"),
+        external_order_item_id: item_field("external_order_item_id"),
+        external_product_id: item_field("external_product_id"),
+        tax_amount: item_field("tax_amount"),
+        gift_wrap: item_field("gift_wrap"),
+        color_description: item_field("color_description"),
+        size_description: item_field("size_description"),
+        product_type: item_field("product_type"),
+        quantity: item_field("quantity"),
+    };
+    let start = now - 90 * DAY_MS;
+    let span = 90 * DAY_MS;
+    let mut shipments = 0u64;
+    let mut external_item = 500_000u64;
+    let mut done = 0u64;
+    while done < opts.orders {
+        let batch_end = (done + BATCH).min(opts.orders);
+        let tx = conn.transaction()?;
+        let mut orders = OrderWriter::new(&tx, now);
+        orders.assume_new = true;
+        let mut ships = ShipmentWriter::new(&tx, now);
+        ships.assume_new = true;
+        for n in done..batch_end {
+            let tenant = &tenants[(n % 7 % 3) as usize];
+            let (store_id, platform) = tenant.stores[rng.random_range(0..tenant.stores.len())];
+            // Orders arrive roughly in time order over the last 90 days.
+            let base = start + (span as f64 * (n as f64 + 0.5) / opts.orders as f64) as i64;
+            let ordered_at = (base + rng.random_range(-3_600_000..3_600_000)).clamp(start, now - 60_000);
+            let item_count = opts.items.map_or_else(|| rng.random_range(1..=5u32), |k| k.max(1));
+            let mut values = vec![Scalar::Null; ORDER_FIELDS.len()];
+            let number = 100_000 + n;
+            values[f.external_id] =
+                text(if platform == "bigcommerce" { number.to_string() } else { format!("SB-{number}") });
+            values[f.external_display_id] = text(format!("#{number}"));
+            let first = *pick(rng, &FIRST);
+            let last = *pick(rng, &LAST);
+            let shopper = rng.random_range(1_000..60_000u32);
+            values[f.external_billing_customer_id] = text(shopper.to_string());
+            values[f.external_shipping_customer_id] = text(shopper.to_string());
+            values[f.customer_email] = text(format!(
+                "{}.{}{}@example.com",
+                first.to_lowercase(),
+                last.to_lowercase(),
+                shopper % 100
+            ));
+            values[f.ordered_at] = Scalar::Int(ordered_at);
+            values[f.payment_date] = Scalar::Int(ordered_at + rng.random_range(0..120_000));
+            values[f.invoice_number] = text(format!("INV-{number}"));
+            values[f.payment_type] = text(*pick(rng, &["credit_card", "credit_card", "paypal", "apple_pay"]));
+            let (carrier, levels) = pick(rng, &CARRIERS);
+            values[f.shipping_carrier_name] = text(*carrier);
+            values[f.shipping_carrier_service_level] = text(*pick(rng, levels));
+            values[f.signature_required] = Scalar::Int(i64::from(rng.random_bool(0.1)));
+            values[f.shipping_insurance] = Scalar::Int(i64::from(rng.random_bool(0.05)));
+            if rng.random_bool(0.08) {
+                values[f.gift_message] = text("Happy birthday! Enjoy.");
+            }
+            if rng.random_bool(0.05) {
+                values[f.notes] = text("Please leave at the back door.");
+            }
+            values[f.external_type] = text(if platform == "bigcommerce" { "web" } else { "marketplace" });
+            values[f.lead_source] = text(*pick(rng, &["organic", "email", "ads", "referral"]));
+            values[f.country_of_origin] = text("US");
+            values[f.currency_code] = text("USD");
+            values[f.customer_service_email] = text("support@example.com");
+            let warehouse_id = tenant.warehouses[rng.random_range(0..tenant.warehouses.len())];
+            values[f.fulfillment_warehouse_id] = Scalar::Int(warehouse_id);
+
+            let mut items = Vec::with_capacity(item_count as usize);
+            let mut subtotal = 0i64;
+            let mut weight = 0i64;
+            for _ in 0..item_count {
+                let product = &tenant.products[rng.random_range(0..tenant.products.len())];
+                let quantity = if rng.random_bool(0.8) { 1 } else { rng.random_range(2..=3) };
+                let mut v = vec![Scalar::Null; ITEM_FIELDS.len()];
+                v[item.name] = text(product.name.clone());
+                v[item.sku] = text(product.sku.clone());
+                v[item.upc] = text(format!("0{:011}", 40_000_000_000 + product.id * 7919));
+                v[item.unit_price] = Scalar::Int(product.price);
+                v[item.unit_cost] = Scalar::Int(product.price * 55 / 100);
+                v[item.weight] = Scalar::Int(product.weight);
+                external_item += 1;
+                v[item.external_order_item_id] = text(external_item.to_string());
+                v[item.external_product_id] = text(product.id.to_string());
+                v[item.tax_amount] = Scalar::Int(product.price * quantity * 8 / 100);
+                v[item.gift_wrap] = Scalar::Int(i64::from(rng.random_bool(0.03)));
+                if let Some(color) = product.color {
+                    v[item.color_description] = text(color);
+                }
+                if let Some(size) = product.size {
+                    v[item.size_description] = text(size);
+                }
+                v[item.product_type] = text("physical");
+                v[item.quantity] = Scalar::Int(quantity);
+                subtotal += product.price * quantity;
+                weight += product.weight * quantity;
+                items.push(NewItem {
+                    values: v,
+                    options: "[]".to_string(),
+                    custom: r#"{"gift_message":null}"#.to_string(),
+                });
+            }
+            let shipping = *pick(rng, &[0, 499, 795, 1250, 1999]);
+            values[f.shipping_amount] = Scalar::Int(shipping);
+            values[f.shipping_tax_amount] = Scalar::Int(0);
+            values[f.tax_amount] = Scalar::Int(subtotal * 8 / 100);
+            if rng.random_bool(0.15) {
+                values[f.discount_amount] = Scalar::Int(subtotal / 10);
+                values[f.discount_codes] = text("WELCOME10");
+            } else {
+                values[f.discount_amount] = Scalar::Int(0);
+            }
+            if rng.random_bool(0.2) {
+                values[f.external_tags] = text("vip,repeat");
+            }
+
+            // Most orders older than a day have shipped; recent ones are still moving.
+            let age = now - ordered_at;
+            let shipped = age > DAY_MS && rng.random_bool(0.9) || age <= DAY_MS && rng.random_bool(0.3);
+            let cancelled = !shipped && rng.random_bool(0.03);
+            let shipped_at = ordered_at + rng.random_range(2 * 3_600_000..3 * DAY_MS);
+            let shipped_at = shipped_at.min(now - 1_000);
+            let state = if !shipped {
+                if cancelled { "cancelled" } else { "pending_shipment" }
+            } else if age > 5 * DAY_MS {
+                "shipped"
+            } else {
+                "partially_shipped"
+            };
+            values[f.fulfillment_state] = text(state);
+            values[f.fulfillment_transitioned_at] =
+                Scalar::Int(if shipped { shipped_at } else { ordered_at });
+
+            let place = pick(rng, &PLACES);
+            let address = address_json(first, last, rng, place);
+            let order = NewOrder {
+                store_id,
+                values,
+                billing_address: Some(address.clone()),
+                shipping_address: Some(address),
+                custom: format!(r#"{{"sales_channel":"{platform}"}}"#),
+                items,
+            };
+            let written = orders.write(&order, tenant.customer_id)?;
+            if shipped {
+                let shipment = NewShipment {
+                    order_id: written.id,
+                    warehouse_id,
+                    tracking_number: tracking_number(rng, carrier),
+                    state: shipment_state(rng, age).to_string(),
+                    shipped_at: Some(shipped_at),
+                    weight: (!rng.random_bool(0.1)).then_some(weight),
+                    external_shipping_description: Some(format!("{carrier} {}", pick(rng, levels))),
+                    carrier_name: Some(carrier.to_string()),
+                    service_level: Some(pick(rng, levels).to_string()),
+                    item_ids: written.item_ids,
+                };
+                let order_ref = OrderRef { customer_id: tenant.customer_id, store_id };
+                ships.write(&shipment, order_ref)?;
+                shipments += 1;
+            }
+        }
+        orders.finish()?;
+        ships.finish()?;
+        tx.commit()?;
+        done = batch_end;
+        progress(done);
+    }
+    Ok((done, shipments))
+}
+
+/// The column positions the generator fills, looked up once.
+struct OrderFields {
+    external_id: usize,
+    external_display_id: usize,
+    external_billing_customer_id: usize,
+    external_shipping_customer_id: usize,
+    customer_email: usize,
+    ordered_at: usize,
+    invoice_number: usize,
+    payment_type: usize,
+    shipping_carrier_name: usize,
+    shipping_carrier_service_level: usize,
+    signature_required: usize,
+    shipping_insurance: usize,
+    gift_message: usize,
+    notes: usize,
+    shipping_amount: usize,
+    discount_amount: usize,
+    tax_amount: usize,
+    shipping_tax_amount: usize,
+    discount_codes: usize,
+    payment_date: usize,
+    external_tags: usize,
+    fulfillment_state: usize,
+    fulfillment_transitioned_at: usize,
+    external_type: usize,
+    fulfillment_warehouse_id: usize,
+    country_of_origin: usize,
+    currency_code: usize,
+    customer_service_email: usize,
+    lead_source: usize,
+}
+
+struct ItemFields {
+    name: usize,
+    sku: usize,
+    upc: usize,
+    unit_price: usize,
+    unit_cost: usize,
+    weight: usize,
+    external_order_item_id: usize,
+    external_product_id: usize,
+    tax_amount: usize,
+    gift_wrap: usize,
+    color_description: usize,
+    size_description: usize,
+    product_type: usize,
+    quantity: usize,
+}
+
+fn address_json(first: &str, last: &str, rng: &mut StdRng, place: &(&str, &str, &str, &str)) -> String {
+    let street = format!("{} {}", rng.random_range(1..9_999), pick(rng, &STREETS));
+    let street2 = rng.random_bool(0.2).then(|| format!("Apt {}", rng.random_range(1..400)));
+    let phone = format!("+1-555-{:03}-{:04}", rng.random_range(100..999), rng.random_range(0..9_999));
+    let mut out = String::with_capacity(220);
+    crate::jsondoc::write_string_map(
+        &mut out,
+        [
+            ("first_name", Some(first)),
+            ("last_name", Some(last)),
+            ("street1", Some(street.as_str())),
+            ("street2", street2.as_deref()),
+            ("city", Some(place.0)),
+            ("region", Some(place.1)),
+            ("postal_code", Some(place.2)),
+            ("country", Some(place.3)),
+            ("telephone", Some(phone.as_str())),
+        ],
+    );
+    out
+}
+
+fn tracking_number(rng: &mut StdRng, carrier: &str) -> String {
+    match carrier {
+        "UPS" => format!("1Z{}{}", random_hex(rng, 6).to_ascii_uppercase(), random_digits(rng, 10)),
+        "USPS" => format!("9400{}", random_digits(rng, 18)),
+        "FedEx" => random_digits(rng, 12),
+        _ => random_digits(rng, 10),
+    }
+}
+
+/// Recent shipments are early in their life; older ones are mostly notified or archived,
+/// with a few stuck in error states. Every state occurs.
+fn shipment_state(rng: &mut StdRng, age_ms: i64) -> &'static str {
+    let roll = rng.random_range(0..100);
+    if age_ms < 2 * DAY_MS {
+        return STATES[(roll % 4) as usize];
+    }
+    match roll {
+        0..=1 => "errored_processing",
+        2..=3 => "delayed_notifying_of_shipment",
+        4 => "errored_notifying_of_shipment",
+        5..=9 => STATES[(roll % 4) as usize],
+        10..=59 => "notified_shipped",
+        _ => "archived",
+    }
+}
