@@ -1,12 +1,14 @@
 //! orderbridge's integration tests: one binary, one module per area.
 
 mod common;
+mod standins;
 
 mod auth;
 mod binary;
 mod connections;
 mod customers;
 mod ping_live;
+mod ping_routes;
 mod products;
 mod stores;
 mod variant_collections;
