@@ -12,6 +12,7 @@ pub mod customers;
 pub mod dates;
 pub mod db;
 pub mod error;
+mod logging;
 pub mod ping;
 pub mod products;
 pub mod stores;
@@ -34,9 +35,11 @@ pub struct App {
     pub first_admin: Option<FirstAdmin>,
 }
 
-/// Builds the service from a figment (usually `Config::figment()`): opens or creates the
-/// database, creates the first admin on an empty one, and mounts every route and catcher.
+/// Builds the service from a figment (usually `Config::figment()`): installs the logger,
+/// opens or creates the database, creates the first admin on an empty one, and mounts every
+/// route and catcher.
 pub fn build(figment: Figment) -> Result<App, String> {
+    logging::init(&figment);
     let config = Config::from_figment(&figment)?;
     let pool = db::open(&config.database)?;
     let first_admin = {
