@@ -54,10 +54,7 @@ pub(super) async fn check(adapter: &Adapter) -> Result<(), PingError> {
         match reply.code {
             200..=299 => {}
             400..=499 => {
-                return Err(control.no_verdict(
-                    &format!("could not change into {} now", target.path),
-                    &reply,
-                ));
+                return Err(control.no_verdict(&format!("could not change into {} now", target.path), &reply));
             }
             _ => {
                 return Err(PingError::AuthenticationFailed(end_sentence(format!(
@@ -89,11 +86,7 @@ struct Control<'t> {
 impl<'t> Control<'t> {
     fn new(stream: TcpStream, target: &'t Target) -> Self {
         let (read, writer) = stream.into_split();
-        Self {
-            reader: BufReader::new(read),
-            writer,
-            target,
-        }
+        Self { reader: BufReader::new(read), writer, target }
     }
 
     /// Sends `VERB argument` and reads the reply.
@@ -131,18 +124,12 @@ impl<'t> Control<'t> {
                 }
             }
         }
-        Ok(Reply {
-            code,
-            text: text.join(" "),
-        })
+        Ok(Reply { code, text: text.join(" ") })
     }
 
     async fn read_line(&mut self) -> Result<String, PingError> {
         let mut bytes = Vec::new();
-        let read = (&mut self.reader)
-            .take(MAX_LINE_BYTES)
-            .read_until(b'\n', &mut bytes)
-            .await;
+        let read = (&mut self.reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut bytes).await;
         let read = read.map_err(|e| self.broke_off("reading its reply", &e))?;
         if read == 0 {
             return Err(PingError::Unreachable(format!(
@@ -158,11 +145,7 @@ impl<'t> Control<'t> {
 
     fn quote(&self, reply: &Reply) -> String {
         let text = quote_platform_text(&reply.text, &self.target.secrets());
-        if text.is_empty() {
-            reply.code.to_string()
-        } else {
-            format!("{} {text}", reply.code)
-        }
+        if text.is_empty() { reply.code.to_string() } else { format!("{} {text}", reply.code) }
     }
 
     fn refused(&self, what: &str, reply: &Reply) -> PingError {
@@ -200,9 +183,7 @@ impl<'t> Control<'t> {
 fn reply_code(line: &str) -> Option<u16> {
     let digits = line.get(..3)?;
     let separator_ok = matches!(line.as_bytes().get(3), None | Some(b' ') | Some(b'-'));
-    (digits.bytes().all(|b| b.is_ascii_digit()) && separator_ok)
-        .then(|| digits.parse().ok())
-        .flatten()
+    (digits.bytes().all(|b| b.is_ascii_digit()) && separator_ok).then(|| digits.parse().ok()).flatten()
 }
 
 #[cfg(test)]

@@ -28,25 +28,19 @@ pub(super) async fn check_bigcommerce(api_base: &str, adapter: &Adapter) -> Resu
     }
     let mut token_header = HeaderValue::from_str(token).map_err(|_| {
         PingError::AuthenticationFailed(
-            "The BigCommerce access token contains characters that cannot be sent in an HTTP header.".to_owned(),
+            "The BigCommerce access token contains characters that cannot be sent in an HTTP header."
+                .to_owned(),
         )
     })?;
     token_header.set_sensitive(true);
-    let url = format!(
-        "{}/stores/{store_hash}/v2/store",
-        api_base.trim_end_matches('/')
-    );
-    let request = client(NAME)?
-        .get(url)
-        .header("X-Auth-Token", token_header)
-        .header(ACCEPT, "application/json");
+    let url = format!("{}/stores/{store_hash}/v2/store", api_base.trim_end_matches('/'));
+    let request =
+        client(NAME)?.get(url).header("X-Auth-Token", token_header).header(ACCEPT, "application/json");
     let response = send(request, NAME, api_base).await?;
     let status = response.status();
     match status {
         s if s.is_success() => Ok(()),
-        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-            Err(refused(NAME, response, &[token]).await)
-        }
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Err(refused(NAME, response, &[token]).await),
         StatusCode::NOT_FOUND => Err(PingError::AuthenticationFailed(format!(
             "BigCommerce has no store with hash '{store_hash}' (HTTP {}).",
             status_text(status)
@@ -61,17 +55,13 @@ pub(super) async fn check_sellbrite(api_base: &str, adapter: &Adapter) -> Result
     let secret_key = adapter_field(adapter, "secret_key", NAME)?;
     let url = format!("{}/v1/warehouses", api_base.trim_end_matches('/'));
     // reqwest marks the Authorization header it builds here as sensitive.
-    let request = client(NAME)?
-        .get(url)
-        .basic_auth(auth_token, Some(secret_key))
-        .header(ACCEPT, "application/json");
+    let request =
+        client(NAME)?.get(url).basic_auth(auth_token, Some(secret_key)).header(ACCEPT, "application/json");
     let response = send(request, NAME, api_base).await?;
     let secrets = [auth_token, secret_key];
     match response.status() {
         s if s.is_success() => Ok(()),
-        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-            Err(refused(NAME, response, &secrets).await)
-        }
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Err(refused(NAME, response, &secrets).await),
         _ => Err(no_verdict(NAME, response, &secrets).await),
     }
 }
@@ -81,9 +71,7 @@ pub(super) async fn check_sellbrite(api_base: &str, adapter: &Adapter) -> Result
 fn is_store_hash(hash: &str) -> bool {
     !hash.is_empty()
         && hash.len() <= 64
-        && hash
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && hash.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// One client per check: pings are rare, and a pooled connection must not outlive the
@@ -187,24 +175,16 @@ fn platform_reason(body: &[u8]) -> Option<String> {
 
 fn json_reason(json: &serde_json::Value, depth: u8) -> Option<String> {
     use serde_json::Value;
-    const KEYS: [&str; 6] = [
-        "title",
-        "message",
-        "error_description",
-        "error",
-        "detail",
-        "errors",
-    ];
+    const KEYS: [&str; 6] = ["title", "message", "error_description", "error", "detail", "errors"];
     if depth == 0 {
         return None;
     }
     match json {
         Value::String(text) if !text.trim().is_empty() => Some(text.clone()),
         Value::Array(items) => items.iter().find_map(|item| json_reason(item, depth - 1)),
-        Value::Object(fields) => KEYS
-            .iter()
-            .filter_map(|key| fields.get(*key))
-            .find_map(|value| json_reason(value, depth - 1)),
+        Value::Object(fields) => {
+            KEYS.iter().filter_map(|key| fields.get(*key)).find_map(|value| json_reason(value, depth - 1))
+        }
         _ => None,
     }
 }
@@ -216,29 +196,16 @@ mod tests {
     #[test]
     fn platform_reasons_are_found_in_the_usual_body_shapes() {
         let cases: [(&str, Option<&str>); 7] = [
-            (
-                r#"{"status":401,"title":"No auth","type":"x"}"#,
-                Some("No auth"),
-            ),
-            (
-                r#"[{"status":401,"message":"Bad token"}]"#,
-                Some("Bad token"),
-            ),
+            (r#"{"status":401,"title":"No auth","type":"x"}"#, Some("No auth")),
+            (r#"[{"status":401,"message":"Bad token"}]"#, Some("Bad token")),
             (r#"{"error":{"message":"Nested"}}"#, Some("Nested")),
             (r#"{"errors":["First"]}"#, Some("First")),
-            (
-                "HTTP Basic: Access denied.\n",
-                Some("HTTP Basic: Access denied."),
-            ),
+            ("HTTP Basic: Access denied.\n", Some("HTTP Basic: Access denied.")),
             ("<html><body>401</body></html>", None),
             (r#"{"status":401}"#, None),
         ];
         for (body, expected) in cases {
-            assert_eq!(
-                platform_reason(body.as_bytes()).as_deref(),
-                expected,
-                "{body}"
-            );
+            assert_eq!(platform_reason(body.as_bytes()).as_deref(), expected, "{body}");
         }
     }
 

@@ -49,9 +49,7 @@ impl std::fmt::Display for PingError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::AuthenticationFailed(reason) | Self::Unreachable(reason) => f.write_str(reason),
-            Self::UnsupportedPlatform => {
-                f.write_str("No live credential check exists for this platform.")
-            }
+            Self::UnsupportedPlatform => f.write_str("No live credential check exists for this platform."),
         }
     }
 }
@@ -85,9 +83,7 @@ impl StorePlatform {
 
     async fn check(self, settings: &PingSettings, adapter: &Adapter) -> Result<(), PingError> {
         match self {
-            Self::BigCommerce => {
-                http::check_bigcommerce(&settings.bigcommerce_api_base, adapter).await
-            }
+            Self::BigCommerce => http::check_bigcommerce(&settings.bigcommerce_api_base, adapter).await,
             Self::Sellbrite => http::check_sellbrite(&settings.sellbrite_api_base, adapter).await,
         }
     }
@@ -133,12 +129,7 @@ pub async fn check_store(
     adapter: &Map<String, Value>,
 ) -> Result<(), PingError> {
     let platform = StorePlatform::from_token(platform).ok_or(PingError::UnsupportedPlatform)?;
-    within(
-        settings.timeout,
-        platform.name(),
-        platform.check(settings, adapter),
-    )
-    .await
+    within(settings.timeout, platform.name(), platform.check(settings, adapter)).await
 }
 
 /// Checks a warehouse adapter: `sftp` and `ftp` use `adapter["connection_string"]`, an
@@ -149,12 +140,7 @@ pub async fn check_warehouse(
     adapter: &Map<String, Value>,
 ) -> Result<(), PingError> {
     let platform = WarehousePlatform::from_token(platform).ok_or(PingError::UnsupportedPlatform)?;
-    within(
-        settings.timeout,
-        platform.name(),
-        platform.check(settings, adapter),
-    )
-    .await
+    within(settings.timeout, platform.name(), platform.check(settings, adapter)).await
 }
 
 /// Runs a whole check under the deadline; dropping the future closes its sockets.
@@ -163,14 +149,9 @@ async fn within(
     who: &str,
     check: impl Future<Output = Result<(), PingError>>,
 ) -> Result<(), PingError> {
-    tokio::time::timeout(limit, check)
-        .await
-        .unwrap_or_else(|_| {
-            Err(PingError::Unreachable(format!(
-                "{who} did not answer within {}.",
-                describe_duration(limit)
-            )))
-        })
+    tokio::time::timeout(limit, check).await.unwrap_or_else(|_| {
+        Err(PingError::Unreachable(format!("{who} did not answer within {}.", describe_duration(limit))))
+    })
 }
 
 fn describe_duration(limit: Duration) -> String {
@@ -183,14 +164,11 @@ fn describe_duration(limit: Duration) -> String {
 
 /// A string field of the adapter. The caller validated the adapter, so a missing field is its
 /// bug; it still answers as a refusal rather than a panic.
-fn adapter_field<'a>(
-    adapter: &'a Adapter,
-    key: &str,
-    platform: &str,
-) -> Result<&'a str, PingError> {
-    adapter.get(key).and_then(Value::as_str).ok_or_else(|| {
-        PingError::AuthenticationFailed(format!("The {platform} adapter has no {key}."))
-    })
+fn adapter_field<'a>(adapter: &'a Adapter, key: &str, platform: &str) -> Result<&'a str, PingError> {
+    adapter
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| PingError::AuthenticationFailed(format!("The {platform} adapter has no {key}.")))
 }
 
 /// Longest piece of a platform's own text quoted in a message.
@@ -253,15 +231,9 @@ mod tests {
 
     #[test]
     fn platform_tokens_without_a_check_are_not_recognised() {
-        assert_eq!(
-            StorePlatform::from_token("bigcommerce"),
-            Some(StorePlatform::BigCommerce)
-        );
+        assert_eq!(StorePlatform::from_token("bigcommerce"), Some(StorePlatform::BigCommerce));
         assert_eq!(StorePlatform::from_token("shopify"), None);
-        assert_eq!(
-            WarehousePlatform::from_token("ftp"),
-            Some(WarehousePlatform::Ftp)
-        );
+        assert_eq!(WarehousePlatform::from_token("ftp"), Some(WarehousePlatform::Ftp));
         assert_eq!(WarehousePlatform::from_token("shipbob"), None);
     }
 }

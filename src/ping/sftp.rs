@@ -38,9 +38,7 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
     let mut session = client::connect_stream(Arc::new(config), stream, AnyHostKey)
         .await
         .map_err(|e| broke_off("the SSH handshake", &e))?;
-    let login = log_in(&mut session, &target)
-        .await
-        .map_err(|e| broke_off("login", &e))?;
+    let login = log_in(&mut session, &target).await.map_err(|e| broke_off("login", &e))?;
     if let Login::Refused(why) = login {
         return Err(PingError::AuthenticationFailed(format!(
             "The SFTP server at {} {why}.",
@@ -48,23 +46,11 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
         )));
     }
 
-    let channel = session
-        .channel_open_session()
-        .await
-        .map_err(|e| broke_off("opening a session", &e))?;
-    channel
-        .request_subsystem(true, "sftp")
-        .await
-        .map_err(|e| broke_off("starting SFTP", &e))?;
-    let sftp = SftpSession::new(channel.into_stream())
-        .await
-        .map_err(|e| broke_off("starting SFTP", &e))?;
+    let channel = session.channel_open_session().await.map_err(|e| broke_off("opening a session", &e))?;
+    channel.request_subsystem(true, "sftp").await.map_err(|e| broke_off("starting SFTP", &e))?;
+    let sftp = SftpSession::new(channel.into_stream()).await.map_err(|e| broke_off("starting SFTP", &e))?;
     // A URL without a path means the login directory.
-    let path = if target.path.is_empty() {
-        "."
-    } else {
-        target.path.as_str()
-    };
+    let path = if target.path.is_empty() { "." } else { target.path.as_str() };
     let outcome = match sftp.metadata(path).await {
         Ok(_) => Ok(()),
         Err(SftpError::Status(status)) if status.status_code == StatusCode::NoSuchFile => {
@@ -82,9 +68,7 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
         Err(e) => Err(broke_off(&format!("checking the path {path}"), &e)),
     };
     let _ = sftp.close().await;
-    let _ = session
-        .disconnect(Disconnect::ByApplication, "", "en")
-        .await;
+    let _ = session.disconnect(Disconnect::ByApplication, "", "en").await;
     outcome
 }
 
@@ -96,43 +80,28 @@ enum Login {
 
 /// Password login, falling back to keyboard-interactive when the server only offers that
 /// (OpenSSH with `PasswordAuthentication no` still takes passwords that way).
-async fn log_in(
-    session: &mut client::Handle<AnyHostKey>,
-    target: &Target,
-) -> Result<Login, russh::Error> {
+async fn log_in(session: &mut client::Handle<AnyHostKey>, target: &Target) -> Result<Login, russh::Error> {
     const REFUSED: &str = "refused the user name and password";
-    let (remaining, partial) = match session
-        .authenticate_password(&target.user, &target.password)
-        .await?
-    {
+    let (remaining, partial) = match session.authenticate_password(&target.user, &target.password).await? {
         AuthResult::Success => return Ok(Login::Accepted),
-        AuthResult::Failure {
-            remaining_methods,
-            partial_success,
-        } => (remaining_methods, partial_success),
+        AuthResult::Failure { remaining_methods, partial_success } => (remaining_methods, partial_success),
     };
     if partial {
         return Ok(Login::Refused(
             "accepted the password but asks for a second login step, which orderbridge cannot give",
         ));
     }
-    if remaining.contains(&MethodKind::Password)
-        || !remaining.contains(&MethodKind::KeyboardInteractive)
-    {
+    if remaining.contains(&MethodKind::Password) || !remaining.contains(&MethodKind::KeyboardInteractive) {
         return Ok(Login::Refused(REFUSED));
     }
-    let mut reply = session
-        .authenticate_keyboard_interactive_start(&target.user, None)
-        .await?;
+    let mut reply = session.authenticate_keyboard_interactive_start(&target.user, None).await?;
     for _ in 0..MAX_PROMPT_ROUNDS {
         match reply {
             KeyboardInteractiveAuthResponse::Success => return Ok(Login::Accepted),
             KeyboardInteractiveAuthResponse::Failure { .. } => break,
             KeyboardInteractiveAuthResponse::InfoRequest { prompts, .. } => {
                 let answers = vec![target.password.clone(); prompts.len()];
-                reply = session
-                    .authenticate_keyboard_interactive_respond(answers)
-                    .await?;
+                reply = session.authenticate_keyboard_interactive_respond(answers).await?;
             }
         }
     }
@@ -147,10 +116,7 @@ struct AnyHostKey;
 impl client::Handler for AnyHostKey {
     type Error = russh::Error;
 
-    async fn check_server_key(
-        &mut self,
-        _key: &PublicKeyOrCertificate,
-    ) -> Result<bool, Self::Error> {
+    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
         Ok(true)
     }
 }

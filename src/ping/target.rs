@@ -17,15 +17,10 @@ pub(super) struct Target {
 
 impl Target {
     /// Reads the adapter's connection string. Messages never repeat the string: it holds the password.
-    pub fn from_adapter(
-        adapter: &Adapter,
-        scheme: &str,
-        default_port: u16,
-    ) -> Result<Self, PingError> {
+    pub fn from_adapter(adapter: &Adapter, scheme: &str, default_port: u16) -> Result<Self, PingError> {
         let kind = scheme.to_uppercase();
-        let refuse = |what: &str| {
-            PingError::AuthenticationFailed(format!("The {kind} connection string {what}."))
-        };
+        let refuse =
+            |what: &str| PingError::AuthenticationFailed(format!("The {kind} connection string {what}."));
         let raw = adapter_field(adapter, "connection_string", &kind)?;
         let url = Url::parse(raw).map_err(|e| refuse(&format!("is not a valid URL ({e})")))?;
         if url.scheme() != scheme {
@@ -41,32 +36,18 @@ impl Target {
             percent_decode_str(part)
                 .decode_utf8()
                 .map(|text| text.into_owned())
-                .map_err(|_| {
-                    refuse(&format!(
-                        "has a {what} that is not valid UTF-8 once decoded"
-                    ))
-                })
+                .map_err(|_| refuse(&format!("has a {what} that is not valid UTF-8 once decoded")))
         };
         let user = decode(url.username(), "user name")?;
         let password = decode(url.password().unwrap_or(""), "password")?;
         let path = decode(url.path(), "path")?;
         // A line break would end the FTP command early and start another one.
-        for (value, what) in [
-            (&user, "user name"),
-            (&password, "password"),
-            (&path, "path"),
-        ] {
+        for (value, what) in [(&user, "user name"), (&password, "password"), (&path, "path")] {
             if value.contains(['\r', '\n', '\0']) {
                 return Err(refuse(&format!("has a {what} containing a line break")));
             }
         }
-        Ok(Self {
-            host,
-            port: url.port().unwrap_or(default_port),
-            user,
-            password,
-            path,
-        })
+        Ok(Self { host, port: url.port().unwrap_or(default_port), user, password, path })
     }
 
     /// `host:port` as a person would type it (IPv6 in brackets).
@@ -85,14 +66,12 @@ impl Target {
 
     /// Opens the TCP connection; failures answer quickly as `Unreachable`.
     pub async fn connect(&self, server: &str) -> Result<tokio::net::TcpStream, PingError> {
-        tokio::net::TcpStream::connect((self.host.as_str(), self.port))
-            .await
-            .map_err(|e| {
-                PingError::Unreachable(format!(
-                    "Could not connect to the {server} server at {}: {e}.",
-                    self.address()
-                ))
-            })
+        tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.map_err(|e| {
+            PingError::Unreachable(format!(
+                "Could not connect to the {server} server at {}: {e}.",
+                self.address()
+            ))
+        })
     }
 }
 
@@ -108,18 +87,10 @@ mod tests {
 
     #[test]
     fn user_password_and_path_are_percent_decoded() {
-        let target = Target::from_adapter(
-            &adapter("sftp://b%40b:p%3Aw%2F@[::1]:2022/in%20box"),
-            "sftp",
-            22,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let target = Target::from_adapter(&adapter("sftp://b%40b:p%3Aw%2F@[::1]:2022/in%20box"), "sftp", 22)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            (
-                target.user.as_str(),
-                target.password.as_str(),
-                target.path.as_str()
-            ),
+            (target.user.as_str(), target.password.as_str(), target.path.as_str()),
             ("b@b", "p:w/", "/in box")
         );
         assert_eq!(target.address(), "[::1]:2022");

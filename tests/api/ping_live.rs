@@ -36,11 +36,7 @@ enum Outcome {
 }
 
 fn settings(timeout: Duration, base: &str) -> PingSettings {
-    PingSettings {
-        timeout,
-        bigcommerce_api_base: base.to_owned(),
-        sellbrite_api_base: base.to_owned(),
-    }
+    PingSettings { timeout, bigcommerce_api_base: base.to_owned(), sellbrite_api_base: base.to_owned() }
 }
 
 fn adapter(value: Value) -> Map<String, Value> {
@@ -59,13 +55,7 @@ fn sellbrite(auth_token: &str, secret_key: &str) -> Map<String, Value> {
 }
 
 /// A warehouse adapter whose `connection_string` names `addr`.
-fn connection(
-    scheme: &str,
-    user: &str,
-    password: &str,
-    addr: SocketAddr,
-    path: &str,
-) -> Map<String, Value> {
+fn connection(scheme: &str, user: &str, password: &str, addr: SocketAddr, path: &str) -> Map<String, Value> {
     adapter(json!({"connection_string": connection_string(scheme, user, password, addr, path)}))
 }
 
@@ -79,10 +69,7 @@ fn assert_error(result: Result<(), PingError>, expected: Outcome, fragments: &[&
     };
     assert_eq!(outcome, expected, "message: {message}");
     for fragment in fragments {
-        assert!(
-            message.contains(fragment),
-            "{message:?} should name {fragment:?}"
-        );
+        assert!(message.contains(fragment), "{message:?} should name {fragment:?}");
     }
     for secret in SECRETS {
         assert!(!message.contains(secret), "{message:?} leaks {secret:?}");
@@ -103,26 +90,13 @@ async fn bigcommerce_with_a_valid_token_is_ok_and_sends_token_and_accept_headers
     let platform = HttpStandIn::start(http_standin::bigcommerce).await;
     let adapter = bigcommerce(http_standin::BIGCOMMERCE_TOKEN, http_standin::STORE_HASH);
 
-    assert_ok(
-        check_store(
-            &settings(PATIENT, &platform.base()),
-            "bigcommerce",
-            &adapter,
-        )
-        .await,
-    );
+    assert_ok(check_store(&settings(PATIENT, &platform.base()), "bigcommerce", &adapter).await);
 
     let requests = platform.requests();
     assert_eq!(requests.len(), 1, "{requests:?}");
     let request = &requests[0];
-    assert_eq!(
-        (request.method.as_str(), request.path.as_str()),
-        ("GET", "/stores/abc123/v2/store")
-    );
-    assert_eq!(
-        request.header("x-auth-token"),
-        Some(http_standin::BIGCOMMERCE_TOKEN)
-    );
+    assert_eq!((request.method.as_str(), request.path.as_str()), ("GET", "/stores/abc123/v2/store"));
+    assert_eq!(request.header("x-auth-token"), Some(http_standin::BIGCOMMERCE_TOKEN));
     assert_eq!(request.header("accept"), Some("application/json"));
 }
 
@@ -132,34 +106,17 @@ async fn bigcommerce_with_a_wrong_token_is_refused_with_status_and_platform_text
     // The stand-in echoes the token it was sent in its error text.
     let adapter = bigcommerce("pw-WRONG-0000", http_standin::STORE_HASH);
 
-    let result = check_store(
-        &settings(PATIENT, &platform.base()),
-        "bigcommerce",
-        &adapter,
-    )
-    .await;
+    let result = check_store(&settings(PATIENT, &platform.base()), "bigcommerce", &adapter).await;
 
-    assert_error(
-        result,
-        Outcome::Refused,
-        &["BigCommerce", "401", "is not valid", "[redacted]"],
-    );
+    assert_error(result, Outcome::Refused, &["BigCommerce", "401", "is not valid", "[redacted]"]);
 }
 
 #[tokio::test]
 async fn bigcommerce_403_is_refused_with_the_message_from_its_array_body() {
     let platform = HttpStandIn::start(http_standin::bigcommerce).await;
-    let adapter = bigcommerce(
-        http_standin::BIGCOMMERCE_SCOPELESS_TOKEN,
-        http_standin::STORE_HASH,
-    );
+    let adapter = bigcommerce(http_standin::BIGCOMMERCE_SCOPELESS_TOKEN, http_standin::STORE_HASH);
 
-    let result = check_store(
-        &settings(PATIENT, &platform.base()),
-        "bigcommerce",
-        &adapter,
-    )
-    .await;
+    let result = check_store(&settings(PATIENT, &platform.base()), "bigcommerce", &adapter).await;
 
     assert_error(result, Outcome::Refused, &["403", "required scope"]);
 }
@@ -169,18 +126,9 @@ async fn bigcommerce_unknown_store_hash_is_refused_naming_the_store() {
     let platform = HttpStandIn::start(http_standin::bigcommerce).await;
     let adapter = bigcommerce(http_standin::BIGCOMMERCE_TOKEN, "zzz999");
 
-    let result = check_store(
-        &settings(PATIENT, &platform.base()),
-        "bigcommerce",
-        &adapter,
-    )
-    .await;
+    let result = check_store(&settings(PATIENT, &platform.base()), "bigcommerce", &adapter).await;
 
-    assert_error(
-        result,
-        Outcome::Refused,
-        &["no store with hash 'zzz999'", "404"],
-    );
+    assert_error(result, Outcome::Refused, &["no store with hash 'zzz999'", "404"]);
 }
 
 #[tokio::test]
@@ -189,12 +137,7 @@ async fn bigcommerce_store_hash_that_would_change_the_url_is_refused_without_a_r
     for hash in ["../../v3/catalog", "abc123?x=1", "a%2Fb", "abc 123"] {
         let adapter = bigcommerce(http_standin::BIGCOMMERCE_TOKEN, hash);
 
-        let result = check_store(
-            &settings(PATIENT, &platform.base()),
-            "bigcommerce",
-            &adapter,
-        )
-        .await;
+        let result = check_store(&settings(PATIENT, &platform.base()), "bigcommerce", &adapter).await;
 
         assert_error(result, Outcome::Refused, &["no store with hash"]);
     }
@@ -204,46 +147,23 @@ async fn bigcommerce_store_hash_that_would_change_the_url_is_refused_without_a_r
 #[tokio::test]
 async fn bigcommerce_server_error_is_unreachable_with_the_status() {
     let platform = HttpStandIn::start(http_standin::bigcommerce).await;
-    let adapter = bigcommerce(
-        http_standin::BIGCOMMERCE_TOKEN,
-        http_standin::FAILING_STORE_HASH,
-    );
+    let adapter = bigcommerce(http_standin::BIGCOMMERCE_TOKEN, http_standin::FAILING_STORE_HASH);
 
-    let result = check_store(
-        &settings(PATIENT, &platform.base()),
-        "bigcommerce",
-        &adapter,
-    )
-    .await;
+    let result = check_store(&settings(PATIENT, &platform.base()), "bigcommerce", &adapter).await;
 
-    assert_error(
-        result,
-        Outcome::Unreachable,
-        &["503", "Upstream overloaded"],
-    );
+    assert_error(result, Outcome::Unreachable, &["503", "Upstream overloaded"]);
 }
 
 #[tokio::test]
 async fn bigcommerce_that_never_answers_is_unreachable_at_the_timeout() {
     let platform = HttpStandIn::start(http_standin::bigcommerce).await;
-    let adapter = bigcommerce(
-        http_standin::BIGCOMMERCE_TOKEN,
-        http_standin::SLOW_STORE_HASH,
-    );
+    let adapter = bigcommerce(http_standin::BIGCOMMERCE_TOKEN, http_standin::SLOW_STORE_HASH);
     let started = Instant::now();
 
     let result = check_store(&settings(SHORT, &platform.base()), "bigcommerce", &adapter).await;
 
-    assert_error(
-        result,
-        Outcome::Unreachable,
-        &["BigCommerce did not answer within 1 s"],
-    );
-    assert!(
-        started.elapsed() < SHORT * 3,
-        "took {:?}",
-        started.elapsed()
-    );
+    assert_error(result, Outcome::Unreachable, &["BigCommerce did not answer within 1 s"]);
+    assert!(started.elapsed() < SHORT * 3, "took {:?}", started.elapsed());
 }
 
 #[tokio::test]
@@ -251,9 +171,7 @@ async fn bigcommerce_over_https_to_a_server_without_tls_is_unreachable_with_the_
     // Exercises the TLS stack (crypto provider, platform verifier) without leaving the machine.
     // Answers a TLS hello the way a plain HTTP server does.
     let platform = StandIn::start(|mut stream| async move {
-        let _ = stream
-            .write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
-            .await;
+        let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n").await;
     })
     .await;
     let base = format!("https://{}", platform.addr);
@@ -261,15 +179,9 @@ async fn bigcommerce_over_https_to_a_server_without_tls_is_unreachable_with_the_
 
     let result = check_store(&settings(PATIENT, &base), "bigcommerce", &adapter).await;
 
-    let message = assert_error(
-        result,
-        Outcome::Unreachable,
-        &["BigCommerce could not be reached at 127.0.0.1:"],
-    );
-    assert!(
-        !message.contains("within"),
-        "TLS failure should not wait for the timeout: {message}"
-    );
+    let message =
+        assert_error(result, Outcome::Unreachable, &["BigCommerce could not be reached at 127.0.0.1:"]);
+    assert!(!message.contains("within"), "TLS failure should not wait for the timeout: {message}");
 }
 
 // ---- Sellbrite ----
@@ -277,23 +189,14 @@ async fn bigcommerce_over_https_to_a_server_without_tls_is_unreachable_with_the_
 #[tokio::test]
 async fn sellbrite_with_valid_credentials_is_ok_and_sends_them_as_http_basic() {
     let platform = HttpStandIn::start(http_standin::sellbrite).await;
-    let adapter = sellbrite(
-        http_standin::SELLBRITE_AUTH_TOKEN,
-        http_standin::SELLBRITE_SECRET_KEY,
-    );
+    let adapter = sellbrite(http_standin::SELLBRITE_AUTH_TOKEN, http_standin::SELLBRITE_SECRET_KEY);
 
     assert_ok(check_store(&settings(PATIENT, &platform.base()), "sellbrite", &adapter).await);
 
     let requests = platform.requests();
     assert_eq!(requests.len(), 1, "{requests:?}");
-    assert_eq!(
-        (requests[0].method.as_str(), requests[0].path.as_str()),
-        ("GET", "/v1/warehouses")
-    );
-    assert_eq!(
-        requests[0].header("authorization"),
-        Some(http_standin::sellbrite_basic_header().as_str())
-    );
+    assert_eq!((requests[0].method.as_str(), requests[0].path.as_str()), ("GET", "/v1/warehouses"));
+    assert_eq!(requests[0].header("authorization"), Some(http_standin::sellbrite_basic_header().as_str()));
 }
 
 #[tokio::test]
@@ -303,28 +206,17 @@ async fn sellbrite_with_a_wrong_secret_is_refused_with_status_and_platform_text(
 
     let result = check_store(&settings(PATIENT, &platform.base()), "sellbrite", &adapter).await;
 
-    assert_error(
-        result,
-        Outcome::Refused,
-        &["Sellbrite", "401", "HTTP Basic: Access denied."],
-    );
+    assert_error(result, Outcome::Refused, &["Sellbrite", "401", "HTTP Basic: Access denied."]);
 }
 
 #[tokio::test]
 async fn sellbrite_that_never_answers_is_unreachable_at_the_timeout() {
     let platform = HttpStandIn::start(http_standin::never).await;
-    let adapter = sellbrite(
-        http_standin::SELLBRITE_AUTH_TOKEN,
-        http_standin::SELLBRITE_SECRET_KEY,
-    );
+    let adapter = sellbrite(http_standin::SELLBRITE_AUTH_TOKEN, http_standin::SELLBRITE_SECRET_KEY);
 
     let result = check_store(&settings(SHORT, &platform.base()), "sellbrite", &adapter).await;
 
-    assert_error(
-        result,
-        Outcome::Unreachable,
-        &["Sellbrite did not answer within 1 s"],
-    );
+    assert_error(result, Outcome::Unreachable, &["Sellbrite did not answer within 1 s"]);
 }
 
 // ---- Nothing listening, any platform ----
@@ -334,44 +226,15 @@ async fn every_platform_with_nothing_listening_is_unreachable_without_waiting() 
     let addr = closed_port().await;
     let base = format!("http://{addr}");
     let settings = settings(PATIENT, &base);
-    let sftp = connection(
-        "sftp",
-        sftp_standin::USER,
-        sftp_standin::PASSWORD,
-        addr,
-        "/x",
-    );
+    let sftp = connection("sftp", sftp_standin::USER, sftp_standin::PASSWORD, addr, "/x");
     let ftp = connection("ftp", ftp_standin::USER, ftp_standin::PASSWORD, addr, "/x");
     let bigcommerce = bigcommerce(http_standin::BIGCOMMERCE_TOKEN, http_standin::STORE_HASH);
-    let sellbrite = sellbrite(
-        http_standin::SELLBRITE_AUTH_TOKEN,
-        http_standin::SELLBRITE_SECRET_KEY,
-    );
+    let sellbrite = sellbrite(http_standin::SELLBRITE_AUTH_TOKEN, http_standin::SELLBRITE_SECRET_KEY);
     let cases = [
-        (
-            "store",
-            "bigcommerce",
-            &bigcommerce,
-            "BigCommerce could not be reached at 127.0.0.1",
-        ),
-        (
-            "store",
-            "sellbrite",
-            &sellbrite,
-            "Sellbrite could not be reached at 127.0.0.1",
-        ),
-        (
-            "warehouse",
-            "sftp",
-            &sftp,
-            "Could not connect to the SFTP server at 127.0.0.1",
-        ),
-        (
-            "warehouse",
-            "ftp",
-            &ftp,
-            "Could not connect to the FTP server at 127.0.0.1",
-        ),
+        ("store", "bigcommerce", &bigcommerce, "BigCommerce could not be reached at 127.0.0.1"),
+        ("store", "sellbrite", &sellbrite, "Sellbrite could not be reached at 127.0.0.1"),
+        ("warehouse", "sftp", &sftp, "Could not connect to the SFTP server at 127.0.0.1"),
+        ("warehouse", "ftp", &ftp, "Could not connect to the FTP server at 127.0.0.1"),
     ];
     for (kind, platform, adapter, expected) in cases {
         let started = Instant::now();
@@ -383,11 +246,7 @@ async fn every_platform_with_nothing_listening_is_unreachable_without_waiting() 
         };
 
         let message = assert_error(result, Outcome::Unreachable, &[expected, "refused"]);
-        assert!(
-            started.elapsed() < PATIENT / 2,
-            "{platform} took {:?}: {message}",
-            started.elapsed()
-        );
+        assert!(started.elapsed() < PATIENT / 2, "{platform} took {:?}: {message}", started.elapsed());
     }
 }
 
@@ -398,27 +257,12 @@ async fn platforms_without_a_live_check_are_unsupported() {
     let settings = settings(PATIENT, "http://127.0.0.1:9");
     let any_adapter = adapter(json!({"api_key": "k"}));
     for (kind, result) in [
-        (
-            "store shopify",
-            check_store(&settings, "shopify", &any_adapter).await,
-        ),
-        (
-            "store sftp",
-            check_store(&settings, "sftp", &any_adapter).await,
-        ),
-        (
-            "warehouse shipbob",
-            check_warehouse(&settings, "shipbob", &any_adapter).await,
-        ),
-        (
-            "warehouse bigcommerce",
-            check_warehouse(&settings, "bigcommerce", &any_adapter).await,
-        ),
+        ("store shopify", check_store(&settings, "shopify", &any_adapter).await),
+        ("store sftp", check_store(&settings, "sftp", &any_adapter).await),
+        ("warehouse shipbob", check_warehouse(&settings, "shipbob", &any_adapter).await),
+        ("warehouse bigcommerce", check_warehouse(&settings, "bigcommerce", &any_adapter).await),
     ] {
-        assert!(
-            matches!(result, Err(PingError::UnsupportedPlatform)),
-            "{kind}: {result:?}"
-        );
+        assert!(matches!(result, Err(PingError::UnsupportedPlatform)), "{kind}: {result:?}");
     }
 }
 
@@ -438,34 +282,16 @@ async fn check_sftp(
 async fn sftp_with_a_good_login_and_an_existing_path_is_ok() {
     let server = sftp_standin::start(Login::Password).await;
 
-    assert_ok(
-        check_sftp(
-            server.addr,
-            sftp_standin::PASSWORD,
-            sftp_standin::EXISTING_PATH,
-            PATIENT,
-        )
-        .await,
-    );
+    assert_ok(check_sftp(server.addr, sftp_standin::PASSWORD, sftp_standin::EXISTING_PATH, PATIENT).await);
 }
 
 #[tokio::test]
 async fn sftp_with_a_wrong_password_is_refused_without_the_password() {
     let server = sftp_standin::start(Login::Password).await;
 
-    let result = check_sftp(
-        server.addr,
-        "pw-WRONG-0000",
-        sftp_standin::EXISTING_PATH,
-        PATIENT,
-    )
-    .await;
+    let result = check_sftp(server.addr, "pw-WRONG-0000", sftp_standin::EXISTING_PATH, PATIENT).await;
 
-    assert_error(
-        result,
-        Outcome::Refused,
-        &["refused the user name and password"],
-    );
+    assert_error(result, Outcome::Refused, &["refused the user name and password"]);
 }
 
 #[tokio::test]
@@ -474,38 +300,16 @@ async fn sftp_with_a_missing_path_is_refused_naming_the_path() {
 
     let result = check_sftp(server.addr, sftp_standin::PASSWORD, "/no/such/dir", PATIENT).await;
 
-    assert_error(
-        result,
-        Outcome::Refused,
-        &["Logged in", "the path /no/such/dir does not exist"],
-    );
+    assert_error(result, Outcome::Refused, &["Logged in", "the path /no/such/dir does not exist"]);
 }
 
 #[tokio::test]
 async fn sftp_server_offering_only_keyboard_interactive_takes_the_password_that_way() {
     let server = sftp_standin::start(Login::KeyboardInteractive).await;
 
-    assert_ok(
-        check_sftp(
-            server.addr,
-            sftp_standin::PASSWORD,
-            sftp_standin::EXISTING_PATH,
-            PATIENT,
-        )
-        .await,
-    );
-    let result = check_sftp(
-        server.addr,
-        "pw-WRONG-0000",
-        sftp_standin::EXISTING_PATH,
-        PATIENT,
-    )
-    .await;
-    assert_error(
-        result,
-        Outcome::Refused,
-        &["refused the user name and password"],
-    );
+    assert_ok(check_sftp(server.addr, sftp_standin::PASSWORD, sftp_standin::EXISTING_PATH, PATIENT).await);
+    let result = check_sftp(server.addr, "pw-WRONG-0000", sftp_standin::EXISTING_PATH, PATIENT).await;
+    assert_error(result, Outcome::Refused, &["refused the user name and password"]);
 }
 
 #[tokio::test]
@@ -513,24 +317,10 @@ async fn sftp_server_that_never_speaks_is_unreachable_at_the_timeout() {
     let server = StandIn::silent().await;
     let started = Instant::now();
 
-    let result = check_sftp(
-        server.addr,
-        sftp_standin::PASSWORD,
-        sftp_standin::EXISTING_PATH,
-        SHORT,
-    )
-    .await;
+    let result = check_sftp(server.addr, sftp_standin::PASSWORD, sftp_standin::EXISTING_PATH, SHORT).await;
 
-    assert_error(
-        result,
-        Outcome::Unreachable,
-        &["The SFTP server did not answer within 1 s"],
-    );
-    assert!(
-        started.elapsed() < SHORT * 3,
-        "took {:?}",
-        started.elapsed()
-    );
+    assert_error(result, Outcome::Unreachable, &["The SFTP server did not answer within 1 s"]);
+    assert!(started.elapsed() < SHORT * 3, "took {:?}", started.elapsed());
 }
 
 // ---- FTP ----
@@ -549,15 +339,7 @@ async fn check_ftp(
 async fn ftp_with_a_good_login_and_an_existing_directory_is_ok_and_says_goodbye() {
     let server = FtpStandIn::start().await;
 
-    assert_ok(
-        check_ftp(
-            server.server.addr,
-            ftp_standin::PASSWORD,
-            ftp_standin::EXISTING_DIR,
-            PATIENT,
-        )
-        .await,
-    );
+    assert_ok(check_ftp(server.server.addr, ftp_standin::PASSWORD, ftp_standin::EXISTING_DIR, PATIENT).await);
 
     // Percent-decoded user and password, the path as given, then QUIT.
     let expected = [
@@ -580,38 +362,18 @@ async fn ftp_with_a_good_login_and_an_existing_directory_is_ok_and_says_goodbye(
 async fn ftp_with_a_wrong_password_is_refused_with_the_server_reply() {
     let server = FtpStandIn::start().await;
 
-    let result = check_ftp(
-        server.server.addr,
-        "pw-WRONG-0000",
-        ftp_standin::EXISTING_DIR,
-        PATIENT,
-    )
-    .await;
+    let result = check_ftp(server.server.addr, "pw-WRONG-0000", ftp_standin::EXISTING_DIR, PATIENT).await;
 
-    assert_error(
-        result,
-        Outcome::Refused,
-        &["refused the login", "530 Login incorrect."],
-    );
+    assert_error(result, Outcome::Refused, &["refused the login", "530 Login incorrect."]);
 }
 
 #[tokio::test]
 async fn ftp_with_a_missing_directory_is_refused_naming_the_path() {
     let server = FtpStandIn::start().await;
 
-    let result = check_ftp(
-        server.server.addr,
-        ftp_standin::PASSWORD,
-        "/no/such/dir",
-        PATIENT,
-    )
-    .await;
+    let result = check_ftp(server.server.addr, ftp_standin::PASSWORD, "/no/such/dir", PATIENT).await;
 
-    assert_error(
-        result,
-        Outcome::Refused,
-        &["cannot change into the path /no/such/dir", "550"],
-    );
+    assert_error(result, Outcome::Refused, &["cannot change into the path /no/such/dir", "550"]);
 }
 
 #[tokio::test]
@@ -619,24 +381,10 @@ async fn ftp_server_that_never_speaks_is_unreachable_at_the_timeout() {
     let server = StandIn::silent().await;
     let started = Instant::now();
 
-    let result = check_ftp(
-        server.addr,
-        ftp_standin::PASSWORD,
-        ftp_standin::EXISTING_DIR,
-        SHORT,
-    )
-    .await;
+    let result = check_ftp(server.addr, ftp_standin::PASSWORD, ftp_standin::EXISTING_DIR, SHORT).await;
 
-    assert_error(
-        result,
-        Outcome::Unreachable,
-        &["The FTP server did not answer within 1 s"],
-    );
-    assert!(
-        started.elapsed() < SHORT * 3,
-        "took {:?}",
-        started.elapsed()
-    );
+    assert_error(result, Outcome::Unreachable, &["The FTP server did not answer within 1 s"]);
+    assert!(started.elapsed() < SHORT * 3, "took {:?}", started.elapsed());
 }
 
 #[tokio::test]
@@ -644,13 +392,7 @@ async fn ftp_speaking_another_protocol_is_unreachable() {
     // An SSH server where an FTP server was expected: its banner is not an FTP reply.
     let server = sftp_standin::start(Login::Password).await;
 
-    let result = check_ftp(
-        server.addr,
-        ftp_standin::PASSWORD,
-        ftp_standin::EXISTING_DIR,
-        PATIENT,
-    )
-    .await;
+    let result = check_ftp(server.addr, ftp_standin::PASSWORD, ftp_standin::EXISTING_DIR, PATIENT).await;
 
     assert_error(result, Outcome::Unreachable, &["not FTP"]);
 }

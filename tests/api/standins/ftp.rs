@@ -37,11 +37,7 @@ impl FtpStandIn {
 async fn serve(stream: TcpStream, seen: Arc<Mutex<Vec<String>>>) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read).lines();
-    if write
-        .write_all(b"220-orderbridge test FTP\r\n220 Ready.\r\n")
-        .await
-        .is_err()
-    {
+    if write.write_all(b"220-orderbridge test FTP\r\n220 Ready.\r\n").await.is_err() {
         return;
     }
     let mut user = None;
@@ -71,11 +67,7 @@ async fn serve(stream: TcpStream, seen: Arc<Mutex<Vec<String>>>) {
             }
             _ => "502 Command not implemented.".to_owned(),
         };
-        if write
-            .write_all(format!("{reply}\r\n").as_bytes())
-            .await
-            .is_err()
-        {
+        if write.write_all(format!("{reply}\r\n").as_bytes()).await.is_err() {
             return;
         }
     }

@@ -31,10 +31,7 @@ pub struct SeenRequest {
 
 impl SeenRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -46,11 +43,7 @@ pub struct Reply {
 
 impl Reply {
     fn json(status: u16, body: serde_json::Value) -> Self {
-        Self {
-            status,
-            content_type: "application/json",
-            body: body.to_string(),
-        }
+        Self { status, content_type: "application/json", body: body.to_string() }
     }
 }
 
@@ -120,10 +113,7 @@ async fn serve(
 
 /// `GET /stores/{hash}/v2/store` as BigCommerce answers it.
 pub fn bigcommerce(request: &SeenRequest) -> Option<Reply> {
-    let hash = request
-        .path
-        .strip_prefix("/stores/")
-        .and_then(|rest| rest.strip_suffix("/v2/store"));
+    let hash = request.path.strip_prefix("/stores/").and_then(|rest| rest.strip_suffix("/v2/store"));
     match hash {
         Some(STORE_HASH) => {}
         Some(SLOW_STORE_HASH) => return None,
@@ -135,16 +125,11 @@ pub fn bigcommerce(request: &SeenRequest) -> Option<Reply> {
             });
         }
         _ => {
-            return Some(Reply::json(
-                404,
-                serde_json::json!({"status": 404, "title": "Not Found"}),
-            ));
+            return Some(Reply::json(404, serde_json::json!({"status": 404, "title": "Not Found"})));
         }
     }
     Some(match request.header("x-auth-token") {
-        Some(BIGCOMMERCE_TOKEN) => {
-            Reply::json(200, serde_json::json!({"id": STORE_HASH, "name": "Demo"}))
-        }
+        Some(BIGCOMMERCE_TOKEN) => Reply::json(200, serde_json::json!({"id": STORE_HASH, "name": "Demo"})),
         Some(BIGCOMMERCE_SCOPELESS_TOKEN) => Reply::json(
             403,
             serde_json::json!([{"status": 403, "message": "You don't have a required scope to access the endpoint"}]),
@@ -163,10 +148,7 @@ pub fn bigcommerce(request: &SeenRequest) -> Option<Reply> {
 
 pub fn sellbrite_basic_header() -> String {
     let pair = format!("{SELLBRITE_AUTH_TOKEN}:{SELLBRITE_SECRET_KEY}");
-    format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(pair)
-    )
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
 }
 
 /// `GET /v1/warehouses` as Sellbrite (a Rails app) answers it.
@@ -174,17 +156,11 @@ pub fn sellbrite(request: &SeenRequest) -> Option<Reply> {
     if request.path != "/v1/warehouses" {
         return Some(Reply::json(404, serde_json::json!({"error": "Not found"})));
     }
-    Some(
-        if request.header("authorization") == Some(sellbrite_basic_header().as_str()) {
-            Reply::json(200, serde_json::json!([]))
-        } else {
-            Reply {
-                status: 401,
-                content_type: "text/html",
-                body: "HTTP Basic: Access denied.\n".into(),
-            }
-        },
-    )
+    Some(if request.header("authorization") == Some(sellbrite_basic_header().as_str()) {
+        Reply::json(200, serde_json::json!([]))
+    } else {
+        Reply { status: 401, content_type: "text/html", body: "HTTP Basic: Access denied.\n".into() }
+    })
 }
 
 /// Reads the request, then never answers.

@@ -28,9 +28,7 @@ impl StandIn {
         F: Fn(TcpStream) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind a loopback port");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
         let addr = listener.local_addr().expect("local address");
         let task = tokio::spawn(async move {
             let mut connections = JoinSet::new();
@@ -71,8 +69,6 @@ pub fn connection_string(scheme: &str, user: &str, password: &str, addr: SocketA
 
 /// A loopback address where nothing listens: bound, then released.
 pub async fn closed_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind a loopback port");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
     listener.local_addr().expect("local address")
 }

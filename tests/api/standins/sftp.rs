@@ -56,21 +56,14 @@ struct SshSession {
 }
 
 fn reject() -> Auth {
-    Auth::Reject {
-        proceed_with_methods: None,
-        partial_success: false,
-    }
+    Auth::Reject { proceed_with_methods: None, partial_success: false }
 }
 
 impl server::Handler for SshSession {
     type Error = russh::Error;
 
     async fn auth_password(&mut self, user: &str, password: &str) -> Result<Auth, Self::Error> {
-        Ok(if user == USER && password == PASSWORD {
-            Auth::Accept
-        } else {
-            reject()
-        })
+        Ok(if user == USER && password == PASSWORD { Auth::Accept } else { reject() })
     }
 
     async fn auth_keyboard_interactive<'a>(
@@ -123,11 +116,7 @@ impl server::Handler for SshSession {
         Ok(())
     }
 
-    async fn channel_eof(
-        &mut self,
-        channel: ChannelId,
-        session: &mut Session,
-    ) -> Result<(), Self::Error> {
+    async fn channel_eof(&mut self, channel: ChannelId, session: &mut Session) -> Result<(), Self::Error> {
         session.close(channel)
     }
 }
@@ -140,10 +129,7 @@ impl Sftp {
         if path == EXISTING_PATH {
             Ok(Attrs {
                 id,
-                attrs: FileAttributes {
-                    permissions: Some(0o040755),
-                    ..FileAttributes::default()
-                },
+                attrs: FileAttributes { permissions: Some(0o040755), ..FileAttributes::default() },
             })
         } else {
             Err(StatusCode::NoSuchFile)
