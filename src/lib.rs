@@ -15,6 +15,7 @@ pub mod error;
 pub mod import;
 pub mod jsondoc;
 pub mod listing;
+mod logging;
 pub mod money;
 pub mod orders;
 pub mod ping;
@@ -42,9 +43,11 @@ pub struct App {
     pub first_admin: Option<FirstAdmin>,
 }
 
-/// Builds the service from a figment (usually `Config::figment()`): opens or creates the
-/// database, creates the first admin on an empty one, and mounts every route and catcher.
+/// Builds the service from a figment (usually `Config::figment()`): installs the logger,
+/// opens or creates the database, creates the first admin on an empty one, and mounts every
+/// route and catcher.
 pub fn build(figment: Figment) -> Result<App, String> {
+    logging::init(&figment);
     let config = Config::from_figment(&figment)?;
     let pool = db::open(&config.database)?;
     let first_admin = {

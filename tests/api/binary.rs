@@ -5,6 +5,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -15,6 +17,50 @@ const BIN: &str = env!("CARGO_BIN_EXE_orderbridge");
 struct Server {
     child: Child,
     port: u16,
+    stdout: Collected,
+    stderr: Collected,
+}
+
+/// What the process writes to one stream, read to the end by a background thread.
+struct Collected {
+    text: Arc<Mutex<String>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Collected {
+    fn start(stream: impl Read + Send + 'static) -> Collected {
+        let text = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&text);
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let mut text = sink.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
+        Collected { text, reader: Some(reader) }
+    }
+
+    fn so_far(&self) -> String {
+        self.text.lock().unwrap().clone()
+    }
+
+    /// Everything, once the process has exited and the stream is closed.
+    fn all(&mut self) -> String {
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        self.so_far()
+    }
+}
+
+impl Server {
+    /// Kills the server and returns all it wrote: (stdout, stderr).
+    fn stop(mut self) -> (String, String) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        (self.stdout.all(), self.stderr.all())
+    }
 }
 
 impl Drop for Server {
@@ -39,31 +85,23 @@ fn command(db: &Path) -> Command {
     cmd
 }
 
-/// Starts `orderbridge serve` and waits (bounded) until /health answers.
+/// Starts `orderbridge serve` and waits (bounded) until /health answers; returns the server
+/// and what it had printed to stderr by then.
 fn start(db: &Path, envs: &[(&str, &str)]) -> (Server, String) {
     let port = free_port();
     let mut cmd = command(db);
-    cmd.arg("serve").env("ROCKET_PORT", port.to_string()).stdout(Stdio::null()).stderr(Stdio::piped());
+    cmd.arg("serve").env("ROCKET_PORT", port.to_string()).stdout(Stdio::piped()).stderr(Stdio::piped());
     for (k, v) in envs {
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().expect("binary starts");
-    let stderr = child.stderr.take().unwrap();
-    let server = Server { child, port };
-    // Collect what the server prints, in the background, to return it to the test.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            text.push_str(&line);
-            text.push('\n');
-            let _ = tx.send(text.clone());
-        }
-    });
+    let stdout = Collected::start(child.stdout.take().unwrap());
+    let stderr = Collected::start(child.stderr.take().unwrap());
+    let server = Server { child, port, stdout, stderr };
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         if let Ok((200, _, _)) = http(port, "GET", "/health", &[], "") {
-            let printed = rx.try_iter().last().unwrap_or_default();
+            let printed = server.stderr.so_far();
             return (server, printed);
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -210,4 +248,153 @@ fn user_subcommands_add_list_change_and_disable_users() {
     let bearer = format!("Bearer {first}");
     let (status, _, _) = http(server.port, "GET", "/customers", &[("Authorization", &bearer)], "").unwrap();
     assert_eq!(status, 401, "a disabled user's token stops working");
+}
+
+#[test]
+fn live_pings_at_debug_log_level_print_no_credential() {
+    use crate::standins::connection_string;
+    use crate::standins::ftp::{self as ftp_standin, FtpStandIn};
+    use crate::standins::http::{self as http_standin, HttpStandIn};
+    use crate::standins::sftp::{self as sftp_standin, Login};
+
+    const BIGCOMMERCE_TOKEN: &str = "bc-LOGCHECK-token-8101";
+    const SELLBRITE_AUTH_TOKEN: &str = "sb-LOGCHECK-acct-8102";
+    const SELLBRITE_SECRET_KEY: &str = "sb-LOGCHECK-key-8103";
+    const SSH_PASSWORD: &str = "ssh-LOGCHECK-pw/@:8104";
+    const FTP_PASSWORD: &str = "ftp-LOGCHECK-pw/@:8105";
+    const ADMIN_PASSWORD: &str = "admin-LOGCHECK-pw-8106";
+
+    // The stand-ins run on their own runtime while this thread speaks HTTP to the binary.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let bigcommerce = runtime.block_on(HttpStandIn::start(http_standin::bigcommerce));
+    let sellbrite = runtime.block_on(HttpStandIn::start(http_standin::sellbrite));
+    let sftp = runtime.block_on(sftp_standin::start(Login::Password));
+    let ftp = runtime.block_on(FtpStandIn::start());
+
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = start(
+        &dir.path().join("ob.db"),
+        &[
+            ("ROCKET_LOG_LEVEL", "debug"),
+            ("ORDERBRIDGE_PING_MODE", "live"),
+            ("ORDERBRIDGE_PING_TIMEOUT_SECS", "10"),
+            ("ORDERBRIDGE_BIGCOMMERCE_API_BASE", &bigcommerce.base()),
+            ("ORDERBRIDGE_SELLBRITE_API_BASE", &sellbrite.base()),
+            ("ORDERBRIDGE_ADMIN_PASSWORD", ADMIN_PASSWORD),
+        ],
+    );
+    let admin = token(server.port, "admin", ADMIN_PASSWORD);
+    let bearer = format!("Bearer {admin}");
+    let json_body = [("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+    let form_body =
+        [("Authorization", bearer.as_str()), ("Content-Type", "application/x-www-form-urlencoded")];
+    let post = |path: &str, headers: &[(&str, &str)], body: &str| {
+        let (status, head, body) = http(server.port, "POST", path, headers, body).unwrap();
+        (status, format!("{head}\n{body}"))
+    };
+
+    let (status, text) = post("/customers", &json_body, &json!({"company_name": "Acme"}).to_string());
+    assert_eq!(status, 201, "{text}");
+    let store = json!({
+        "customer_id": 1, "name": "Web shop", "platform": "bigcommerce",
+        "adapter": {"access_token": BIGCOMMERCE_TOKEN, "store_hash": http_standin::STORE_HASH},
+    });
+    let (status, text) = post("/stores", &json_body, &store.to_string());
+    assert_eq!(status, 201, "{text}");
+    // The stand-in answers 401 and echoes the token it was sent.
+    let (status, text) = post("/stores/ping", &json_body, &store.to_string());
+    assert_eq!(status, 422, "{text}");
+    let bigcommerce_form = crate::common::form(&[
+        ("customer_id", "1"),
+        ("name", "Web shop"),
+        ("platform", "bigcommerce"),
+        ("adapter[access_token]", BIGCOMMERCE_TOKEN),
+        ("adapter[store_hash]", http_standin::STORE_HASH),
+    ]);
+    let (status, text) = post("/stores/ping", &form_body, &bigcommerce_form);
+    assert_eq!(status, 422, "{text}");
+    let sellbrite_form = crate::common::form(&[
+        ("customer_id", "1"),
+        ("name", "Marketplaces"),
+        ("platform", "sellbrite"),
+        ("adapter[auth_token]", SELLBRITE_AUTH_TOKEN),
+        ("adapter[secret_key]", SELLBRITE_SECRET_KEY),
+    ]);
+    let (status, text) = post("/stores/ping", &form_body, &sellbrite_form);
+    assert_eq!(status, 422, "{text}");
+    let boundary = "LOGCHECK-BOUNDARY";
+    let multipart = [
+        ("customer_id", "1"),
+        ("name", "Marketplaces"),
+        ("platform", "sellbrite"),
+        ("adapter[auth_token]", SELLBRITE_AUTH_TOKEN),
+        ("adapter[secret_key]", SELLBRITE_SECRET_KEY),
+    ]
+    .iter()
+    .map(|(name, value)| {
+        format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
+    })
+    .collect::<String>()
+        + &format!("--{boundary}--\r\n");
+    let multipart_type = format!("multipart/form-data; boundary={boundary}");
+    let (status, text) = post(
+        "/stores/ping",
+        &[("Authorization", bearer.as_str()), ("Content-Type", multipart_type.as_str())],
+        &multipart,
+    );
+    assert_eq!(status, 422, "{text}");
+
+    // File transfer: a refused password, then a good login with the stand-in's own password.
+    let warehouses = [
+        ("sftp", sftp.addr, sftp_standin::USER, SSH_PASSWORD, sftp_standin::EXISTING_PATH, 422),
+        ("sftp", sftp.addr, sftp_standin::USER, sftp_standin::PASSWORD, sftp_standin::EXISTING_PATH, 204),
+        ("ftp", ftp.server.addr, ftp_standin::USER, FTP_PASSWORD, ftp_standin::EXISTING_DIR, 422),
+        ("ftp", ftp.server.addr, ftp_standin::USER, ftp_standin::PASSWORD, ftp_standin::EXISTING_DIR, 204),
+    ];
+    for (platform, addr, user, password, path, expected) in warehouses {
+        let warehouse = json!({
+            "customer_id": 1, "platform": platform,
+            "adapter": {"connection_string": connection_string(platform, user, password, addr, path)},
+        });
+        let (status, text) = post("/warehouses", &json_body, &warehouse.to_string());
+        assert_eq!(status, 201, "{text}");
+        let (status, text) = post("/warehouses/ping", &json_body, &warehouse.to_string());
+        assert_eq!(status, expected, "{platform} with {password}: {text}");
+    }
+
+    let (stdout, stderr) = server.stop();
+    drop((bigcommerce, sellbrite, sftp, ftp));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+
+    let logs = format!("{stdout}\n{stderr}");
+    assert!(logs.contains("/stores/ping") && logs.contains("/warehouses/ping"), "debug logs: {logs}");
+    use base64::Engine as _;
+    let basic = |user: &str, password: &str| {
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    };
+    let admin_basic = basic("admin", ADMIN_PASSWORD);
+    let sellbrite_basic = basic(SELLBRITE_AUTH_TOKEN, SELLBRITE_SECRET_KEY);
+    let secrets = [
+        admin_basic.as_str(),
+        sellbrite_basic.as_str(),
+        BIGCOMMERCE_TOKEN,
+        SELLBRITE_AUTH_TOKEN,
+        SELLBRITE_SECRET_KEY,
+        SSH_PASSWORD,
+        FTP_PASSWORD,
+        sftp_standin::PASSWORD,
+        ftp_standin::PASSWORD,
+        ADMIN_PASSWORD,
+        admin.as_str(),
+    ];
+    for secret in secrets {
+        let encoded =
+            percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC).to_string();
+        for (stream, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+            for form in [secret, encoded.as_str()] {
+                let at = text.find(form).map(|i| &text[i.saturating_sub(300)..(i + 300).min(text.len())]);
+                assert!(at.is_none(), "{stream} shows {form:?}: ...{}...", at.unwrap_or_default());
+            }
+        }
+    }
 }

@@ -187,6 +187,16 @@ impl TestApp {
     }
 }
 
+/// A urlencoded body of `pairs`: values percent-encoded, names kept in bracket notation.
+pub fn form(pairs: &[(&str, &str)]) -> String {
+    use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+    pairs
+        .iter()
+        .map(|(name, value)| format!("{name}={}", utf8_percent_encode(value, NON_ALPHANUMERIC)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 /// Asserts the contract's error envelope with `status` and `code`.
 #[track_caller]
 pub fn assert_error(r: &Reply, status: u16, code: &str) {

@@ -1,6 +1,7 @@
 //! orderbridge's integration tests: one binary, one module per area.
 
 mod common;
+mod standins;
 
 mod auth;
 mod binary;
@@ -10,6 +11,7 @@ mod fixtures;
 mod import;
 mod orders;
 mod ping_live;
+mod ping_routes;
 mod products;
 mod seed;
 mod shipments;

@@ -1,21 +1,17 @@
 //! The live credential checks (`orderbridge::ping`) against stand-ins on 127.0.0.1: every
 //! outcome of every platform, and no credential in any message.
 
-#[path = "standins/mod.rs"]
-mod standins;
-
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use orderbridge::ping::{PingError, PingSettings, check_store, check_warehouse};
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt;
 
-use standins::ftp::{self as ftp_standin, FtpStandIn};
-use standins::http::{self as http_standin, HttpStandIn};
-use standins::sftp::{self as sftp_standin, Login};
-use standins::{StandIn, closed_port};
+use crate::standins::ftp::{self as ftp_standin, FtpStandIn};
+use crate::standins::http::{self as http_standin, HttpStandIn};
+use crate::standins::sftp::{self as sftp_standin, Login};
+use crate::standins::{StandIn, closed_port, connection_string};
 
 /// Deadline for checks expected to finish; generous so a busy machine does not flake.
 const PATIENT: Duration = Duration::from_secs(10);
@@ -58,11 +54,9 @@ fn sellbrite(auth_token: &str, secret_key: &str) -> Map<String, Value> {
     adapter(json!({"auth_token": auth_token, "secret_key": secret_key}))
 }
 
-/// `scheme://user:password@addr/path` with user and password percent-encoded.
+/// A warehouse adapter whose `connection_string` names `addr`.
 fn connection(scheme: &str, user: &str, password: &str, addr: SocketAddr, path: &str) -> Map<String, Value> {
-    let user = utf8_percent_encode(user, NON_ALPHANUMERIC);
-    let password = utf8_percent_encode(password, NON_ALPHANUMERIC);
-    adapter(json!({"connection_string": format!("{scheme}://{user}:{password}@{addr}{path}")}))
+    adapter(json!({"connection_string": connection_string(scheme, user, password, addr, path)}))
 }
 
 /// Asserts the error's variant, that its message names each fragment, and that it holds no

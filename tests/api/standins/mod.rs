@@ -9,6 +9,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -56,6 +57,14 @@ impl Drop for StandIn {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// `scheme://user:password@addr/path` with user and password percent-encoded, as a
+/// warehouse's `connection_string` names a stand-in.
+pub fn connection_string(scheme: &str, user: &str, password: &str, addr: SocketAddr, path: &str) -> String {
+    let user = utf8_percent_encode(user, NON_ALPHANUMERIC);
+    let password = utf8_percent_encode(password, NON_ALPHANUMERIC);
+    format!("{scheme}://{user}:{password}@{addr}{path}")
 }
 
 /// A loopback address where nothing listens: bound, then released.
