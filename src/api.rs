@@ -5,7 +5,7 @@ use rocket::http::Status;
 use rocket::request::{FromParam, Request};
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Serialize;
 
 use crate::auth::AuthUser;
@@ -104,4 +104,37 @@ pub fn check_customer(conn: &Connection, user: &AuthUser, customer_id: i64, fiel
             r.get(0)
         })?;
     if visible { Ok(()) } else { Err(ApiError::invalid(field, format!("unknown customer_id {customer_id}"))) }
+}
+
+/// A table of rows owned by customers, as a resource module describes it once: the table,
+/// its column list and its row mapper. `table` and `columns` are literals of our own code.
+pub struct Owned<T: 'static> {
+    pub table: &'static str,
+    pub columns: &'static str,
+    pub from_row: fn(&Row<'_>) -> rusqlite::Result<T>,
+    /// How a missing row is named in the 404 ("Store").
+    pub noun: &'static str,
+}
+
+impl<T> Owned<T> {
+    /// Every row the user may see, ordered by id.
+    pub fn list(&self, conn: &Connection, user: &AuthUser) -> ApiResult<Vec<T>> {
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {} FROM {} WHERE (?1 IS NULL OR customer_id = ?1) ORDER BY id",
+            self.columns, self.table
+        ))?;
+        let rows = stmt.query_map([user.scope()], self.from_row)?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    /// One row the user may see; 404 for an unknown id and for another customer's row alike.
+    pub fn find(&self, conn: &Connection, user: &AuthUser, id: i64) -> ApiResult<T> {
+        conn.prepare_cached(&format!(
+            "SELECT {} FROM {} WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",
+            self.columns, self.table
+        ))?
+        .query_row(rusqlite::params![id, user.scope()], self.from_row)
+        .optional()?
+        .ok_or_else(|| ApiError::not_found(format!("{} {id}", self.noun)))
+    }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::adapter::read_snake_case;
-use crate::api::{ApiResult, Created, Id, NoContent, check_customer, owned_row_exists};
+use crate::api::{ApiResult, Created, Id, NoContent, Owned, check_customer, owned_row_exists};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields, Patch};
 use crate::customers::NewCustomer;
@@ -60,33 +60,21 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Connection> {
     })
 }
 
+const CONNECTIONS: Owned<Connection> =
+    Owned { table: "connections", columns: COLUMNS, from_row, noun: "Connection" };
+
 fn not_found(id: i64) -> ApiError {
     ApiError::not_found(format!("Connection {id}"))
 }
 
 #[get("/connections")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Connection>>> {
-    let scope = user.scope();
-    let connections = db::run(pool, move |conn| {
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM connections WHERE (?1 IS NULL OR customer_id = ?1) ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([scope], from_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-    })
-    .await?;
-    Ok(Json(connections))
+    Ok(Json(db::run(pool, move |conn| CONNECTIONS.list(conn, &user)).await?))
 }
 
 /// Reads one connection the user may see.
 pub fn find(conn: &Db, user: &AuthUser, id: i64) -> ApiResult<Connection> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM connections WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)"),
-        params![id, user.scope()],
-        from_row,
-    )
-    .optional()?
-    .ok_or_else(|| not_found(id))
+    CONNECTIONS.find(conn, user, id)
 }
 
 #[get("/connections/<id>")]

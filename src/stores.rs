@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::adapter::{self, Adapter, AdapterPatch, Owner};
-use crate::api::{ApiResult, Created, Id, NoContent, check_customer, customer_id_for_create};
+use crate::api::{ApiResult, Created, Id, NoContent, Owned, check_customer, customer_id_for_create};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields};
 use crate::config::Config;
@@ -57,33 +57,20 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Store> {
     })
 }
 
+const STORES: Owned<Store> = Owned { table: "stores", columns: COLUMNS, from_row, noun: "Store" };
+
 fn not_found(id: i64) -> ApiError {
     ApiError::not_found(format!("Store {id}"))
 }
 
 #[get("/stores")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Store>>> {
-    let scope = user.scope();
-    let stores = db::run(pool, move |conn| {
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM stores WHERE (?1 IS NULL OR customer_id = ?1) ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([scope], from_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-    })
-    .await?;
-    Ok(Json(stores))
+    Ok(Json(db::run(pool, move |conn| STORES.list(conn, &user)).await?))
 }
 
 /// Reads one store the user may see.
 pub fn find(conn: &Connection, user: &AuthUser, id: i64) -> ApiResult<Store> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM stores WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)"),
-        params![id, user.scope()],
-        from_row,
-    )
-    .optional()?
-    .ok_or_else(|| not_found(id))
+    STORES.find(conn, user, id)
 }
 
 #[get("/stores/<id>")]

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::adapter::{self, Adapter, AdapterPatch, Owner};
-use crate::api::{ApiResult, Created, Id, NoContent, check_customer, customer_id_for_create};
+use crate::api::{ApiResult, Created, Id, NoContent, Owned, check_customer, customer_id_for_create};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields};
 use crate::config::Config;
@@ -56,33 +56,21 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Warehouse> {
     })
 }
 
+const WAREHOUSES: Owned<Warehouse> =
+    Owned { table: "warehouses", columns: COLUMNS, from_row, noun: "Warehouse" };
+
 fn not_found(id: i64) -> ApiError {
     ApiError::not_found(format!("Warehouse {id}"))
 }
 
 #[get("/warehouses")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Warehouse>>> {
-    let scope = user.scope();
-    let warehouses = db::run(pool, move |conn| {
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM warehouses WHERE (?1 IS NULL OR customer_id = ?1) ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([scope], from_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-    })
-    .await?;
-    Ok(Json(warehouses))
+    Ok(Json(db::run(pool, move |conn| WAREHOUSES.list(conn, &user)).await?))
 }
 
 /// Reads one warehouse the user may see.
 pub fn find(conn: &Connection, user: &AuthUser, id: i64) -> ApiResult<Warehouse> {
-    conn.query_row(
-        &format!("SELECT {COLUMNS} FROM warehouses WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)"),
-        params![id, user.scope()],
-        from_row,
-    )
-    .optional()?
-    .ok_or_else(|| not_found(id))
+    WAREHOUSES.find(conn, user, id)
 }
 
 #[get("/warehouses/<id>")]
