@@ -195,8 +195,11 @@ CREATE TABLE IF NOT EXISTS orders (
 -- The import key.
 CREATE UNIQUE INDEX IF NOT EXISTS orders_store_external ON orders (store_id, external_id);
 -- Every index implicitly ends in id, which is what keyset pages and "ties by id" need.
-CREATE INDEX IF NOT EXISTS orders_customer ON orders (customer_id);
+-- customer_id alone is served by the prefix of the composite indexes; store_id keeps its
+-- own index because sorting by store_id needs (store_id, id) order.
 CREATE INDEX IF NOT EXISTS orders_store ON orders (store_id);
+-- (store_id, ordered_at) answers "one store, a date window, by date" from the index alone.
+CREATE INDEX IF NOT EXISTS orders_store_ordered_at ON orders (store_id, ordered_at);
 CREATE INDEX IF NOT EXISTS orders_customer_ordered_at ON orders (customer_id, ordered_at);
 CREATE INDEX IF NOT EXISTS orders_customer_created_at ON orders (customer_id, created_at);
 CREATE INDEX IF NOT EXISTS orders_ordered_at ON orders (ordered_at);
@@ -261,10 +264,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS shipments_order_tracking ON shipments (order_i
 CREATE INDEX IF NOT EXISTS shipments_tracking_number ON shipments (tracking_number);
 CREATE INDEX IF NOT EXISTS shipments_shipped_at ON shipments (shipped_at);
 CREATE INDEX IF NOT EXISTS shipments_created_at ON shipments (created_at);
-CREATE INDEX IF NOT EXISTS shipments_store ON shipments (store_id);
+CREATE INDEX IF NOT EXISTS shipments_store_shipped_at ON shipments (store_id, shipped_at);
 CREATE INDEX IF NOT EXISTS shipments_warehouse ON shipments (warehouse_id);
 CREATE INDEX IF NOT EXISTS shipments_state ON shipments (state);
-CREATE INDEX IF NOT EXISTS shipments_customer ON shipments (customer_id);
 CREATE INDEX IF NOT EXISTS shipments_customer_shipped_at ON shipments (customer_id, shipped_at);
 
 -- A shipment's items: links to items of its order, in the order the import gave them.

@@ -15,7 +15,8 @@
 //! - W3 one store, a one-month `ordered_at` window, sorted by `ordered_at`, first 100
 //! - W4 `GET /orders/{id}`
 //!
-//! Also: seed time, start-up time on the seeded file, and the server's RSS after the load.
+//! Also: seed time (2 items per order), start-up time on the seeded file, and the server's RSS
+//! after the load.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -192,7 +193,7 @@ fn main() {
     eprintln!("bench: seeding {} orders ...", o.orders);
     let t = Instant::now();
     let status = orderbridge(&db)
-        .args(["seed", "--demo", "--orders", &o.orders.to_string()])
+        .args(["seed", "--demo", "--orders", &o.orders.to_string(), "--items", "2"])
         .stdout(Stdio::null())
         .status()
         .expect("seed runs");

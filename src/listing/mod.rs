@@ -157,21 +157,34 @@ impl Plan {
         Ok(Plan { resource, filter, sort, limit })
     }
 
-    /// A page query: the inner query picks the ids (and sort values) in order from the
-    /// narrow column table; only those rows' documents are then read. A sort that cannot
-    /// walk an index therefore sorts ids, never documents.
+    /// The query of a page's ids and sort values, in order, from the narrow column table
+    /// alone: an indexed sort walks its index, and documents are read afterwards by id
+    /// (`documents`), so no document is ever copied into a sorter or read for a skipped row.
     fn select(&self, extra: &str, order_by: &str, offset: bool) -> String {
-        let Resource { table, docs, .. } = self.resource;
+        let Resource { table, .. } = self.resource;
         let column = self.sort.column;
         let offset = if offset { " OFFSET ?" } else { "" };
         format!(
-            "SELECT p.id, p.k, d.doc FROM (
-               SELECT o.id AS id, o.{column} AS k FROM {table} o
-               WHERE {} ORDER BY {order_by} LIMIT ?{offset}
-             ) p CROSS JOIN {docs} d ON d.id = p.id ORDER BY {}",
-            self.filter.sql(extra),
-            self.sort.order_by().replace("o.", "p.").replace(&format!("p.{column}"), "p.k")
+            "SELECT o.id, o.{column} FROM {table} o WHERE {} ORDER BY {order_by} LIMIT ?{offset}",
+            self.filter.sql(extra)
         )
+    }
+
+    /// The documents of `ids`, in the order of `ids`: one statement whatever the page size.
+    fn documents(&self, conn: &Connection, ids: &[i64]) -> rusqlite::Result<Vec<String>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT d.id, d.doc FROM json_each(?1) j CROSS JOIN {} d ON d.id = j.value",
+            self.resource.docs
+        ))?;
+        let mut found: std::collections::HashMap<i64, String> = stmt
+            .query_map([format!("[{list}]")], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        // A row without its document would be a broken import; skip rather than invent one.
+        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
     }
 
     /// The queries that read the rows after `cursor`, in order: each one a single index
@@ -219,10 +232,10 @@ impl Plan {
         conn: &Connection,
         cursor: Option<&Cursor>,
     ) -> rusqlite::Result<(Vec<String>, Option<Cursor>)> {
-        let mut docs = Vec::with_capacity(self.limit as usize);
+        let mut ids = Vec::with_capacity(self.limit as usize);
         let mut last = None;
         for (sql, mut params) in self.segments(cursor) {
-            let want = self.limit - docs.len() as i64;
+            let want = self.limit - ids.len() as i64;
             if want <= 0 {
                 break;
             }
@@ -230,11 +243,12 @@ impl Plan {
             let mut stmt = conn.prepare_cached(&sql)?;
             let mut rows = stmt.query(params_from_iter(params))?;
             while let Some(row) = rows.next()? {
-                last = Some(Cursor { id: row.get(0)?, value: row.get(1)? });
-                docs.push(row.get(2)?);
+                let id = row.get(0)?;
+                ids.push(id);
+                last = Some(Cursor { id, value: row.get(1)? });
             }
         }
-        Ok((docs, last))
+        Ok((self.documents(conn, &ids)?, last))
     }
 
     /// The query of rows `offset..offset + count` in sort order (page mode: `offset` < the cap).
@@ -249,8 +263,10 @@ impl Plan {
     fn fetch_offset(&self, conn: &Connection, offset: i64, count: i64) -> rusqlite::Result<Vec<String>> {
         let (sql, params) = self.offset_query(offset, count);
         let mut stmt = conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params_from_iter(params), |r| r.get(2))?;
-        rows.collect()
+        let ids = stmt
+            .query_map(params_from_iter(params), |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<i64>>>()?;
+        self.documents(conn, &ids)
     }
 
     /// The query counting matching rows, no further than `cap` when given.
