@@ -16,12 +16,24 @@ pub const SCHEMA: &str = include_str!("../schema.sql");
 /// Bumped when `schema.sql` changes shape; stored in `PRAGMA user_version`.
 const SCHEMA_VERSION: i64 = 2;
 
+/// Every pooled connection's settings.
+const CONNECTION_PRAGMAS: &str =
+    "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;";
+
+/// One connection outside the pool, with the pool's settings, for a command that must be the
+/// database's only user. The file must have been prepared by `open`.
+pub fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch(CONNECTION_PRAGMAS)?;
+    Ok(conn)
+}
+
 /// Opens (creating if needed) the database file and applies the schema on first run.
 pub fn open(path: &Path) -> Result<Pool, String> {
     let manager = SqliteConnectionManager::file(path).with_init(|c| {
         // Listings and imports cycle through a few dozen statements; keep them all prepared.
         c.set_prepared_statement_cache_capacity(128);
-        c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;")
+        c.execute_batch(CONNECTION_PRAGMAS)
     });
     let pool = r2d2::Pool::builder()
         .max_size(8)

@@ -184,8 +184,10 @@ fn run_seed(conn: &mut rusqlite::Connection, options: &Options) -> Result<Summar
 fn seed_command(options: Options) -> Result<(), String> {
     let figment = Config::figment();
     let config = Config::from_figment(&figment)?;
-    let pool = db::open(&config.database)?;
-    let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
+    // Prepare the file with the pool, then seed over the one connection left open, so the
+    // seed may write without a rollback journal (see `seed::seed_demo`).
+    drop(db::open(&config.database)?);
+    let mut conn = db::connect(&config.database).map_err(|e| format!("database: {e}"))?;
     let admin = users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
         .map_err(|e| describe(&e))?;
     let summary = run_seed(&mut conn, &options)?;

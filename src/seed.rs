@@ -200,9 +200,17 @@ pub fn seed_demo(
 
     conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144;")
         .map_err(db)?;
+    // Bulk rows go straight into the file, not through the WAL and a checkpoint (every page
+    // written twice). SQLite allows this only to the database's one connection, i.e. the
+    // `seed` command; under `serve --demo` it stays in WAL. The file was empty, so an
+    // interrupted seed loses nothing but itself: seed a fresh file again.
+    let journal: String = conn.query_row("PRAGMA journal_mode = OFF", [], |r| r.get(0)).map_err(db)?;
     let indexes = drop_indexes(conn).map_err(db)?;
     let written = seed_orders(conn, &mut rng, &tenants, opts, now, progress);
     let rebuilt = rebuild_indexes(conn, &indexes);
+    if journal == "off" {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())).map_err(db)?;
+    }
     conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA optimize;")
         .map_err(db)?;
     let (orders, shipments) = written.map_err(db)?;
