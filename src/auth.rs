@@ -1,6 +1,9 @@
 //! Who is calling (CONTRACT §1–§2): the OAuth 2.0 client-credentials token endpoint, HS256
-//! JWTs, and the request guards `AuthUser` (a valid bearer token of an enabled user) and
-//! `AdminUser` (the same, with the admin role).
+//! JWTs, and the request guards `AuthUser` (a validly signed bearer token) and `AdminUser`
+//! (the same, claiming the admin role). The guards never touch the database: whether the
+//! token's user is still enabled, unchanged and not revoked is checked by `AuthUser::run`,
+//! at the start of the one blocking trip a request makes, which is the only way a handler
+//! reaches the database on a user's behalf.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -12,8 +15,10 @@ use rocket::request::{FromRequest, Outcome, Request};
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
 use rocket::{State, post};
-use serde::{Deserialize, Serialize};
+use rusqlite::Connection;
+use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::api::ApiResult;
 use crate::body::Body;
 use crate::config::Config;
 use crate::db::{self, Pool};
@@ -54,10 +59,17 @@ impl TokenKeys {
         Ok(TokenKeys::new(secret.as_bytes(), config.token_ttl_secs))
     }
 
-    pub fn issue(&self, user_id: i64) -> Result<String, ApiError> {
+    /// A token for `user`, carrying its role and customer so the guards need no database.
+    pub fn issue(&self, user: &User) -> Result<String, ApiError> {
         let now = unix_secs();
-        let claims =
-            Claims { sub: user_id.to_string(), iat: now, exp: now + self.ttl_secs, jti: random_token(16) };
+        let claims = Claims {
+            sub: user.id.to_string(),
+            iat: now,
+            exp: now + self.ttl_secs,
+            jti: random_token(16),
+            role: user.role,
+            cid: user.customer_id,
+        };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|e| ApiError::internal(format_args!("signing a token: {e}")))
     }
@@ -76,6 +88,15 @@ struct Claims {
     iat: u64,
     exp: u64,
     jti: String,
+    role: Role,
+    /// The customer of a customer user, `null` for admins; required either way.
+    #[serde(deserialize_with = "present_or_null")]
+    cid: Option<i64>,
+}
+
+/// An `Option` field that must be present (serde lets a plain `Option` be missing).
+fn present_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    Option::deserialize(d)
 }
 
 fn unix_secs() -> u64 {
@@ -196,6 +217,7 @@ pub async fn token(
             });
         }
     }
+    #[expect(clippy::disallowed_methods, reason = "no user yet: this is where one is proven")]
     let user = db::run(pool, move |conn| users::check_password(conn, &creds.username, &creds.password))
         .await
         .map_err(|_| OAuthError {
@@ -204,7 +226,7 @@ pub async fn token(
             description: "Something went wrong on our side.".into(),
         })?;
     let user = user.ok_or_else(OAuthError::invalid_client)?;
-    let access_token = keys.issue(user.id).map_err(|_| OAuthError {
+    let access_token = keys.issue(&user).map_err(|_| OAuthError {
         status: Status::InternalServerError,
         error: "server_error",
         description: "Something went wrong on our side.".into(),
@@ -224,31 +246,86 @@ impl<'r> FromRequest<'r> for TokenRequestCredentials {
     }
 }
 
-/// A request made with a valid bearer token of an enabled user.
+/// A request made with a validly signed, unexpired bearer token: who it claims to be. The
+/// claims are trusted only once `run` has checked them against the user's row.
 #[derive(Debug, Clone)]
-pub struct AuthUser(pub User);
+pub struct AuthUser {
+    id: i64,
+    role: Role,
+    customer_id: Option<i64>,
+    /// When the token was issued (seconds), against `users.tokens_valid_after`.
+    issued_at: i64,
+}
 
 impl AuthUser {
+    pub fn id(&self) -> i64 {
+        self.id
+    }
+
     /// The customer this user is confined to; `None` for admins, who see everything.
     pub fn scope(&self) -> Option<i64> {
-        match self.0.role {
+        match self.role {
             Role::Admin => None,
-            Role::Customer => self.0.customer_id,
+            Role::Customer => self.customer_id,
         }
     }
 
     pub fn is_admin(&self) -> bool {
-        self.0.role == Role::Admin
+        self.role == Role::Admin
     }
 
     /// Whether this user may see rows of `customer_id`.
     pub fn can_see(&self, customer_id: i64) -> bool {
         self.scope().is_none_or(|own| own == customer_id)
     }
+
+    /// Runs a handler's database work in one blocking trip that first checks the token still
+    /// speaks for its user: the user exists, is not disabled, has not changed its password
+    /// since the token was issued, and still has the role and customer the token claims.
+    /// Otherwise 401, before `work` runs.
+    pub async fn run<T, F>(self, pool: &Pool, work: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection, &AuthUser) -> ApiResult<T> + Send + 'static,
+    {
+        #[expect(clippy::disallowed_methods, reason = "the checked trip itself")]
+        db::run(pool, move |conn| {
+            self.check(conn)?;
+            work(conn, &self)
+        })
+        .await
+    }
+
+    fn check(&self, conn: &Connection) -> ApiResult<()> {
+        let current = conn
+            .prepare_cached(
+                "SELECT 1 FROM users
+                 WHERE id = ?1 AND disabled_at IS NULL AND tokens_valid_after <= ?2
+                   AND role = ?3 AND customer_id IS ?4",
+            )?
+            .exists(rusqlite::params![self.id, self.issued_at, self.role.as_str(), self.customer_id])?;
+        if current { Ok(()) } else { Err(invalid_token()) }
+    }
 }
 
 fn unauthorized(message: &str, token_sent: bool) -> ApiError {
     ApiError::Unauthorized { message: message.to_string(), token_sent }
+}
+
+fn invalid_token() -> ApiError {
+    unauthorized("The token is invalid or has expired.", true)
+}
+
+/// The user a token's claims describe, if they are well-formed.
+fn claimed_user(claims: Claims) -> Option<AuthUser> {
+    let id = claims.sub.parse::<i64>().ok()?;
+    let issued_at = i64::try_from(claims.iat).ok()?;
+    // The shapes `users::add` allows; anything else cannot match a row.
+    match (claims.role, claims.cid) {
+        (Role::Admin, None) | (Role::Customer, Some(_)) => {}
+        _ => return None,
+    }
+    Some(AuthUser { id, role: claims.role, customer_id: claims.cid, issued_at })
 }
 
 #[rocket::async_trait]
@@ -267,31 +344,17 @@ impl<'r> FromRequest<'r> for AuthUser {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
             _ => return fail(unauthorized("The Authorization header must be Bearer <token>.", false)),
         };
-        let (Some(keys), Some(pool)) = (req.rocket().state::<TokenKeys>(), req.rocket().state::<Pool>())
-        else {
-            return fail(ApiError::internal("token keys or pool missing from state"));
+        let Some(keys) = req.rocket().state::<TokenKeys>() else {
+            return fail(ApiError::internal("token keys missing from state"));
         };
-        let invalid = || unauthorized("The token is invalid or has expired.", true);
-        let Some(claims) = keys.verify(token) else {
-            return fail(invalid());
-        };
-        let Ok(user_id) = claims.sub.parse::<i64>() else {
-            return fail(invalid());
-        };
-        let user = match db::run(pool, move |conn| Ok(users::find_by_id(conn, user_id)?)).await {
-            Ok(user) => user,
-            Err(e) => return fail(e),
-        };
-        match user {
-            Some(user) if user.disabled_at.is_none() && claims.iat >= user.tokens_valid_after as u64 => {
-                Outcome::Success(AuthUser(user))
-            }
-            _ => fail(invalid()),
+        match keys.verify(token).and_then(claimed_user) {
+            Some(user) => Outcome::Success(user),
+            None => fail(invalid_token()),
         }
     }
 }
 
-/// A request by an admin user.
+/// A request by a token claiming the admin role (checked against the row by `run`).
 #[derive(Debug, Clone)]
 pub struct AdminUser(pub AuthUser);
 

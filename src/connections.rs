@@ -69,7 +69,7 @@ fn not_found(id: i64) -> ApiError {
 
 #[get("/connections")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Connection>>> {
-    Ok(Json(db::run(pool, move |conn| CONNECTIONS.list(conn, &user)).await?))
+    Ok(Json(user.run(pool, move |conn, user| CONNECTIONS.list(conn, user)).await?))
 }
 
 /// Reads one connection the user may see.
@@ -80,7 +80,7 @@ pub fn find(conn: &Db, user: &AuthUser, id: i64) -> ApiResult<Connection> {
 #[get("/connections/<id>")]
 async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Connection>> {
     let id = id.get("Connection")?;
-    Ok(Json(db::run(pool, move |conn| find(conn, &user, id)).await?))
+    Ok(Json(user.run(pool, move |conn, user| find(conn, user, id)).await?))
 }
 
 /// A customer, store or warehouse of a new connection: an id, or an object to create.
@@ -323,7 +323,7 @@ fn duplicate(existing: i64) -> ApiError {
 #[post("/connections", data = "<body>")]
 async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Created> {
     let connection = NewConnection::read(body.fields(), &user)?;
-    let id = db::run(pool, move |conn| connection.insert(conn, &user)).await?;
+    let id = user.run(pool, move |conn, user| connection.insert(conn, user)).await?;
     Ok(Created::at("connections", id))
 }
 
@@ -352,7 +352,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     if let Some(enabled_at) = enabled_at.present() {
         changes.push(("enabled_at", enabled_at.into()));
     }
-    db::run(pool, move |conn| {
+    user.run(pool, move |conn, user| {
         let tx = db::write(conn)?;
         if !owned_row_exists(&tx, "connections", id, user.scope())? {
             return Err(not_found(id));
@@ -378,23 +378,24 @@ pub struct Channel {
 #[get("/connections/<id>/channels")]
 async fn list_channels(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Channel>>> {
     let id = id.get("Connection")?;
-    let channels = db::run(pool, move |conn| {
-        if !owned_row_exists(conn, "connections", id, user.scope())? {
-            return Err(not_found(id));
-        }
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, type, enabled_at FROM channels WHERE connection_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([id], |row| {
-            Ok(Channel {
-                id: row.get(0)?,
-                kind: row.get(1)?,
-                enabled_at: row.get::<_, Option<i64>>(2)?.map(Timestamp),
-            })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-    })
-    .await?;
+    let channels = user
+        .run(pool, move |conn, user| {
+            if !owned_row_exists(conn, "connections", id, user.scope())? {
+                return Err(not_found(id));
+            }
+            let mut stmt = conn.prepare_cached(
+                "SELECT id, type, enabled_at FROM channels WHERE connection_id = ?1 ORDER BY id",
+            )?;
+            let rows = stmt.query_map([id], |row| {
+                Ok(Channel {
+                    id: row.get(0)?,
+                    kind: row.get(1)?,
+                    enabled_at: row.get::<_, Option<i64>>(2)?.map(Timestamp),
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await?;
     Ok(Json(channels))
 }
 
@@ -415,7 +416,7 @@ async fn update_channel(
         fields.error("enabled_at", "is required: a dateString to enable, null to disable");
     }
     fields.finish()?;
-    db::run(pool, move |conn| {
+    user.run(pool, move |conn, user| {
         if !owned_row_exists(conn, "connections", id, user.scope())? {
             return Err(not_found(id));
         }

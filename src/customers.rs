@@ -62,14 +62,15 @@ fn not_found(id: i64) -> ApiError {
 #[get("/customers")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Customer>>> {
     let scope = user.scope();
-    let customers = db::run(pool, move |conn| {
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM customers WHERE (?1 IS NULL OR id = ?1) ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([scope], from_row)?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-    })
-    .await?;
+    let customers = user
+        .run(pool, move |conn, _| {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM customers WHERE (?1 IS NULL OR id = ?1) ORDER BY id"
+            ))?;
+            let rows = stmt.query_map([scope], from_row)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+        .await?;
     Ok(Json(customers))
 }
 
@@ -86,7 +87,7 @@ pub fn find(conn: &Connection, user: &AuthUser, id: i64) -> ApiResult<Customer> 
 #[get("/customers/<id>")]
 async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Customer>> {
     let id = id.get("Customer")?;
-    Ok(Json(db::run(pool, move |conn| find(conn, &user, id)).await?))
+    Ok(Json(user.run(pool, move |conn, user| find(conn, user, id)).await?))
 }
 
 /// A validated new customer, as the create call and a connection's nested `customer` take it.
@@ -135,7 +136,7 @@ async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Cre
     let customer = NewCustomer::read(&mut fields);
     fields.finish()?;
     let customer = customer.ok_or(ApiError::Internal)?;
-    let id = db::run(pool, move |conn| customer.insert(conn)).await?;
+    let id = user.run(pool, move |conn, _| customer.insert(conn)).await?;
     Ok(Created::at("customers", id))
 }
 
@@ -148,9 +149,9 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
         OPTIONAL_TEXT.iter().map(|key| (*key, fields.text(key))).collect();
     fields.finish()?;
 
-    db::run(pool, move |conn| {
+    user.run(pool, move |conn, user| {
         let tx = db::write(conn)?;
-        find(&tx, &user, id)?;
+        find(&tx, user, id)?;
         if let Some(name) = company_name {
             tx.execute("UPDATE customers SET company_name = ?1 WHERE id = ?2", params![name.trim(), id])?;
         }

@@ -20,7 +20,7 @@ use crate::api::ApiResult;
 use crate::auth::AdminUser;
 use crate::config::Config;
 use crate::dates::now_ms;
-use crate::db::{self, Pool};
+use crate::db::Pool;
 use crate::error::{ApiError, Details, stash};
 use crate::orders::model::NewOrder;
 use crate::orders::write::{OrderWriter, Written};
@@ -238,23 +238,23 @@ impl<'r> FromData<'r> for ImportBody {
     }
 }
 
-async fn run(what: What, body: ImportBody, pool: &Pool) -> ApiResult<Json<Counts>> {
+async fn run(admin: AdminUser, what: What, body: ImportBody, pool: &Pool) -> ApiResult<Json<Counts>> {
     let records = parse_records(&body.0)?;
     drop(body);
-    let counts = db::run(pool, move |conn| import(conn, what, records, &mut |_| {})).await?;
+    let counts = admin.0.run(pool, move |conn, _| import(conn, what, records, &mut |_| {})).await?;
     Ok(Json(counts))
 }
 
 /// `POST /import/orders` (admins).
 #[post("/import/orders", data = "<body>")]
-async fn orders(_admin: AdminUser, body: ImportBody, pool: &State<Pool>) -> ApiResult<Json<Counts>> {
-    run(What::Orders, body, pool).await
+async fn orders(admin: AdminUser, body: ImportBody, pool: &State<Pool>) -> ApiResult<Json<Counts>> {
+    run(admin, What::Orders, body, pool).await
 }
 
 /// `POST /import/shipments` (admins).
 #[post("/import/shipments", data = "<body>")]
-async fn shipments(_admin: AdminUser, body: ImportBody, pool: &State<Pool>) -> ApiResult<Json<Counts>> {
-    run(What::Shipments, body, pool).await
+async fn shipments(admin: AdminUser, body: ImportBody, pool: &State<Pool>) -> ApiResult<Json<Counts>> {
+    run(admin, What::Shipments, body, pool).await
 }
 
 /// `orderbridge import orders|shipments FILE` (`-` for stdin), with progress on stderr.

@@ -102,7 +102,7 @@ pub fn find(conn: &Connection, user: &AuthUser, id: i64) -> ApiResult<Product> {
 #[get("/products/<id>")]
 async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Product>> {
     let id = id.get("Product")?;
-    Ok(Json(db::run(pool, move |conn| find(conn, &user, id)).await?))
+    Ok(Json(user.run(pool, move |conn, user| find(conn, user, id)).await?))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,30 +192,31 @@ async fn list(
         &body,
     )?;
     let scope = user.scope();
-    let page = db::run(pool, move |conn| {
-        let filter = params![scope, query.customer_id, query.sku];
-        let total_count: i64 =
-            conn.query_row(&format!("SELECT COUNT(*) FROM products WHERE {LIST_FILTER}"), filter, |r| {
-                r.get(0)
-            })?;
-        // A page far past the end only needs to come back empty.
-        let offset = (query.page - 1).saturating_mul(query.limit);
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM products WHERE {LIST_FILTER} ORDER BY id LIMIT ?4 OFFSET ?5"
-        ))?;
-        let mut products = stmt
-            .query_map(params![scope, query.customer_id, query.sku, query.limit, offset], from_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        attach_bundles(conn, &mut products)?;
-        Ok(ProductPage {
-            products,
-            page: query.page,
-            limit: query.limit,
-            total_count,
-            total_pages: (total_count + query.limit - 1) / query.limit,
+    let page = user
+        .run(pool, move |conn, _| {
+            let filter = params![scope, query.customer_id, query.sku];
+            let total_count: i64 =
+                conn.query_row(&format!("SELECT COUNT(*) FROM products WHERE {LIST_FILTER}"), filter, |r| {
+                    r.get(0)
+                })?;
+            // A page far past the end only needs to come back empty.
+            let offset = (query.page - 1).saturating_mul(query.limit);
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM products WHERE {LIST_FILTER} ORDER BY id LIMIT ?4 OFFSET ?5"
+            ))?;
+            let mut products = stmt
+                .query_map(params![scope, query.customer_id, query.sku, query.limit, offset], from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            attach_bundles(conn, &mut products)?;
+            Ok(ProductPage {
+                products,
+                page: query.page,
+                limit: query.limit,
+                total_count,
+                total_pages: (total_count + query.limit - 1) / query.limit,
+            })
         })
-    })
-    .await?;
+        .await?;
     Ok(Json(page))
 }
 
@@ -425,15 +426,16 @@ async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Cre
     let product = NewProduct::read(&mut fields, &user);
     fields.finish()?;
     let product = product.ok_or(ApiError::Internal)?;
-    let id = db::run(pool, move |conn| {
-        // IMMEDIATE: the checks read, then the insert writes; taking the write lock up front
-        // means another writer cannot invalidate the checks in between.
-        let tx = db::write(conn)?;
-        let id = product.insert(&tx, &user)?;
-        tx.commit()?;
-        Ok(id)
-    })
-    .await?;
+    let id = user
+        .run(pool, move |conn, user| {
+            // IMMEDIATE: the checks read, then the insert writes; taking the write lock up front
+            // means another writer cannot invalidate the checks in between.
+            let tx = db::write(conn)?;
+            let id = product.insert(&tx, user)?;
+            tx.commit()?;
+            Ok(id)
+        })
+        .await?;
     Ok(Created::at("products", id))
 }
 
@@ -449,9 +451,9 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     let bundle = read_bundle(&mut fields);
     fields.finish()?;
 
-    db::run(pool, move |conn| {
+    user.run(pool, move |conn, user| {
         let tx = db::write(conn)?;
-        let product = find(&tx, &user, id)?;
+        let product = find(&tx, user, id)?;
         if customer_id.is_some_and(|c| c != product.customer_id) {
             return Err(ApiError::invalid("customer_id", "cannot be changed"));
         }

@@ -65,7 +65,7 @@ fn not_found(id: i64) -> ApiError {
 
 #[get("/stores")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Store>>> {
-    Ok(Json(db::run(pool, move |conn| STORES.list(conn, &user)).await?))
+    Ok(Json(user.run(pool, move |conn, user| STORES.list(conn, user)).await?))
 }
 
 /// Reads one store the user may see.
@@ -76,7 +76,7 @@ pub fn find(conn: &Connection, user: &AuthUser, id: i64) -> ApiResult<Store> {
 #[get("/stores/<id>")]
 async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Store>> {
     let id = id.get("Store")?;
-    Ok(Json(db::run(pool, move |conn| find(conn, &user, id)).await?))
+    Ok(Json(user.run(pool, move |conn, user| find(conn, user, id)).await?))
 }
 
 /// A validated new store, as the create and ping calls and a connection's nested `store`
@@ -137,11 +137,12 @@ fn read_create(body: Body, user: &AuthUser) -> ApiResult<(i64, NewStore)> {
 #[post("/stores", data = "<body>")]
 async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Created> {
     let (customer_id, store) = read_create(body, &user)?;
-    let id = db::run(pool, move |conn| {
-        check_customer(conn, &user, customer_id, "customer_id")?;
-        store.insert(conn, customer_id)
-    })
-    .await?;
+    let id = user
+        .run(pool, move |conn, user| {
+            check_customer(conn, user, customer_id, "customer_id")?;
+            store.insert(conn, customer_id)
+        })
+        .await?;
     Ok(Created::at("stores", id))
 }
 
@@ -154,7 +155,7 @@ async fn ping(
     config: &State<Config>,
 ) -> ApiResult<NoContent> {
     let (customer_id, store) = read_create(body, &user)?;
-    db::run(pool, move |conn| check_customer(conn, &user, customer_id, "customer_id")).await?;
+    user.run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id")).await?;
     store.adapter.ping(config, Owner::Store).await
 }
 
@@ -171,7 +172,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     let adapter = AdapterPatch::read(&mut fields);
     fields.finish()?;
 
-    db::run(pool, move |conn| {
+    user.run(pool, move |conn, user| {
         let tx = db::write(conn)?;
         let stored = tx
             .query_row(

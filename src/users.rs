@@ -3,12 +3,12 @@
 
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::dates::{self, Timestamp};
 use crate::error::ApiError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Admin,
@@ -79,10 +79,6 @@ pub fn validate_password(password: &str) -> Result<(), String> {
         return Err("the password must have at least 8 characters".to_string());
     }
     Ok(())
-}
-
-pub fn find_by_id(conn: &Connection, id: i64) -> rusqlite::Result<Option<User>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE id = ?1"), [id], from_row).optional()
 }
 
 pub fn find_by_name(conn: &Connection, username: &str) -> rusqlite::Result<Option<User>> {

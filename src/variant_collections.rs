@@ -84,13 +84,13 @@ pub fn find(conn: &Connection, user: &AuthUser, id: i64) -> ApiResult<VariantCol
 #[get("/")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<VariantCollection>>> {
     let scope = user.scope();
-    Ok(Json(db::run(pool, move |conn| Ok(load(conn, scope, None)?)).await?))
+    Ok(Json(user.run(pool, move |conn, _| Ok(load(conn, scope, None)?)).await?))
 }
 
 #[get("/<id>")]
 async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<VariantCollection>> {
     let id = id.get("Variant collection")?;
-    Ok(Json(db::run(pool, move |conn| find(conn, &user, id)).await?))
+    Ok(Json(user.run(pool, move |conn, user| find(conn, user, id)).await?))
 }
 
 /// `name`: required, not blank; stored trimmed.
@@ -181,26 +181,27 @@ async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Cre
     fields.finish()?;
     let (Some(name), Some(product_ids)) = (name, product_ids) else { return Err(ApiError::Internal) };
 
-    let id = db::run(pool, move |conn| {
-        let tx = db::write(conn)?;
-        let customer_id = match customer_id {
-            Some(customer_id) => {
-                api::check_customer(&tx, &user, customer_id, "customer_id")?;
-                check_products(&tx, customer_id, &product_ids)?;
-                customer_id
-            }
-            None => customer_of_products(&tx, &product_ids)?,
-        };
-        tx.execute(
-            "INSERT INTO variant_collections (customer_id, name, created_at) VALUES (?1, ?2, ?3)",
-            params![customer_id, name, dates::now_ms()],
-        )?;
-        let id = tx.last_insert_rowid();
-        replace_products(&tx, id, &product_ids)?;
-        tx.commit()?;
-        Ok(id)
-    })
-    .await?;
+    let id = user
+        .run(pool, move |conn, user| {
+            let tx = db::write(conn)?;
+            let customer_id = match customer_id {
+                Some(customer_id) => {
+                    api::check_customer(&tx, user, customer_id, "customer_id")?;
+                    check_products(&tx, customer_id, &product_ids)?;
+                    customer_id
+                }
+                None => customer_of_products(&tx, &product_ids)?,
+            };
+            tx.execute(
+                "INSERT INTO variant_collections (customer_id, name, created_at) VALUES (?1, ?2, ?3)",
+                params![customer_id, name, dates::now_ms()],
+            )?;
+            let id = tx.last_insert_rowid();
+            replace_products(&tx, id, &product_ids)?;
+            tx.commit()?;
+            Ok(id)
+        })
+        .await?;
     Ok(Created::at("variant_collections", id))
 }
 
@@ -214,9 +215,9 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     let product_ids = read_product_ids(&mut fields, false);
     fields.finish()?;
 
-    db::run(pool, move |conn| {
+    user.run(pool, move |conn, user| {
         let tx = db::write(conn)?;
-        let collection = find(&tx, &user, id)?;
+        let collection = find(&tx, user, id)?;
         if customer_id.is_some_and(|c| c != collection.customer_id) {
             return Err(ApiError::invalid("customer_id", "cannot be changed"));
         }

@@ -65,7 +65,7 @@ fn not_found(id: i64) -> ApiError {
 
 #[get("/warehouses")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Warehouse>>> {
-    Ok(Json(db::run(pool, move |conn| WAREHOUSES.list(conn, &user)).await?))
+    Ok(Json(user.run(pool, move |conn, user| WAREHOUSES.list(conn, user)).await?))
 }
 
 /// Reads one warehouse the user may see.
@@ -76,7 +76,7 @@ pub fn find(conn: &Connection, user: &AuthUser, id: i64) -> ApiResult<Warehouse>
 #[get("/warehouses/<id>")]
 async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Warehouse>> {
     let id = id.get("Warehouse")?;
-    Ok(Json(db::run(pool, move |conn| find(conn, &user, id)).await?))
+    Ok(Json(user.run(pool, move |conn, user| find(conn, user, id)).await?))
 }
 
 /// A validated new warehouse, as the create and ping calls and a connection's nested `warehouse`
@@ -136,11 +136,12 @@ fn read_create(body: Body, user: &AuthUser) -> ApiResult<(i64, NewWarehouse)> {
 #[post("/warehouses", data = "<body>")]
 async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Created> {
     let (customer_id, warehouse) = read_create(body, &user)?;
-    let id = db::run(pool, move |conn| {
-        check_customer(conn, &user, customer_id, "customer_id")?;
-        warehouse.insert(conn, customer_id)
-    })
-    .await?;
+    let id = user
+        .run(pool, move |conn, user| {
+            check_customer(conn, user, customer_id, "customer_id")?;
+            warehouse.insert(conn, customer_id)
+        })
+        .await?;
     Ok(Created::at("warehouses", id))
 }
 
@@ -153,7 +154,7 @@ async fn ping(
     config: &State<Config>,
 ) -> ApiResult<NoContent> {
     let (customer_id, warehouse) = read_create(body, &user)?;
-    db::run(pool, move |conn| check_customer(conn, &user, customer_id, "customer_id")).await?;
+    user.run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id")).await?;
     warehouse.adapter.ping(config, Owner::Warehouse).await
 }
 
@@ -169,7 +170,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     let adapter = AdapterPatch::read(&mut fields);
     fields.finish()?;
 
-    db::run(pool, move |conn| {
+    user.run(pool, move |conn, user| {
         let tx = db::write(conn)?;
         let warehoused = tx
             .query_row(

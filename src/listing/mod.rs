@@ -17,7 +17,7 @@ use rusqlite::{Connection, params_from_iter};
 
 use crate::api::ApiResult;
 use crate::auth::AuthUser;
-use crate::db::{self, Pool};
+use crate::db::Pool;
 use crate::error::ApiError;
 pub use query::Params;
 use sessions::Position;
@@ -350,48 +350,53 @@ fn pages(count: i64, limit: i64) -> i64 {
     (count + limit - 1) / limit
 }
 
-/// Answers a listing request in whichever mode its parameters choose.
+/// Answers a listing request in whichever mode its parameters choose, in one checked trip.
 pub async fn list(
     resource: &'static Resource,
-    user: &AuthUser,
+    user: AuthUser,
     p: Params,
     pool: &Pool,
     sessions: &Sessions,
 ) -> ApiResult<JsonText> {
     if let Some(id) = p.get("session_id") {
-        let session = sessions.resume(id, user.0.id, resource.key)?;
         let id = id.to_string();
-        return db::run(pool, move |conn| {
-            let mut position =
-                session.position.lock().map_err(|_| ApiError::internal("session lock poisoned"))?;
-            let (docs, last) = session.plan.fetch(conn, position.cursor.as_ref())?;
-            position.page += 1;
-            if last.is_some() {
-                position.cursor = last;
-            }
-            let meta = Meta {
-                session_id: Some(&id),
-                page: position.page,
-                limit: session.plan.limit,
-                ..Meta::default()
-            };
-            Ok(JsonText(render(resource.key, &docs, &meta)))
-        })
-        .await;
+        let sessions = sessions.clone();
+        // Resumed inside the trip, so a revoked token learns nothing about the session.
+        return user
+            .run(pool, move |conn, user| {
+                let session = sessions.resume(&id, user.id(), resource.key)?;
+                let mut position =
+                    session.position.lock().map_err(|_| ApiError::internal("session lock poisoned"))?;
+                let (docs, last) = session.plan.fetch(conn, position.cursor.as_ref())?;
+                position.page += 1;
+                if last.is_some() {
+                    position.cursor = last;
+                }
+                let meta = Meta {
+                    session_id: Some(&id),
+                    page: position.page,
+                    limit: session.plan.limit,
+                    ..Meta::default()
+                };
+                Ok(JsonText(render(resource.key, &docs, &meta)))
+            })
+            .await;
     }
     let plan = Plan::new(resource, &p, user.scope())?;
     match p.positive("page", i64::MAX)? {
-        Some(page) => db::run(pool, move |conn| Ok(JsonText(page_mode(conn, &plan, page)?))).await,
+        Some(page) => user.run(pool, move |conn, _| Ok(JsonText(page_mode(conn, &plan, page)?))).await,
         None => {
             sessions.ensure_room()?;
-            let (plan, docs, cursor, count) = db::run(pool, move |conn| {
-                let count = plan.count(conn, None)?;
-                let (docs, cursor) = plan.fetch(conn, None)?;
-                Ok((plan, docs, cursor, count))
-            })
-            .await?;
+            let user_id = user.id();
+            let (plan, docs, cursor, count) = user
+                .run(pool, move |conn, _| {
+                    let count = plan.count(conn, None)?;
+                    let (docs, cursor) = plan.fetch(conn, None)?;
+                    Ok((plan, docs, cursor, count))
+                })
+                .await?;
             let limit = plan.limit;
-            let id = sessions.open(user.0.id, plan, Position { cursor, page: 1 })?;
+            let id = sessions.open(user_id, plan, Position { cursor, page: 1 })?;
             let meta = Meta {
                 session_id: Some(&id),
                 page: 1,

@@ -10,7 +10,7 @@ use rusqlite::OptionalExtension;
 
 use crate::api::{ApiResult, Id};
 use crate::auth::AuthUser;
-use crate::db::{self, Pool};
+use crate::db::Pool;
 use crate::error::ApiError;
 use crate::listing::{self, JsonText, Params, Resource, Sessions, Where};
 use fields::ORDER_FIELDS;
@@ -63,23 +63,24 @@ async fn list(
     pool: &State<Pool>,
     sessions: &State<Sessions>,
 ) -> ApiResult<JsonText> {
-    listing::list(&ORDERS, &user, params, pool, sessions).await
+    listing::list(&ORDERS, user, params, pool, sessions).await
 }
 
 #[get("/orders/<id>")]
 async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<JsonText> {
     let id = id.get("Order")?;
     let scope = user.scope();
-    let doc: Option<String> = db::run(pool, move |conn| {
-        Ok(conn
-            .prepare_cached(
-                "SELECT d.doc FROM orders o JOIN order_docs d ON d.id = o.id
+    let doc: Option<String> = user
+        .run(pool, move |conn, _| {
+            Ok(conn
+                .prepare_cached(
+                    "SELECT d.doc FROM orders o JOIN order_docs d ON d.id = o.id
                  WHERE o.id = ?1 AND (?2 IS NULL OR o.customer_id = ?2)",
-            )?
-            .query_row(rusqlite::params![id, scope], |r| r.get(0))
-            .optional()?)
-    })
-    .await?;
+                )?
+                .query_row(rusqlite::params![id, scope], |r| r.get(0))
+                .optional()?)
+        })
+        .await?;
     let doc = doc.ok_or_else(|| ApiError::not_found(format!("Order {id}")))?;
     Ok(JsonText(format!("{{\"order\":{doc}}}")))
 }

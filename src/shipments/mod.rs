@@ -50,5 +50,5 @@ async fn list(
     pool: &State<Pool>,
     sessions: &State<Sessions>,
 ) -> ApiResult<JsonText> {
-    listing::list(&SHIPMENTS, &user, params, pool, sessions).await
+    listing::list(&SHIPMENTS, user, params, pool, sessions).await
 }

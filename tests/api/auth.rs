@@ -151,7 +151,7 @@ async fn expired_tampered_and_foreign_algorithm_tokens_are_refused() {
     let app = spawn_app().await;
     let secret = stored_secret(&app);
     let t = now();
-    let claims = |iat: u64, exp: u64| json!({"sub": "1", "iat": iat, "exp": exp, "jti": "x"});
+    let claims = |iat: u64, exp: u64| json!({"sub": "1", "iat": iat, "exp": exp, "jti": "x", "role": "admin", "cid": null});
 
     let valid = sign(Algorithm::HS256, &secret, claims(t, t + 60));
     assert_eq!(app.get("/customers", &valid).await.status, Status::Ok, "a well-formed token works");
@@ -165,8 +165,11 @@ async fn expired_tampered_and_foreign_algorithm_tokens_are_refused() {
     use base64::Engine;
     let enc = |v: serde_json::Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
     let unsigned = format!("{}.{}.", enc(json!({"alg": "none", "typ": "JWT"})), enc(claims(t, t + 60)));
-    let unknown_user =
-        sign(Algorithm::HS256, &secret, json!({"sub": "999", "iat": t, "exp": t + 60, "jti": "x"}));
+    let unknown_user = sign(
+        Algorithm::HS256,
+        &secret,
+        json!({"sub": "999", "iat": t, "exp": t + 60, "jti": "x", "role": "admin", "cid": null}),
+    );
 
     for (what, token) in [
         ("expired", expired),
@@ -203,6 +206,89 @@ async fn changing_a_password_revokes_earlier_tokens() {
     assert_error(&app.get("/customers", &token).await, 401, "unauthorized");
     let fresh = app.token("ops", "a-new-password").await;
     assert_eq!(app.get("/customers", &fresh).await.status, Status::Ok);
+}
+
+#[rocket::async_test]
+async fn tokens_without_the_role_and_customer_claims_are_refused() {
+    let app = spawn_app().await;
+    let secret = stored_secret(&app);
+    let t = now();
+    let base = json!({"sub": "1", "iat": t, "exp": t + 60, "jti": "x", "role": "admin", "cid": null});
+    let without = |key: &str| {
+        let mut claims = base.clone();
+        claims.as_object_mut().unwrap().remove(key);
+        claims
+    };
+    let with = |key: &str, value: serde_json::Value| {
+        let mut claims = base.clone();
+        claims[key] = value;
+        claims
+    };
+    assert_eq!(
+        app.get("/customers", &sign(Algorithm::HS256, &secret, base.clone())).await.status,
+        Status::Ok
+    );
+    for (what, claims) in [
+        ("no role", without("role")),
+        ("no cid", without("cid")),
+        ("neither (a token of before)", json!({"sub": "1", "iat": t, "exp": t + 60, "jti": "x"})),
+        ("unknown role", with("role", json!("root"))),
+        ("admin with a customer", with("cid", json!(1))),
+        ("cid as text", with("cid", json!("1"))),
+    ] {
+        let r = app.get("/customers", &sign(Algorithm::HS256, &secret, claims)).await;
+        assert_eq!(r.status.code, 401, "{what}: {r:?}");
+        assert_error(&r, 401, "unauthorized");
+        assert!(r.header("WWW-Authenticate").unwrap().contains("invalid_token"), "{what}");
+    }
+}
+
+#[rocket::async_test]
+async fn a_token_whose_claims_differ_from_the_users_row_is_refused() {
+    let app = spawn_app().await;
+    let secret = stored_secret(&app);
+    let (acme, _) = app.tenant("Acme").await;
+    let (other, _) = app.tenant("Other").await;
+    let user_id: i64 = app
+        .pool()
+        .get()
+        .unwrap()
+        .query_row("SELECT id FROM users WHERE customer_id = ?1", [acme], |r| r.get(0))
+        .unwrap();
+    let t = now();
+    let claims = |role: &str, cid: Option<i64>| json!({"sub": user_id.to_string(), "iat": t, "exp": t + 60, "jti": "x", "role": role, "cid": cid});
+    let honest = sign(Algorithm::HS256, &secret, claims("customer", Some(acme)));
+    assert_eq!(
+        app.get(&format!("/customers/{acme}"), &honest).await.status,
+        Status::Ok,
+        "the row's own claims"
+    );
+
+    let before = all_rows(&app);
+    for (what, token) in [
+        ("role admin", sign(Algorithm::HS256, &secret, claims("admin", None))),
+        ("another customer", sign(Algorithm::HS256, &secret, claims("customer", Some(other)))),
+    ] {
+        for r in [
+            app.get("/customers", &token).await,
+            app.get(&format!("/customers/{other}"), &token).await,
+            app.post_json("/stores", &token, json!({"customer_id": other, "name": "Forged", "platform": "bigcommerce",
+                                                    "adapter": {"access_token": "token-123456", "store_hash": "abc"}}))
+                .await,
+            app.patch_json(&format!("/customers/{other}"), &token, json!({"company_name": "Forged"})).await,
+        ] {
+            assert_error(&r, 401, "unauthorized");
+            assert!(r.header("WWW-Authenticate").unwrap().contains("invalid_token"), "{what}: {r:?}");
+        }
+    }
+    // Admin-only routes answer a customer's claims with 403 before any trip; nothing leaks.
+    let forged = sign(Algorithm::HS256, &secret, claims("customer", Some(other)));
+    assert_error(
+        &app.post_json("/customers", &forged, json!({"company_name": "Forged"})).await,
+        403,
+        "forbidden",
+    );
+    assert_eq!(all_rows(&app), before, "refused requests write nothing");
 }
 
 #[rocket::async_test]

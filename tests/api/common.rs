@@ -205,3 +205,27 @@ pub fn assert_error(r: &Reply, status: u16, code: &str) {
     assert!(r.body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "message of {r:?}");
     assert_eq!(r.header("Content-Type"), Some("application/json"), "content type of {r:?}");
 }
+
+/// Every row of every table, sorted, to show that refused requests wrote nothing.
+pub fn all_rows(app: &TestApp) -> Vec<String> {
+    let conn = app.pool().get().unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut rows = Vec::new();
+    for table in tables {
+        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{table}\"")).unwrap();
+        let columns = stmt.column_count();
+        let mut found = stmt.query([]).unwrap();
+        while let Some(row) = found.next().unwrap() {
+            let values: Vec<rusqlite::types::Value> = (0..columns).map(|i| row.get(i).unwrap()).collect();
+            rows.push(format!("{table}: {values:?}"));
+        }
+    }
+    rows.sort();
+    rows
+}

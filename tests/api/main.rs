@@ -13,6 +13,7 @@ mod orders;
 mod ping_live;
 mod ping_routes;
 mod products;
+mod revocation;
 mod seed;
 mod shipments;
 mod stores;
