@@ -217,20 +217,21 @@ pub async fn token(
             });
         }
     }
-    #[expect(clippy::disallowed_methods, reason = "no user yet: this is where one is proven")]
-    let user = db::run(pool, move |conn| users::check_password(conn, &creds.username, &creds.password))
-        .await
-        .map_err(|_| OAuthError {
-            status: Status::InternalServerError,
-            error: "server_error",
-            description: "Something went wrong on our side.".into(),
-        })?;
-    let user = user.ok_or_else(OAuthError::invalid_client)?;
-    let access_token = keys.issue(&user).map_err(|_| OAuthError {
+    let server_error = || OAuthError {
         status: Status::InternalServerError,
         error: "server_error",
         description: "Something went wrong on our side.".into(),
-    })?;
+    };
+    let username = creds.username.clone();
+    #[expect(clippy::disallowed_methods, reason = "no user yet: this is where one is proven")]
+    let record = db::run(pool, move |conn| Ok(users::login_record(conn, &username)?))
+        .await
+        .map_err(|_| server_error())?;
+    let user = rocket::tokio::task::spawn_blocking(move || users::authenticate(record, &creds.password))
+        .await
+        .map_err(|_| server_error())?;
+    let user = user.ok_or_else(OAuthError::invalid_client)?;
+    let access_token = keys.issue(&user).map_err(|_| server_error())?;
     Ok(NoStore(TokenResponse { access_token, token_type: "Bearer", expires_in: keys.ttl_secs }))
 }
 

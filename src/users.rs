@@ -86,22 +86,30 @@ pub fn find_by_name(conn: &Connection, username: &str) -> rusqlite::Result<Optio
         .optional()
 }
 
-/// The enabled user with these credentials, or `None`. A hash is verified even for an unknown
-/// name, so the answer takes as long either way.
-pub fn check_password(conn: &Connection, username: &str, password: &str) -> Result<Option<User>, ApiError> {
-    let found: Option<(String, Option<i64>)> = conn
-        .query_row("SELECT password_hash, disabled_at FROM users WHERE username = ?1", [username], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .optional()?;
-    let Some((phc, disabled_at)) = found else {
+/// What a login needs from the database: the user and its password hash.
+pub struct LoginRecord {
+    user: User,
+    password_hash: String,
+}
+
+/// The login record of `username`, if there is such a user.
+pub fn login_record(conn: &Connection, username: &str) -> rusqlite::Result<Option<LoginRecord>> {
+    let Some(user) = find_by_name(conn, username)? else { return Ok(None) };
+    let password_hash =
+        conn.query_row("SELECT password_hash FROM users WHERE id = ?1", [user.id], |r| r.get(0))?;
+    Ok(Some(LoginRecord { user, password_hash }))
+}
+
+/// The enabled user whose password this is, or `None`. A hash is verified even for an unknown
+/// name, so the answer takes as long either way. CPU-heavy (argon2): run it off the async
+/// threads, and outside the database gate.
+pub fn authenticate(record: Option<LoginRecord>, password: &str) -> Option<User> {
+    let Some(record) = record else {
         let _ = verify_password(password, DUMMY_HASH);
-        return Ok(None);
+        return None;
     };
-    if !verify_password(password, &phc) || disabled_at.is_some() {
-        return Ok(None);
-    }
-    Ok(find_by_name(conn, username)?)
+    let matches = verify_password(password, &record.password_hash);
+    (matches && record.user.disabled_at.is_none()).then_some(record.user)
 }
 
 /// A valid argon2id hash of a random string, verified against when the username is unknown.
