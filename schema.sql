@@ -8,6 +8,14 @@ CREATE TABLE IF NOT EXISTS settings (
     value TEXT NOT NULL
 ) STRICT;
 
+-- Bumped by every write transaction (db::write), in this process or another (the CLI), so
+-- cached listing counts know when they went stale.
+CREATE TABLE IF NOT EXISTS data_generation (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    value INTEGER NOT NULL
+) STRICT;
+INSERT OR IGNORE INTO data_generation (id, value) VALUES (1, 0);
+
 CREATE TABLE IF NOT EXISTS customers (
     id           INTEGER PRIMARY KEY,
     company_name TEXT NOT NULL,

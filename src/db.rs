@@ -140,8 +140,18 @@ where
 
 /// Starts a write transaction. IMMEDIATE takes the write lock up front, so a read-then-write
 /// waits on `busy_timeout` for another writer instead of failing with SQLITE_BUSY mid-way.
+///
+/// Every write transaction also bumps `data_generation`: whatever it changes, listing counts
+/// cached before it are stale after it commits (and still good if it rolls back).
 pub fn write(conn: &mut Connection) -> rusqlite::Result<rusqlite::Transaction<'_>> {
-    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    tx.prepare_cached("UPDATE data_generation SET value = value + 1 WHERE id = 1")?.execute([])?;
+    Ok(tx)
+}
+
+/// The current data generation (see `write`).
+pub fn generation(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT value FROM data_generation WHERE id = 1")?.query_row([], |r| r.get(0))
 }
 
 /// Whether `e` is a violation of a UNIQUE or PRIMARY KEY constraint, for turning it into 409.

@@ -11,7 +11,7 @@ use rocket::data::{Data, FromData, Outcome, ToByteUnit};
 use rocket::request::Request;
 use rocket::serde::json::Json;
 use rocket::{Route, State, post, routes};
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -133,7 +133,7 @@ pub fn import_orders(
     records: impl IntoIterator<Item = Record>,
     progress: &mut dyn FnMut(usize),
 ) -> ApiResult<Counts> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = crate::db::write(conn)?;
     let mut writer = OrderWriter::new(&tx, now_ms());
     let mut bad = Bad::default();
     let mut counts = Counts::default();
@@ -162,7 +162,7 @@ pub fn import_shipments(
     records: impl IntoIterator<Item = Record>,
     progress: &mut dyn FnMut(usize),
 ) -> ApiResult<Counts> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let tx = crate::db::write(conn)?;
     let mut writer = ShipmentWriter::new(&tx, now_ms());
     let mut bad = Bad::default();
     let mut counts = Counts::default();

@@ -65,6 +65,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
     let rocket = rocket::custom(figment)
         .manage(pool)
         .manage(sessions)
+        .manage(listing::Counts::default())
         .manage(keys)
         .manage(config)
         .mount("/", routes![health, auth::token])

@@ -12,7 +12,7 @@ use crate::api::{ApiResult, Id};
 use crate::auth::AuthUser;
 use crate::db::Pool;
 use crate::error::ApiError;
-use crate::listing::{self, JsonText, Params, Resource, Sessions, Where};
+use crate::listing::{self, Counts, JsonText, Params, Resource, Sessions, Where};
 use fields::ORDER_FIELDS;
 
 pub fn routes() -> Vec<Route> {
@@ -62,8 +62,9 @@ async fn list(
     params: Params,
     pool: &State<Pool>,
     sessions: &State<Sessions>,
+    counts: &State<Counts>,
 ) -> ApiResult<JsonText> {
-    listing::list(&ORDERS, user, params, pool, sessions).await
+    listing::list(&ORDERS, user, params, pool, sessions, counts).await
 }
 
 #[get("/orders/<id>")]

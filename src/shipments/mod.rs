@@ -12,7 +12,7 @@ use crate::api::ApiResult;
 use crate::auth::AuthUser;
 use crate::db::Pool;
 use crate::error::ApiError;
-use crate::listing::{self, JsonText, Params, Resource, Sessions, Where};
+use crate::listing::{self, Counts, JsonText, Params, Resource, Sessions, Where};
 
 pub fn routes() -> Vec<Route> {
     routes![list]
@@ -49,6 +49,7 @@ async fn list(
     params: Params,
     pool: &State<Pool>,
     sessions: &State<Sessions>,
+    counts: &State<Counts>,
 ) -> ApiResult<JsonText> {
-    listing::list(&SHIPMENTS, user, params, pool, sessions).await
+    listing::list(&SHIPMENTS, user, params, pool, sessions, counts).await
 }

@@ -371,3 +371,25 @@ async fn a_customer_user_sees_only_its_own_orders() {
     assert_error(&app.get(&format!("/orders/{}", all[1]), &a.token).await, 404, "not_found");
     assert_error(&app.get_anonymous("/orders").await, 401, "unauthorized");
 }
+
+#[rocket::async_test]
+async fn totals_follow_every_write_even_when_counts_are_remembered() {
+    let app = spawn_app().await;
+    let w = world(&app, "Counted").await;
+    let total = |body: &Value| body["total_count"].as_i64().unwrap();
+    import_orders(&app, (0..3).map(|i| order(w.store, &format!("C-{i}"))).collect());
+    let by_name = "/orders?page=1&store_id=Counted+Store";
+    assert_eq!(total(&app.get("/orders?page=1", &app.admin).await.body), 3);
+    assert_eq!(total(&app.get(by_name, &app.admin).await.body), 3);
+
+    // Through the library, as `orderbridge import` does from another process.
+    import_orders(&app, (3..5).map(|i| order(w.store, &format!("C-{i}"))).collect());
+    assert_eq!(total(&app.get("/orders?page=1", &app.admin).await.body), 5, "an import shows at once");
+    assert_eq!(total(&app.get("/orders", &app.admin).await.body), 5, "in session mode too");
+
+    // Renaming the store changes what the name filter matches, though no order changed.
+    let r = app.patch_json(&format!("/stores/{}", w.store), &app.admin, json!({"name": "Renamed"})).await;
+    assert_eq!(r.status.code, 204, "{r:?}");
+    assert_eq!(total(&app.get(by_name, &app.admin).await.body), 0);
+    assert_eq!(total(&app.get("/orders?page=1&store_id=Renamed", &app.admin).await.body), 5);
+}
