@@ -331,7 +331,10 @@ fn main() {
     eprintln!("bench: nginx ...");
     let g1 = wrk(nport, "/w1", None, None, &o);
     let g4 = wrk(nport, "/w4", None, None, &o);
-    drop(nginx);
+    // A killed master leaves its workers behind; ask it to stop them and wait for it.
+    let _ = Command::new("nginx").arg("-c").arg(&conf).arg("-p").arg(&work).args(["-s", "quit"]).status();
+    let mut nginx = nginx;
+    let _ = nginx.0.wait();
 
     let check = |ok: bool| if ok { "ok" } else { "MISSED" };
     println!(
