@@ -122,9 +122,7 @@ async fn serve(demo: bool) -> Result<(), String> {
     if app.first_admin.is_none() {
         app.first_admin = admin_before_seed;
     }
-    let address: String = figment.extract_inner("address").unwrap_or_else(|_| "127.0.0.1".into());
-    let port: u16 = figment.extract_inner("port").unwrap_or(8000);
-    let base = format!("http://{address}:{port}");
+    let base = base_url(&figment);
     match &app.first_admin {
         Some(admin) => {
             let password = admin.password.as_deref().unwrap_or("<the configured admin_password>");
@@ -191,9 +189,7 @@ fn seed_command(options: Options) -> Result<(), String> {
     let admin = users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
         .map_err(|e| describe(&e))?;
     let summary = run_seed(&mut conn, &options)?;
-    let address: String = figment.extract_inner("address").unwrap_or_else(|_| "127.0.0.1".into());
-    let port: u16 = figment.extract_inner("port").unwrap_or(8000);
-    let base = format!("http://{address}:{port}");
+    let base = base_url(&figment);
     match admin {
         Some(admin) => match admin.password {
             Some(password) => println!(
@@ -294,4 +290,11 @@ fn describe(e: &ApiError) -> String {
         }
         None => body.error.message,
     }
+}
+
+/// Where the server listens, as a client would write it, for the hints we print.
+fn base_url(figment: &rocket::figment::Figment) -> String {
+    let address: String = figment.extract_inner("address").unwrap_or_else(|_| "127.0.0.1".into());
+    let port: u16 = figment.extract_inner("port").unwrap_or(8000);
+    format!("http://{address}:{port}")
 }
