@@ -81,11 +81,6 @@ pub fn validate_password(password: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub fn find_by_name(conn: &Connection, username: &str) -> rusqlite::Result<Option<User>> {
-    conn.query_row(&format!("SELECT {COLUMNS} FROM users WHERE username = ?1"), [username], from_row)
-        .optional()
-}
-
 /// What a login needs from the database: the user and its password hash.
 pub struct LoginRecord {
     user: User,
@@ -94,15 +89,17 @@ pub struct LoginRecord {
 
 /// The login record of `username`, if there is such a user.
 pub fn login_record(conn: &Connection, username: &str) -> rusqlite::Result<Option<LoginRecord>> {
-    let Some(user) = find_by_name(conn, username)? else { return Ok(None) };
-    let password_hash =
-        conn.query_row("SELECT password_hash FROM users WHERE id = ?1", [user.id], |r| r.get(0))?;
-    Ok(Some(LoginRecord { user, password_hash }))
+    conn.query_row(
+        &format!("SELECT {COLUMNS}, password_hash FROM users WHERE username = ?1"),
+        [username],
+        |row| Ok(LoginRecord { user: from_row(row)?, password_hash: row.get(7)? }),
+    )
+    .optional()
 }
 
 /// The enabled user whose password this is, or `None`. A hash is verified even for an unknown
 /// name, so the answer takes as long either way. CPU-heavy (argon2): run it off the async
-/// threads, and outside the database gate.
+/// threads, and not on a database thread.
 pub fn authenticate(record: Option<LoginRecord>, password: &str) -> Option<User> {
     let Some(record) = record else {
         let _ = verify_password(password, DUMMY_HASH);

@@ -285,11 +285,6 @@ impl Plan {
         };
         (sql, params)
     }
-
-    pub fn count(&self, conn: &Connection, cap: Option<i64>) -> rusqlite::Result<i64> {
-        let (sql, params) = self.count_query(cap);
-        conn.prepare_cached(&sql)?.query_row(params_from_iter(params), |r| r.get(0))
-    }
 }
 
 /// Listing counts already made, each valid for the data generation it was made at
