@@ -72,9 +72,11 @@ pub const SCHEMA: &str = include_str!("../schema.sql");
 /// Bumped when `schema.sql` changes shape; stored in `PRAGMA user_version`.
 const SCHEMA_VERSION: i64 = 2;
 
-/// Every pooled connection's settings.
-const CONNECTION_PRAGMAS: &str =
-    "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;";
+/// Every pooled connection's settings. The page cache is 16 MiB per connection (SQLite's
+/// default is 2 MiB): listing sessions walking the orders table read pages that page 1 never
+/// touches, and a larger cache keeps what other sessions just read instead of asking the OS.
+const CONNECTION_PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; \
+     PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;";
 
 /// One connection outside the pool, with the pool's settings, for a command that must be the
 /// database's only user. The file must have been prepared by `open`.
@@ -109,6 +111,12 @@ pub fn open_with(path: &Path, workers: usize) -> Result<Pool, String> {
 }
 
 fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    // Only a new, empty file takes this (an existing one keeps its page size), so it must come
+    // before anything writes the header. An order's document is ~3 KB: a 4 KiB page holds one
+    // and wastes a quarter, a 16 KiB page holds five. The file is ~20% smaller, and a page of
+    // 100 orders is read from ~25 pages instead of ~120, which is what a session walking
+    // deep into the table, past what the page cache holds, pays for.
+    conn.execute_batch("PRAGMA page_size = 16384")?;
     conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version >= SCHEMA_VERSION {
@@ -194,6 +202,24 @@ mod tests {
         let answer =
             run(&pool, |conn| Ok(conn.query_row("SELECT 41 + 1", [], |r| r.get::<_, i64>(0))?)).await;
         assert_eq!(answer, Ok(42), "the one thread is still there");
+    }
+
+    #[test]
+    fn a_new_file_gets_16_kib_pages_and_an_existing_file_keeps_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let page_size = |conn: &Connection| conn.query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0));
+        let fresh = dir.path().join("fresh.db");
+        let pool = open(&fresh).unwrap();
+        assert_eq!(
+            page_size(&pool.get().unwrap()).unwrap(),
+            16384,
+            "the pragma ran before the header was written"
+        );
+
+        let older = dir.path().join("older.db");
+        Connection::open(&older).unwrap().execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+        let pool = open(&older).unwrap();
+        assert_eq!(page_size(&pool.get().unwrap()).unwrap(), 4096, "an existing file is not rewritten");
     }
 
     #[test]
