@@ -9,6 +9,8 @@ mod plan_tests;
 pub mod query;
 pub mod sessions;
 
+use std::sync::Arc;
+
 use rocket::http::ContentType;
 use rocket::request::Request;
 use rocket::response::{self, Responder};
@@ -398,12 +400,14 @@ pub async fn list(
     if let Some(id) = p.get("session_id") {
         let id = id.to_string();
         let sessions = sessions.clone();
+        let held = sessions.lock(&id, user.id()).await;
         // Resumed inside the trip, so a revoked token learns nothing about the session.
         return user
             .run(pool, move |conn, user| {
                 let session = sessions.resume(&id, user.id(), resource.key)?;
-                let mut position =
-                    session.position.lock().map_err(|_| ApiError::internal("session lock poisoned"))?;
+                let Some((_, mut position)) = held.filter(|(locked, _)| Arc::ptr_eq(locked, &session)) else {
+                    return Err(ApiError::SessionNotFound);
+                };
                 let (docs, last) = session.plan.fetch(conn, position.cursor.as_ref())?;
                 position.page += 1;
                 if last.is_some() {

@@ -2,12 +2,13 @@
 //! for at most `session_ttl_secs`, capped at `max_sessions`, swept by a timer that starts at
 //! liftoff and stops at shutdown.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dashmap::DashMap;
 use rocket::fairing::AdHoc;
+use rocket::tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::{Cursor, Plan};
 use crate::auth::random_token;
@@ -26,7 +27,9 @@ pub struct Session {
     pub plan: Plan,
     expires_at: AtomicI64,
     /// Held while a page is read, so concurrent requests of one session get successive pages.
-    pub position: Mutex<Position>,
+    /// An async lock: a request waits for the one before it in its own task, never in a
+    /// database thread (a sleeping database thread is a core's worth of work not done).
+    position: Arc<Mutex<Position>>,
 }
 
 /// The live sessions; cheap to clone (shared).
@@ -61,10 +64,19 @@ impl Sessions {
             user_id,
             plan,
             expires_at: AtomicI64::new(now_ms() + self.ttl_ms),
-            position: Mutex::new(position),
+            position: Arc::new(Mutex::new(position)),
         };
         self.map.insert(id.clone(), Arc::new(session));
         Ok(id)
+    }
+
+    /// Waits until no other request is reading a page of session `id` of `user_id`, and holds
+    /// its position until the guard is dropped. Only a wait: whether the request may use the
+    /// session is `resume`'s answer, once the token has been checked.
+    pub async fn lock(&self, id: &str, user_id: i64) -> Option<(Arc<Session>, OwnedMutexGuard<Position>)> {
+        let session = self.map.get(id).map(|s| Arc::clone(s.value())).filter(|s| s.user_id == user_id)?;
+        let position = Arc::clone(&session.position).lock_owned().await;
+        Some((session, position))
     }
 
     /// The session `id` of `user_id` listing `resource`, its timeout refreshed. Unknown,
