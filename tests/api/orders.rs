@@ -324,6 +324,27 @@ async fn a_session_walks_to_the_end_without_duplicates_or_gaps_while_orders_arri
 }
 
 #[rocket::async_test]
+async fn requests_on_one_session_at_once_get_successive_pages() {
+    let app = spawn_app().await;
+    let w = world(&app, "Acme").await;
+    import_orders(&app, (0..40).map(|i| order(w.store, &format!("E{i}"))).collect());
+    let first = app.get("/orders?limit=2", &app.admin).await;
+    let session = first.body["session_id"].as_str().unwrap().to_string();
+    let path = format!("/orders?session_id={session}");
+    let replies = rocket::futures::future::join_all((0..12).map(|_| app.get(&path, &app.admin))).await;
+    let mut pages: Vec<u64> = replies.iter().map(|r| r.body["page"].as_u64().expect("a page")).collect();
+    pages.sort_unstable();
+    assert_eq!(pages, (2..14).collect::<Vec<u64>>(), "each request got its own next page");
+    let mut seen = ids(&first.body, "orders");
+    for r in &replies {
+        seen.extend(ids(&r.body, "orders"));
+    }
+    seen.sort_unstable();
+    let all = ids(&app.get("/orders?page=1&limit=26", &app.admin).await.body, "orders");
+    assert_eq!(seen, all, "the first 13 pages, each row once");
+}
+
+#[rocket::async_test]
 async fn sessions_expire_and_belong_to_their_user() {
     let app = spawn_app_with(|f| f.merge(("session_ttl_secs", 1))).await;
     let w = world(&app, "Acme").await;
