@@ -72,17 +72,37 @@ pub const SCHEMA: &str = include_str!("../schema.sql");
 /// Bumped when `schema.sql` changes shape; stored in `PRAGMA user_version`.
 const SCHEMA_VERSION: i64 = 2;
 
-/// Every pooled connection's settings. The page cache is 16 MiB per connection (SQLite's
-/// default is 2 MiB): listing sessions walking the orders table read pages that page 1 never
-/// touches, and a larger cache keeps what other sessions just read instead of asking the OS.
-const CONNECTION_PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; \
-     PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;";
+/// How long a statement waits for another connection's write lock before SQLITE_BUSY.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Every connection's settings (with `BUSY_TIMEOUT`). The page cache is 16 MiB per connection
+/// (SQLite's default is 2 MiB): listing sessions walking the orders table read pages that
+/// page 1 never touches, and a larger cache keeps what other sessions just read instead of
+/// asking the OS.
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;")
+}
+
+/// Runs `sql` only if the write lock is free now, for work that may as well happen later
+/// (an index a listing would like); SQLITE_BUSY is the caller's to take as "not now".
+pub fn execute_if_unlocked(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.busy_timeout(std::time::Duration::ZERO)?;
+    let done = conn.execute_batch(sql);
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    done
+}
+
+/// Whether `e` is SQLITE_BUSY: another connection holds the lock.
+pub fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::DatabaseBusy)
+}
 
 /// One connection outside the pool, with the pool's settings, for a command that must be the
 /// database's only user. The file must have been prepared by `open`.
 pub fn connect(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
-    conn.execute_batch(CONNECTION_PRAGMAS)?;
+    configure(&conn)?;
     Ok(conn)
 }
 
@@ -97,7 +117,7 @@ pub fn open_with(path: &Path, workers: usize) -> Result<Pool, String> {
     let manager = SqliteConnectionManager::file(path).with_init(|c| {
         // Listings and imports cycle through a few dozen statements; keep them all prepared.
         c.set_prepared_statement_cache_capacity(128);
-        c.execute_batch(CONNECTION_PRAGMAS)
+        configure(c)
     });
     // A few connections beyond the threads' serve the CLI and work outside `run`.
     let connections = r2d2::Pool::builder()
