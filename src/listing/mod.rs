@@ -39,6 +39,9 @@ pub struct Resource {
     pub docs: &'static str,
     /// Sortable properties; each is also the column's name.
     pub sorts: &'static [&'static str],
+    /// The sorts whose index `schema.sql` creates. Any other sort gets its index from the first
+    /// listing that asks for it (`Plan::ensure_sort_index`).
+    pub indexed_sorts: &'static [&'static str],
     /// The sortable columns that are never NULL (their keyset needs no NULL segment).
     pub not_null: &'static [&'static str],
     /// Adds the resource's filters from the query parameters.
@@ -157,6 +160,42 @@ impl Plan {
         let sort = Sort::parse(resource, p)?;
         let limit = p.positive("limit", MAX_LIMIT)?.unwrap_or(DEFAULT_LIMIT);
         Ok(Plan { resource, filter, sort, limit })
+    }
+
+    /// The name of the index a sort by `column` uses when `schema.sql` has none for it.
+    pub fn sort_index_name(&self) -> String {
+        format!("{}_sort_{}", self.resource.table, self.sort.column)
+    }
+
+    /// Creates the index of the sort, if `schema.sql` has none and no listing made it yet.
+    ///
+    /// Orders sort by any of their ~56 scalar properties. Indexing them all up front would
+    /// slow every import and the seed for sorts most clients never ask for; without an index,
+    /// each page of such a sort reads and sorts every matching row, a cost that grows with the
+    /// table (~1 s a page at a million orders). Building the index costs about one such page,
+    /// once; every page after it, in any session, walks the index like the indexed sorts do.
+    /// The build needs the write lock: when another writer holds it, or the build fails, this
+    /// request sorts without the index and a later one builds it.
+    pub fn ensure_sort_index(&self, conn: &Connection) -> rusqlite::Result<()> {
+        let Resource { table, indexed_sorts, .. } = self.resource;
+        let column = self.sort.column;
+        if indexed_sorts.contains(&column) {
+            return Ok(());
+        }
+        let name = self.sort_index_name();
+        let exists = conn
+            .prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1")?
+            .exists([&name])?;
+        if exists {
+            return Ok(());
+        }
+        let sql = format!("CREATE INDEX IF NOT EXISTS {name} ON {table} ({column})");
+        match crate::db::execute_if_unlocked(conn, &sql) {
+            Ok(()) => log::info!("listing: created index {name} for sort={column}"),
+            Err(e) if crate::db::is_busy(&e) => {}
+            Err(e) => log::warn!("listing: could not create index {name}: {e}"),
+        }
+        Ok(())
     }
 
     /// The query of a page's ids and sort values, in order, from the narrow column table
@@ -435,6 +474,7 @@ pub async fn list(
             let counts = counts.clone();
             let (plan, docs, cursor, count) = user
                 .run(pool, move |conn, _| {
+                    plan.ensure_sort_index(conn)?;
                     let count = counts.count(conn, &plan, None)?;
                     let (docs, cursor) = plan.fetch(conn, None)?;
                     Ok((plan, docs, cursor, count))
@@ -455,6 +495,7 @@ pub async fn list(
 }
 
 fn page_mode(conn: &Connection, plan: &Plan, page: i64, counts: &Counts) -> ApiResult<String> {
+    plan.ensure_sort_index(conn)?;
     let matched = counts.count(conn, plan, Some(PAGE_MODE_CAP + 1))?;
     let capped = matched > PAGE_MODE_CAP;
     let total = matched.min(PAGE_MODE_CAP);

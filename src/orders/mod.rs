@@ -42,6 +42,15 @@ pub static ORDERS: Resource = Resource {
     table: "orders",
     docs: "order_docs",
     sorts: &SORTS,
+    indexed_sorts: &[
+        "id",
+        "store_id",
+        "created_at",
+        "ordered_at",
+        "external_id",
+        "external_display_id",
+        "fulfillment_state",
+    ],
     not_null: &["id", "store_id", "created_at", "external_id"],
     filters,
 };

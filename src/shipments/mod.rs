@@ -18,11 +18,14 @@ pub fn routes() -> Vec<Route> {
     routes![list]
 }
 
+const SORTS: [&str; 6] = ["tracking_number", "shipped_at", "created_at", "warehouse_id", "state", "id"];
+
 pub static SHIPMENTS: Resource = Resource {
     key: "shipments",
     table: "shipments",
     docs: "shipment_docs",
-    sorts: &["tracking_number", "shipped_at", "created_at", "warehouse_id", "state", "id"],
+    sorts: &SORTS,
+    indexed_sorts: &SORTS,
     not_null: &["tracking_number", "created_at", "warehouse_id", "state", "id"],
     filters,
 };

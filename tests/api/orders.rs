@@ -345,6 +345,58 @@ async fn requests_on_one_session_at_once_get_successive_pages() {
 }
 
 #[rocket::async_test]
+async fn an_unindexed_sort_gets_its_index_from_a_listing_that_need_not_wait_for_it() {
+    let app = spawn_app().await;
+    let w = world(&app, "Acme").await;
+    let email = |i: usize| format!("{:02}@example.com", (i * 7) % 30);
+    let orders = (0..30).map(|i| {
+        let mut o = order(w.store, &format!("E{i}"));
+        o["customer_email"] = json!(email(i));
+        o
+    });
+    import_orders(&app, orders.collect());
+    let pool = app.pool();
+    let index_exists = || -> bool {
+        pool.get()
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'orders_sort_customer_email'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let emails = |r: &Reply| -> Vec<String> {
+        r.body["orders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["customer_email"].as_str().unwrap().into())
+            .collect()
+    };
+    let mut sorted: Vec<String> = (0..30).map(email).collect();
+    sorted.sort();
+
+    // An import holds the write lock: the listing answers at once, sorted, and builds nothing.
+    let mut writer = pool.get().unwrap();
+    let import = writer.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).unwrap();
+    let r = app.get("/orders?sort=customer_email&page=1", &app.admin).await;
+    assert_eq!(r.status, Status::Ok, "{r:?}");
+    assert_eq!(emails(&r), sorted);
+    assert!(!index_exists(), "the write lock was taken, so no index yet");
+    drop(import);
+
+    let session = app.get("/orders?sort=customer_email&limit=10", &app.admin).await;
+    assert!(index_exists(), "the first listing with the lock free built the index");
+    let mut walked = emails(&session);
+    let id = session.body["session_id"].as_str().unwrap().to_string();
+    for _ in 0..3 {
+        walked.extend(emails(&app.get(&format!("/orders?session_id={id}"), &app.admin).await));
+    }
+    assert_eq!(walked, sorted, "pages after the index was built continue the same order");
+}
+
+#[rocket::async_test]
 async fn sessions_expire_and_belong_to_their_user() {
     let app = spawn_app_with(|f| f.merge(("session_ttl_secs", 1))).await;
     let w = world(&app, "Acme").await;
