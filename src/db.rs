@@ -5,6 +5,7 @@ use std::path::Path;
 
 use r2d2_sqlite::SqliteConnectionManager;
 use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode};
 
@@ -73,7 +74,7 @@ pub const SCHEMA: &str = include_str!("../schema.sql");
 const SCHEMA_VERSION: i64 = 2;
 
 /// How long a statement waits for another connection's write lock before SQLITE_BUSY.
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Every connection's settings (with `BUSY_TIMEOUT`). The page cache is 16 MiB per connection
 /// (SQLite's default is 2 MiB): listing sessions walking the orders table read pages that
@@ -87,15 +88,10 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// Runs `sql` only if the write lock is free now, for work that may as well happen later
 /// (an index a listing would like); SQLITE_BUSY is the caller's to take as "not now".
 pub fn execute_if_unlocked(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.busy_timeout(std::time::Duration::ZERO)?;
+    conn.busy_timeout(Duration::ZERO)?;
     let done = conn.execute_batch(sql);
     conn.busy_timeout(BUSY_TIMEOUT)?;
     done
-}
-
-/// Whether `e` is SQLITE_BUSY: another connection holds the lock.
-pub fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::DatabaseBusy)
 }
 
 /// One connection outside the pool, with the pool's settings, for a command that must be the
@@ -180,6 +176,11 @@ pub fn write(conn: &mut Connection) -> rusqlite::Result<rusqlite::Transaction<'_
 /// The current data generation (see `write`).
 pub fn generation(conn: &Connection) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT value FROM data_generation WHERE id = 1")?.query_row([], |r| r.get(0))
+}
+
+/// Whether `e` is SQLITE_BUSY: another connection holds the lock.
+pub fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::DatabaseBusy)
 }
 
 /// Whether `e` is a violation of a UNIQUE or PRIMARY KEY constraint, for turning it into 409.

@@ -9,8 +9,6 @@ mod plan_tests;
 pub mod query;
 pub mod sessions;
 
-use std::sync::Arc;
-
 use rocket::http::ContentType;
 use rocket::request::Request;
 use rocket::response::{self, Responder};
@@ -443,10 +441,8 @@ pub async fn list(
         // Resumed inside the trip, so a revoked token learns nothing about the session.
         return user
             .run(pool, move |conn, user| {
-                let session = sessions.resume(&id, user.id(), resource.key)?;
-                let Some((_, mut position)) = held.filter(|(locked, _)| Arc::ptr_eq(locked, &session)) else {
-                    return Err(ApiError::SessionNotFound);
-                };
+                let sessions::Held { session, mut position } =
+                    sessions.resume(&id, held, user.id(), resource.key)?;
                 let (docs, last) = session.plan.fetch(conn, position.cursor.as_ref())?;
                 position.page += 1;
                 if last.is_some() {

@@ -41,10 +41,16 @@ fn queries(plan: &Plan) -> Vec<(String, Vec<SqlValue>)> {
     out
 }
 
-/// `indexed_sort`: the sort must walk an index, after the listing has ensured its index.
-fn check(resource: &'static Resource, query: &str, indexed_sort: bool) {
+/// An empty database with the schema; the folder goes when the first value is dropped.
+fn fresh_database() -> (tempfile::TempDir, crate::db::Pool) {
     let dir = tempfile::tempdir().unwrap();
     let pool = crate::db::open(&dir.path().join("plan.db")).unwrap();
+    (dir, pool)
+}
+
+/// `indexed_sort`: the sort must walk an index, after the listing has ensured its index.
+fn check(resource: &'static Resource, query: &str, indexed_sort: bool) {
+    let (_dir, pool) = fresh_database();
     let conn = pool.get().unwrap();
     for scope in [None, Some(1)] {
         let plan = Plan::new(resource, &Params::parse(query), scope).unwrap();
@@ -96,8 +102,7 @@ fn every_order_sort_walks_an_index() {
 
 #[test]
 fn the_schema_indexes_exactly_the_sorts_the_resources_say_it_does() {
-    let dir = tempfile::tempdir().unwrap();
-    let pool = crate::db::open(&dir.path().join("plan.db")).unwrap();
+    let (_dir, pool) = fresh_database();
     let conn = pool.get().unwrap();
     for resource in [&ORDERS, &SHIPMENTS] {
         for column in resource.sorts {

@@ -32,6 +32,12 @@ pub struct Session {
     position: Arc<Mutex<Position>>,
 }
 
+/// A session and its position, held by one request at a time (`Sessions::lock`).
+pub struct Held {
+    pub session: Arc<Session>,
+    pub position: OwnedMutexGuard<Position>,
+}
+
 /// The live sessions; cheap to clone (shared).
 #[derive(Clone)]
 pub struct Sessions {
@@ -71,19 +77,27 @@ impl Sessions {
     }
 
     /// Waits until no other request is reading a page of session `id` of `user_id`, and holds
-    /// its position until the guard is dropped. Only a wait: whether the request may use the
+    /// its position until the answer is dropped. Only a wait: whether the request may use the
     /// session is `resume`'s answer, once the token has been checked.
-    pub async fn lock(&self, id: &str, user_id: i64) -> Option<(Arc<Session>, OwnedMutexGuard<Position>)> {
+    pub async fn lock(&self, id: &str, user_id: i64) -> Option<Held> {
         let session = self.map.get(id).map(|s| Arc::clone(s.value())).filter(|s| s.user_id == user_id)?;
         let position = Arc::clone(&session.position).lock_owned().await;
-        Some((session, position))
+        Some(Held { session, position })
     }
 
-    /// The session `id` of `user_id` listing `resource`, its timeout refreshed. Unknown,
-    /// expired, another user's or another resource's: 404 `session_not_found`.
-    pub fn resume(&self, id: &str, user_id: i64, resource: &str) -> Result<Arc<Session>, ApiError> {
+    /// The session `lock` found for `id`, if `user_id` may go on listing `resource` with it;
+    /// its timeout refreshed. Unknown, expired, another user's or another resource's: 404
+    /// `session_not_found`.
+    pub fn resume(
+        &self,
+        id: &str,
+        held: Option<Held>,
+        user_id: i64,
+        resource: &str,
+    ) -> Result<Held, ApiError> {
         let now = now_ms();
-        let session = self.map.get(id).map(|s| Arc::clone(s.value())).ok_or(ApiError::SessionNotFound)?;
+        let held = held.ok_or(ApiError::SessionNotFound)?;
+        let session = &held.session;
         if session.expires_at.load(Ordering::Relaxed) <= now {
             self.map.remove_if(id, |_, s| s.expires_at.load(Ordering::Relaxed) <= now);
             return Err(ApiError::SessionNotFound);
@@ -92,7 +106,7 @@ impl Sessions {
             return Err(ApiError::SessionNotFound);
         }
         session.expires_at.store(now + self.ttl_ms, Ordering::Relaxed);
-        Ok(session)
+        Ok(held)
     }
 
     /// Drops expired sessions.
