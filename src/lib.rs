@@ -19,6 +19,7 @@ mod logging;
 pub mod money;
 pub mod orders;
 pub mod ping;
+pub mod platforms;
 pub mod products;
 pub mod seed;
 pub mod shipments;
