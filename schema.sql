@@ -215,6 +215,8 @@ CREATE INDEX IF NOT EXISTS orders_created_at ON orders (created_at);
 CREATE INDEX IF NOT EXISTS orders_external_id ON orders (external_id);
 CREATE INDEX IF NOT EXISTS orders_external_display_id ON orders (external_display_id);
 CREATE INDEX IF NOT EXISTS orders_fulfillment_state ON orders (fulfillment_state);
+-- Sync sends a store's `new` orders.
+CREATE INDEX IF NOT EXISTS orders_store_fulfillment_state ON orders (store_id, fulfillment_state);
 
 CREATE TABLE IF NOT EXISTS order_docs (
     id  INTEGER PRIMARY KEY REFERENCES orders (id),
@@ -282,6 +284,8 @@ CREATE TABLE IF NOT EXISTS shipment_items (
     shipment_id   INTEGER NOT NULL REFERENCES shipments (id),
     position      INTEGER NOT NULL,
     order_item_id INTEGER NOT NULL REFERENCES order_items (id),
+    -- Units of the item this shipment holds; NULL (an imported shipment) means every unit.
+    quantity      INTEGER,
     PRIMARY KEY (shipment_id, position)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS shipment_items_item ON shipment_items (order_item_id);
@@ -290,3 +294,83 @@ CREATE TABLE IF NOT EXISTS shipment_docs (
     id  INTEGER PRIMARY KEY REFERENCES shipments (id),
     doc TEXT NOT NULL
 ) STRICT;
+
+-- Sync (CONTRACT §11). Orders and shipments carry their own states, which are the engine's
+-- queue; these tables hold only what the states do not: runs, cursors, files, attempts.
+
+-- One row per pass of a connection.
+CREATE TABLE IF NOT EXISTS sync_runs (
+    id                 INTEGER PRIMARY KEY,
+    connection_id      INTEGER NOT NULL REFERENCES connections (id),
+    trigger            TEXT NOT NULL CHECK (trigger IN ('schedule', 'request')),
+    started_at         INTEGER NOT NULL,
+    finished_at        INTEGER,
+    status             TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'failed')),
+    orders_pulled      INTEGER NOT NULL DEFAULT 0,
+    orders_sent        INTEGER NOT NULL DEFAULT 0,
+    shipments_pulled   INTEGER NOT NULL DEFAULT 0,
+    shipments_notified INTEGER NOT NULL DEFAULT 0,
+    stock_levels_sent  INTEGER NOT NULL DEFAULT 0,
+    error_step         TEXT,
+    error_code         TEXT,
+    error_message      TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS sync_runs_connection ON sync_runs (connection_id, id);
+CREATE INDEX IF NOT EXISTS sync_runs_status ON sync_runs (status);
+
+-- A store's pull cursor: the platform's modification time (ms) of the last order read.
+CREATE TABLE IF NOT EXISTS store_cursors (
+    store_id INTEGER PRIMARY KEY REFERENCES stores (id),
+    cursor   INTEGER NOT NULL
+) STRICT;
+
+-- What sync knows of a pulled order beyond its document: the platform's modification time
+-- it was written at (an unchanged order is not fetched again) and its shipping address id.
+CREATE TABLE IF NOT EXISTS order_sync (
+    order_id           INTEGER PRIMARY KEY REFERENCES orders (id),
+    source_modified_at INTEGER,
+    address_id         TEXT
+) STRICT;
+
+-- Order files sent to a warehouse: claimed, written, then marked delivered.
+CREATE TABLE IF NOT EXISTS order_batches (
+    id            INTEGER PRIMARY KEY,
+    connection_id INTEGER NOT NULL REFERENCES connections (id),
+    number        INTEGER NOT NULL,
+    created_at    INTEGER NOT NULL,
+    delivered_at  INTEGER,
+    CONSTRAINT order_batches_number UNIQUE (connection_id, number)
+) STRICT;
+CREATE TABLE IF NOT EXISTS order_batch_orders (
+    batch_id INTEGER NOT NULL REFERENCES order_batches (id),
+    order_id INTEGER NOT NULL REFERENCES orders (id),
+    PRIMARY KEY (batch_id, order_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS order_batch_orders_order ON order_batch_orders (order_id);
+
+-- A shipment's way through sync: the items a warehouse file named (JSON, before they are
+-- matched to order items), notification attempts and the last problem.
+CREATE TABLE IF NOT EXISTS shipment_sync (
+    shipment_id     INTEGER PRIMARY KEY REFERENCES shipments (id),
+    requested       TEXT,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    last_error      TEXT,
+    notified_at     INTEGER
+) STRICT;
+
+-- Stock: what each warehouse last said it holds, and what each connection last sent.
+CREATE TABLE IF NOT EXISTS warehouse_stock (
+    warehouse_id INTEGER NOT NULL REFERENCES warehouses (id),
+    sku          TEXT NOT NULL,
+    quantity     INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    PRIMARY KEY (warehouse_id, sku)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS stock_sent (
+    connection_id INTEGER NOT NULL REFERENCES connections (id),
+    sku           TEXT NOT NULL,
+    quantity      INTEGER NOT NULL,
+    sent_at       INTEGER NOT NULL,
+    PRIMARY KEY (connection_id, sku)
+) STRICT, WITHOUT ROWID;

@@ -224,7 +224,7 @@ pub async fn token(
     };
     let username = creds.username.clone();
     #[expect(clippy::disallowed_methods, reason = "no user yet: this is where one is proven")]
-    let record = db::run(pool, move |conn| Ok(users::login_record(conn, &username)?))
+    let record = db::run(pool, move |conn| Ok::<_, ApiError>(users::login_record(conn, &username)?))
         .await
         .map_err(|_| server_error())?;
     let user = rocket::tokio::task::spawn_blocking(move || users::authenticate(record, &creds.password))

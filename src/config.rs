@@ -38,6 +38,16 @@ pub enum PingMode {
     Offline,
 }
 
+/// Whether `serve` runs the sync engine (CONTRACT §10, §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    /// Every syncing connection gets its passes.
+    Live,
+    /// No pass runs in `serve`; `orderbridge sync` still runs them by hand.
+    Off,
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default)]
 pub struct Config {
@@ -60,6 +70,13 @@ pub struct Config {
     pub body_limit: u64,
     /// Largest accepted body of `POST /import/*` in bytes.
     pub import_body_limit: u64,
+    pub sync_mode: SyncMode,
+    /// Time between scheduled passes of one connection (1..86400).
+    pub sync_interval_secs: u64,
+    /// Tries of one delivery before it is `errored_*`.
+    pub sync_max_attempts: u32,
+    /// First retry delay; it doubles with each try.
+    pub sync_retry_base_secs: u64,
 }
 
 impl Default for Config {
@@ -78,6 +95,10 @@ impl Default for Config {
             db_workers: 0,
             body_limit: 1024 * 1024,
             import_body_limit: 64 * 1024 * 1024,
+            sync_mode: SyncMode::Live,
+            sync_interval_secs: 60,
+            sync_max_attempts: 8,
+            sync_retry_base_secs: 60,
         }
     }
 }
@@ -101,6 +122,15 @@ impl Config {
         }
         if config.body_limit == 0 || config.import_body_limit == 0 {
             return Err("configuration: body limits must be at least 1 byte".to_string());
+        }
+        if !(1..=86_400).contains(&config.sync_interval_secs) {
+            return Err("configuration: sync_interval_secs must be between 1 and 86400".to_string());
+        }
+        if config.sync_max_attempts == 0 {
+            return Err("configuration: sync_max_attempts must be at least 1".to_string());
+        }
+        if config.sync_retry_base_secs == 0 {
+            return Err("configuration: sync_retry_base_secs must be at least 1".to_string());
         }
         Ok(config)
     }

@@ -256,8 +256,10 @@ impl NewConnection {
             other => other?,
         };
         let id = tx.last_insert_rowid();
+        // CONTRACT §6: both channels, disabled, `sales` then `inventory`.
         tx.execute(
-            "INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (?1, 'sales', ?2, NULL)",
+            "INSERT INTO channels (connection_id, type, created_at, enabled_at)
+             VALUES (?1, 'sales', ?2, NULL), (?1, 'inventory', ?2, NULL)",
             params![id, now],
         )?;
         tx.commit()?;

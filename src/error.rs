@@ -11,6 +11,8 @@ use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
 use serde::Serialize;
 
+use crate::db::DbError;
+
 /// Maps a field or parameter name to what is wrong with it.
 pub type Details = BTreeMap<String, String>;
 
@@ -40,6 +42,11 @@ pub enum ApiError {
     UnsupportedPlatform(String),
     AdapterUnreachable(String),
     TooManySessions,
+    /// The database stayed locked past the busy timeout; the client may try again.
+    ServiceUnavailable,
+    /// A sync pass was asked of a connection none of whose channels would sync; the details
+    /// name what is disabled.
+    NotSyncing(Details),
     /// A bug or an environment failure. The cause is logged where it happens, never sent.
     Internal,
 }
@@ -90,9 +97,11 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => Status::UnsupportedMediaType,
             ApiError::Validation(_)
             | ApiError::AdapterAuthenticationFailed(_)
-            | ApiError::UnsupportedPlatform(_) => Status::UnprocessableEntity,
+            | ApiError::UnsupportedPlatform(_)
+            | ApiError::NotSyncing(_) => Status::UnprocessableEntity,
             ApiError::AdapterUnreachable(_) => Status::BadGateway,
             ApiError::TooManySessions => Status::TooManyRequests,
+            ApiError::ServiceUnavailable => Status::ServiceUnavailable,
             ApiError::Internal => Status::InternalServerError,
         }
     }
@@ -112,6 +121,8 @@ impl ApiError {
             ApiError::UnsupportedPlatform(_) => "unsupported_platform",
             ApiError::AdapterUnreachable(_) => "adapter_unreachable",
             ApiError::TooManySessions => "too_many_sessions",
+            ApiError::NotSyncing(_) => "connection_not_syncing",
+            ApiError::ServiceUnavailable => "service_unavailable",
             ApiError::Internal => "internal_error",
         }
     }
@@ -136,6 +147,12 @@ impl ApiError {
             ApiError::TooManySessions => {
                 "Too many listing sessions are open; finish or let some expire.".to_string()
             }
+            ApiError::ServiceUnavailable => {
+                "The database is busy with other work; try again in a moment.".to_string()
+            }
+            ApiError::NotSyncing(_) => {
+                "The connection does not sync: its details name what is switched off.".to_string()
+            }
             ApiError::Internal => "Something went wrong on our side.".to_string(),
         }
     }
@@ -145,6 +162,7 @@ impl ApiError {
             ApiError::BadRequest { details, .. }
             | ApiError::Conflict { details, .. }
             | ApiError::Validation(details)
+            | ApiError::NotSyncing(details)
                 if !details.is_empty() =>
             {
                 Some(details)
@@ -164,15 +182,26 @@ impl ApiError {
     }
 }
 
+/// The one place a database failure becomes an answer: a lock held past the busy timeout is
+/// `503` with `Retry-After`, anything else the opaque 500 (its cause logged).
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> Self {
+        match e {
+            DbError::Busy => ApiError::ServiceUnavailable,
+            DbError::Failed(cause) => ApiError::internal(cause),
+        }
+    }
+}
+
 impl From<rusqlite::Error> for ApiError {
     fn from(e: rusqlite::Error) -> Self {
-        ApiError::internal(format_args!("database: {e}"))
+        ApiError::from(DbError::from(e))
     }
 }
 
 impl From<r2d2::Error> for ApiError {
     fn from(e: r2d2::Error) -> Self {
-        ApiError::internal(format_args!("database pool: {e}"))
+        ApiError::from(DbError::from(e))
     }
 }
 
@@ -200,6 +229,9 @@ impl<'r> Responder<'r, 'static> for ApiError {
                 r#"Bearer realm="orderbridge""#
             };
             response.set_header(Header::new("WWW-Authenticate", value));
+        }
+        if let ApiError::ServiceUnavailable = &self {
+            response.set_header(Header::new("Retry-After", "1"));
         }
         Ok(response)
     }
@@ -235,6 +267,7 @@ fn error_for_status(status: Status) -> ApiError {
         403 => ApiError::Forbidden("You may not do this.".to_string()),
         404 => ApiError::not_found("The requested resource"),
         413 => ApiError::PayloadTooLarge,
+        503 => ApiError::ServiceUnavailable,
         415 => ApiError::UnsupportedMediaType(
             "Send the body as application/json, application/x-www-form-urlencoded or multipart/form-data."
                 .to_string(),

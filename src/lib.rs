@@ -24,6 +24,7 @@ pub mod products;
 pub mod seed;
 pub mod shipments;
 pub mod stores;
+pub mod sync;
 pub mod users;
 pub mod variant_collections;
 pub mod warehouses;
@@ -62,12 +63,15 @@ pub fn build(figment: Figment) -> Result<App, String> {
         figment.merge(("limits.form", config.body_limit)).merge(("limits.data-form", config.body_limit));
 
     let sessions = Sessions::new(config.session_ttl_secs, config.max_sessions);
+    // The engine has its own database thread, so passes never queue behind requests.
+    let engine = sync::Engine::new(db::open_with(&config.database, 1)?, sync::Settings::from_config(&config));
 
     let rocket = rocket::custom(figment)
         .manage(pool)
         .manage(sessions)
         .manage(listing::Counts::default())
         .manage(keys)
+        .manage(engine)
         .manage(config)
         .mount("/", routes![health, auth::token])
         .mount("/", customers::routes())
@@ -81,7 +85,9 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .mount("/", orders::routes())
         .mount("/", shipments::routes())
         .mount("/", import::routes())
+        .mount("/", sync::routes::routes())
         .attach(Sessions::sweeper())
+        .attach(sync::fairing())
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
 }

@@ -48,6 +48,13 @@ enum Command {
         #[arg(long)]
         items: Option<u32>,
     },
+    /// Run one sync pass of each syncing connection (or of one) now, in the foreground, and
+    /// print what each step did; fails when a pass failed. Runs whatever sync_mode says.
+    Sync {
+        /// Only this connection.
+        #[arg(long)]
+        connection: Option<i64>,
+    },
     /// Manage the users who may get tokens.
     User {
         #[command(subcommand)]
@@ -89,6 +96,7 @@ async fn main() -> ExitCode {
         Command::Import { what, file } => import_command(what, &file),
         Command::Seed { demo: _, orders, seed, items } => seed_command(Options { orders, seed, items }),
         Command::User { action } => user(action),
+        Command::Sync { connection } => sync_command(connection).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -96,6 +104,14 @@ async fn main() -> ExitCode {
             eprintln!("orderbridge: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+async fn sync_command(connection: Option<i64>) -> Result<(), String> {
+    let config = Config::from_figment(&Config::figment())?;
+    match orderbridge::sync::command::run(&config, connection).await? {
+        true => Ok(()),
+        false => Err("a sync pass failed".to_string()),
     }
 }
 

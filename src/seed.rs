@@ -290,7 +290,8 @@ fn seed_tenants(
             .map_err(db)?;
             let connection_id = tx.last_insert_rowid();
             tx.execute(
-                "INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (?1, 'sales', ?2, ?2)",
+                "INSERT INTO channels (connection_id, type, created_at, enabled_at)
+                 VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, NULL)",
                 params![connection_id, created],
             )
             .map_err(db)?;

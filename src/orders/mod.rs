@@ -5,6 +5,8 @@ pub mod fields;
 pub mod model;
 pub mod write;
 
+pub use write::rerender;
+
 use rocket::{Route, State, get, routes};
 use rusqlite::OptionalExtension;
 

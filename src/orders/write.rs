@@ -13,7 +13,7 @@ use rusqlite::types::ToSql;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::fields::{FULFILLMENT_WAREHOUSE_ID, ITEM_FIELDS, ORDER_FIELDS};
-use super::model::NewOrder;
+use super::model::{NewItem, NewOrder};
 use crate::error::Details;
 use crate::shipments;
 
@@ -270,4 +270,50 @@ impl<'c> OrderWriter<'c> {
         }
         Ok(())
     }
+}
+
+static SELECT_ORDER: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT store_id, created_at, shipping_address, billing_address, custom, {} FROM orders WHERE id = ?1",
+        columns(&ORDER_FIELDS).join(", ")
+    )
+});
+
+static SELECT_ITEMS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT id, created_at, options, custom, {} FROM order_items WHERE order_id = ?1 ORDER BY position",
+        columns(&ITEM_FIELDS).join(", ")
+    )
+});
+
+/// Renders a stored order's document again from its columns and items, exactly as writing
+/// it did: after sync moves its fulfillment fields, or when a migration changes the shape.
+pub fn rerender(conn: &Connection, id: i64) -> rusqlite::Result<()> {
+    let (order, created_at) = conn.prepare_cached(&SELECT_ORDER)?.query_row([id], |r| {
+        let values = (0..ORDER_FIELDS.len()).map(|i| r.get(5 + i)).collect::<rusqlite::Result<Vec<_>>>()?;
+        let order = NewOrder {
+            store_id: r.get(0)?,
+            values,
+            shipping_address: r.get(2)?,
+            billing_address: r.get(3)?,
+            custom: r.get(4)?,
+            items: Vec::new(),
+        };
+        Ok((order, r.get::<_, i64>(1)?))
+    })?;
+    let mut stmt = conn.prepare_cached(&SELECT_ITEMS)?;
+    let mut keys = Vec::new();
+    let mut items = Vec::new();
+    let rows = stmt.query_map([id], |r| {
+        let values = (0..ITEM_FIELDS.len()).map(|i| r.get(4 + i)).collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?), NewItem { values, options: r.get(2)?, custom: r.get(3)? }))
+    })?;
+    for row in rows {
+        let (key, item) = row?;
+        keys.push(key);
+        items.push(item);
+    }
+    let order = NewOrder { items, ..order };
+    conn.prepare_cached(UPSERT_DOC)?.execute(params![id, order.render(id, created_at, &keys)])?;
+    Ok(())
 }

@@ -68,7 +68,7 @@ pub(super) async fn check_sellbrite(api_base: &str, adapter: &Adapter) -> Result
 
 /// BigCommerce store hashes are short lowercase alphanumerics (`abc123`); this also admits
 /// upper case, `-` and `_`, never `/`, `.`, `%`, `?` or `#`.
-fn is_store_hash(hash: &str) -> bool {
+pub(crate) fn is_store_hash(hash: &str) -> bool {
     !hash.is_empty()
         && hash.len() <= 64
         && hash.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
@@ -150,7 +150,7 @@ async fn status_and_reason(mut response: Response, secrets: &[&str]) -> String {
     }
 }
 
-fn status_text(status: StatusCode) -> String {
+pub(crate) fn status_text(status: StatusCode) -> String {
     match status.canonical_reason() {
         Some(reason) => format!("{} {reason}", status.as_u16()),
         None => status.as_u16().to_string(),
@@ -159,7 +159,7 @@ fn status_text(status: StatusCode) -> String {
 
 /// The error text in a platform's body: BigCommerce sends `{"status":401,"title":"..."}` or
 /// `[{"status":401,"message":"..."}]`; others use `error`/`message` keys or plain text.
-fn platform_reason(body: &[u8]) -> Option<String> {
+pub(crate) fn platform_reason(body: &[u8]) -> Option<String> {
     let body = body.get(..MAX_BODY_BYTES).unwrap_or(body);
     match serde_json::from_slice::<serde_json::Value>(body) {
         Ok(json) => json_reason(&json, 3),

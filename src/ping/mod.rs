@@ -5,9 +5,9 @@
 //! (`PingSettings::timeout`) and reports a sentence for a person that never contains a credential.
 
 mod ftp;
-mod http;
-mod sftp;
-mod target;
+pub(crate) mod http;
+pub(crate) mod sftp;
+pub mod target;
 
 use std::future::Future;
 use std::time::Duration;
@@ -176,7 +176,7 @@ const MAX_REASON_CHARS: usize = 200;
 
 /// Makes text that came from a platform fit to quote: one line, no control characters,
 /// capped, and with every credential we sent replaced, in case the platform echoed one back.
-fn quote_platform_text(raw: &str, secrets: &[&str]) -> String {
+pub(crate) fn quote_platform_text(raw: &str, secrets: &[&str]) -> String {
     let redact = |mut text: String| {
         for secret in secrets.iter().filter(|s| !s.is_empty()) {
             text = text.replace(secret, "[redacted]");
@@ -201,7 +201,7 @@ fn end_sentence(mut message: String) -> String {
 }
 
 /// The innermost cause of an error: the part a person can act on ("Connection refused").
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = error;
     while let Some(source) = cause.source() {
         cause = source;

@@ -73,14 +73,14 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
 }
 
 /// How a login attempt ended, when the server gave a verdict.
-enum Login {
+pub(crate) enum Login {
     Accepted,
     Refused(&'static str),
 }
 
 /// Password login, falling back to keyboard-interactive when the server only offers that
 /// (OpenSSH with `PasswordAuthentication no` still takes passwords that way).
-async fn log_in(session: &mut client::Handle<AnyHostKey>, target: &Target) -> Result<Login, russh::Error> {
+pub(crate) async fn log_in(session: &mut client::Handle<AnyHostKey>, target: &Target) -> Result<Login, russh::Error> {
     const REFUSED: &str = "refused the user name and password";
     let (remaining, partial) = match session.authenticate_password(&target.user, &target.password).await? {
         AuthResult::Success => return Ok(Login::Accepted),
@@ -111,7 +111,7 @@ async fn log_in(session: &mut client::Handle<AnyHostKey>, target: &Target) -> Re
 /// Accepts whatever host key the server shows. orderbridge keeps no known_hosts to compare
 /// against, and this check only proves a login works: it sends the password the user gave
 /// for this server and transfers no data. The key and its fingerprint appear in no message.
-struct AnyHostKey;
+pub(crate) struct AnyHostKey;
 
 impl client::Handler for AnyHostKey {
     type Error = russh::Error;

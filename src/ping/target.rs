@@ -6,7 +6,7 @@ use url::{Host, Url};
 
 use super::{Adapter, PingError, adapter_field};
 
-pub(super) struct Target {
+pub struct Target {
     pub host: String,
     pub port: u16,
     pub user: String,

@@ -1,7 +1,9 @@
 //! orderbridge's integration tests: one binary, one module per area.
 
 mod common;
+mod process;
 mod standins;
+mod sync_rig;
 
 mod auth;
 mod binary;
@@ -17,5 +19,7 @@ mod revocation;
 mod seed;
 mod shipments;
 mod stores;
+mod sync;
+mod sync_crash;
 mod variant_collections;
 mod warehouses;

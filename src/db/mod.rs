@@ -9,8 +9,6 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode};
 
-use crate::error::ApiError;
-
 /// The connection pool and the database threads that use it. `run` hands work to a small,
 /// fixed set of threads (by default one per core) instead of tokio's blocking pool: with many
 /// requests in flight the blocking pool grows a thread per request, and on a small machine the
@@ -67,11 +65,43 @@ pub fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()).max(2)
 }
 
-/// The schema, embedded in the binary.
-pub const SCHEMA: &str = include_str!("../schema.sql");
+/// What can go wrong with the database, in its own terms: `error` maps it to HTTP, and
+/// background work (the sync engine, the sweeper) reports it its own way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbError {
+    /// Another connection held the write lock past the busy timeout: try again shortly.
+    Busy,
+    /// Anything else (a bug or the environment); the text is for the log only.
+    Failed(String),
+}
 
-/// Bumped when `schema.sql` changes shape; stored in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 2;
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbError::Busy => f.write_str("the database is busy"),
+            DbError::Failed(cause) => f.write_str(cause),
+        }
+    }
+}
+
+impl std::error::Error for DbError {}
+
+impl From<rusqlite::Error> for DbError {
+    fn from(e: rusqlite::Error) -> Self {
+        if is_busy(&e) { DbError::Busy } else { DbError::Failed(format!("database: {e}")) }
+    }
+}
+
+impl From<r2d2::Error> for DbError {
+    fn from(e: r2d2::Error) -> Self {
+        DbError::Failed(format!("database pool: {e}"))
+    }
+}
+
+mod migrations;
+
+/// The schema, embedded in the binary: always the newest shape, applied whole to a new file.
+pub const SCHEMA: &str = include_str!("../../schema.sql");
 
 /// How long a statement waits for another connection's write lock before SQLITE_BUSY.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -126,40 +156,35 @@ pub fn open_with(path: &Path, workers: usize) -> Result<Pool, String> {
     Ok(Pool { connections, jobs: start_workers(workers)? })
 }
 
-fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+fn migrate(conn: &mut Connection) -> Result<(), String> {
     // Only a new, empty file takes this (an existing one keeps its page size), so it must come
     // before anything writes the header. An order's document is ~3 KB: a 4 KiB page holds one
     // and wastes a quarter, a 16 KiB page holds five. The file is ~15% smaller, and a page of
     // 100 orders is read from ~25 pages instead of ~120, which is what a session walking
     // deep into the table, past what the page cache holds, pays for.
-    conn.execute_batch("PRAGMA page_size = 16384")?;
-    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if version >= SCHEMA_VERSION {
-        return Ok(());
-    }
-    let tx = conn.transaction()?;
-    tx.execute_batch(SCHEMA)?;
-    tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))?;
-    tx.commit()
+    conn.execute_batch("PRAGMA page_size = 16384").map_err(|e| e.to_string())?;
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())).map_err(|e| e.to_string())?;
+    migrations::apply(conn)
 }
 
 /// Runs blocking database work on one of the database threads with a pooled connection, so
-/// the async threads never wait on SQLite.
-pub async fn run<T, F>(pool: &Pool, work: F) -> Result<T, ApiError>
+/// the async threads never wait on SQLite. The work needs no user or request: its error type
+/// is the caller's, as long as a database failure converts into it.
+pub async fn run<T, E, F>(pool: &Pool, work: F) -> Result<T, E>
 where
     T: Send + 'static,
-    F: FnOnce(&mut Connection) -> Result<T, ApiError> + Send + 'static,
+    E: From<DbError> + Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
 {
     let (reply, answer) = rocket::tokio::sync::oneshot::channel();
     let connections = pool.connections.clone();
     let job: Job = Box::new(move || {
-        let result = connections.get().map_err(ApiError::from).and_then(|mut conn| work(&mut conn));
+        let result = connections.get().map_err(|e| E::from(DbError::from(e))).and_then(|mut conn| work(&mut conn));
         // The request may have gone away meanwhile; then nobody needs the answer.
         let _ = reply.send(result);
     });
-    pool.jobs.send(job).map_err(|_| ApiError::internal("the database threads have stopped"))?;
-    answer.await.map_err(|_| ApiError::internal("a database job ended without an answer"))?
+    pool.jobs.send(job).map_err(|_| E::from(DbError::Failed("the database threads have stopped".into())))?;
+    answer.await.map_err(|_| E::from(DbError::Failed("a database job ended without an answer".into())))?
 }
 
 /// Starts a write transaction. IMMEDIATE takes the write lock up front, so a read-then-write
@@ -212,6 +237,7 @@ pub fn set_setting(conn: &Connection, key: &str, value: &str) -> rusqlite::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ApiError;
 
     #[rocket::async_test]
     #[expect(clippy::disallowed_methods, reason = "the database threads themselves, no user involved")]

@@ -1,0 +1,250 @@
+//! The sync benchmark: one orderbridge pass against a BigCommerce simulator holding 100,000
+//! orders and a `folder` warehouse, measured from inside the pass's own process.
+//!
+//! ```sh
+//! cargo run --release --example sync_bench
+//! cargo run --release --example sync_bench -- --orders 20000    # a quicker run
+//! ```
+//!
+//! The simulator runs in a child process (this program started again with `--simulator`), so
+//! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
+//! - the first pass: orders pulled and sent, orderbridge CPU per order, requests per order
+//!   (v2 needs 2 + 1/250: the list page, the products, the shipping addresses);
+//! - shipment rows read from a warehouse file per second (the store refuses the first
+//!   notification, so the pass ends right after the read);
+//! - stock levels: 100,000 SKUs in one file sent to the store, requests and CPU per SKU;
+//! - an idle pass (nothing new): its CPU time;
+//! - peak RSS of the process over all of it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use orderbridge::config::Config;
+use orderbridge::simulate::big_commerce::Simulator;
+use orderbridge::sync::command;
+
+const HASH: &str = "bench-store";
+const TOKEN: &str = "bench-token-0123456789";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let orders = args
+        .iter()
+        .position(|a| a == "--orders")
+        .and_then(|i| args.get(i + 1))
+        .map(|n| n.parse::<usize>().unwrap_or_else(|_| fail("--orders takes a number")))
+        .unwrap_or(100_000);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    if args.iter().any(|a| a == "--simulator") {
+        runtime.block_on(serve_simulator(orders));
+    } else {
+        runtime.block_on(bench(orders));
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("sync_bench: {message}");
+    std::process::exit(2);
+}
+
+/// The child: a simulator with `orders` orders, answering commands on stdin until it closes.
+async fn serve_simulator(orders: usize) {
+    let sim = Simulator::start().await;
+    sim.add_store(HASH, TOKEN);
+    sim.add_orders(HASH, orders, 42);
+    println!("{}", sim.base_url());
+    let mut lines = BufReader::new(std::io::stdin()).lines();
+    while let Some(Ok(line)) = tokio::task::block_in_place(|| lines.next()) {
+        match line.trim() {
+            "requests" => println!("{}", sim.requests().len()),
+            "refuse-shipments" => sim.refuse_shipments(HASH, true),
+            "accept-shipments" => sim.refuse_shipments(HASH, false),
+            _ => println!("?"),
+        }
+    }
+}
+
+struct Child_ {
+    child: Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Child_ {
+    fn ask(&mut self, command: &str) -> String {
+        let stdin = self.child.stdin.as_mut().expect("simulator stdin");
+        writeln!(stdin, "{command}").unwrap();
+        stdin.flush().unwrap();
+        self.lines.next().and_then(Result::ok).unwrap_or_default()
+    }
+}
+
+impl Drop for Child_ {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// CPU seconds (user + system) this process has used.
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Peak resident memory of this process, in MiB.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+async fn bench(orders: usize) {
+    let exe = std::env::current_exe().unwrap();
+    let mut child = Command::new(exe)
+        .args(["--simulator", "--orders", &orders.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("cannot start the simulator: {e}")));
+    let stdout = child.stdout.take().unwrap();
+    let mut sim = Child_ { child, lines: BufReader::new(stdout).lines() };
+    let loading = Instant::now();
+    let base = sim.lines.next().and_then(Result::ok).unwrap_or_else(|| fail("the simulator did not start"));
+    eprintln!("simulator with {orders} orders at {base} ({:.1} s)", loading.elapsed().as_secs_f64());
+
+    let dir = tempfile::tempdir().unwrap();
+    let folders = dir.path().join("folders");
+    let root = folders.join("wh");
+    std::fs::create_dir_all(&root).unwrap();
+    let config = Config {
+        database: dir.path().join("sync-bench.db"),
+        bigcommerce_api_base: base,
+        folder_warehouse_root: folders.clone(),
+        sync_retry_base_secs: 1,
+        ..Config::default()
+    };
+    let connection = set_up(&config.database, &root);
+
+    // 1. The first pass: every order pulled and sent.
+    let (cpu, wall, run) = timed(&config, connection).await;
+    let requests: f64 = sim.ask("requests").parse().unwrap_or(0.0);
+    let pulled = run.counts.orders_pulled as f64;
+    println!("first pass: {} orders pulled, {} sent in {wall:.1} s", run.counts.orders_pulled, run.counts.orders_sent);
+    println!("  orderbridge CPU: {cpu:.2} s = {:.3} ms per order pulled and sent (target <= 0.2)", cpu * 1000.0 / pulled.max(1.0));
+    println!("  requests per order: {:.4} (v2 needs 2 + 1/250 = 2.004)", requests / pulled.max(1.0));
+    assert_eq!(run.status, "succeeded", "{run:?}");
+
+    // 2. Shipment rows read from a file (the store refuses the first notification).
+    let mut file = String::from("order_id,tracking_number,carrier_name,sku,quantity\n");
+    let ids = order_ids(&config.database);
+    for id in &ids {
+        file.push_str(&format!("{id},TRK{id},UPS,,\n"));
+    }
+    std::fs::create_dir_all(root.join("shipments")).unwrap();
+    std::fs::write(root.join("shipments/confirm.csv"), file).unwrap();
+    sim.ask("refuse-shipments");
+    let (_, wall, run) = timed(&config, connection).await;
+    println!(
+        "shipments: {} rows read in {wall:.2} s = {:.0} rows/s (target >= 20,000)",
+        run.counts.shipments_pulled,
+        run.counts.shipments_pulled as f64 / wall
+    );
+
+    // 3. Stock: one file with a level for every SKU of the customer's products.
+    let skus = add_products(&config.database, orders);
+    let mut file = String::from("sku,quantity\n");
+    for (i, sku) in skus.iter().enumerate() {
+        file.push_str(&format!("{sku},{}\n", i % 97));
+    }
+    std::fs::create_dir_all(root.join("inventory")).unwrap();
+    std::fs::write(root.join("inventory/stock.csv"), file).unwrap();
+    enable_inventory(&config.database, connection);
+    let before = sim.ask("requests").parse::<f64>().unwrap_or(0.0);
+    let (cpu, wall, run) = timed(&config, connection).await;
+    let stock_requests = sim.ask("requests").parse::<f64>().unwrap_or(0.0) - before;
+    println!(
+        "stock: {} levels sent in {wall:.2} s with {} requests in all (target <= 51 for the levels); {:.4} ms CPU per SKU (target <= 0.05)",
+        run.counts.stock_levels_sent,
+        stock_requests,
+        cpu * 1000.0 / (run.counts.stock_levels_sent as f64).max(1.0)
+    );
+
+    // 4. An idle pass.
+    sim.ask("accept-shipments");
+    let _ = timed(&config, connection).await; // notifies what was refused before
+    let mut idle = Vec::new();
+    for _ in 0..5 {
+        idle.push(timed(&config, connection).await.0 * 1000.0);
+    }
+    idle.sort_by(f64::total_cmp);
+    println!("idle pass: {:.2} ms CPU (median of 5; target <= 1)", idle[2]);
+    println!("peak RSS: {:.0} MiB (target <= 150)", peak_rss_mib());
+}
+
+async fn timed(config: &Config, connection: i64) -> (f64, f64, orderbridge::sync::Run) {
+    let (cpu, wall) = (cpu_secs(), Instant::now());
+    let run = command::pass(config, connection).await.unwrap_or_else(|e| fail(&e));
+    (cpu_secs() - cpu, wall.elapsed().as_secs_f64().max(Duration::from_micros(1).as_secs_f64()), run)
+}
+
+/// A customer, a simulated store, a folder warehouse and a switched-on connection.
+fn set_up(db: &Path, root: &Path) -> i64 {
+    let pool = orderbridge::db::open(db).unwrap_or_else(|e| fail(&e));
+    let conn = pool.get().unwrap();
+    let now = orderbridge::dates::now_ms();
+    conn.execute_batch(&format!(
+        "INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Bench', {now});
+         INSERT INTO stores (id, customer_id, name, platform, adapter, created_at, enabled_at)
+           VALUES (1, 1, 'Bench store', 'big_commerce', '{{\"access_token\":\"{TOKEN}\",\"store_hash\":\"{HASH}\"}}', {now}, {now});
+         INSERT INTO warehouses (id, customer_id, name, platform, adapter, created_at, enabled_at)
+           VALUES (1, 1, 'Bench folder', 'folder', '{{\"connection_string\":\"file://{}\"}}', {now}, {now});
+         INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+           VALUES (1, 1, 1, 1, 'bench', 'fulfillment', {now}, {now});
+         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'sales', {now}, {now});
+         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'inventory', {now}, NULL);",
+        root.display()
+    ))
+    .unwrap_or_else(|e| fail(&format!("setting up: {e}")));
+    1
+}
+
+fn order_ids(db: &Path) -> Vec<i64> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn.prepare("SELECT id FROM orders ORDER BY id").unwrap();
+    stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+}
+
+/// One product per SKU, `count` of them.
+fn add_products(db: &Path, count: usize) -> Vec<String> {
+    let mut conn = rusqlite::Connection::open(db).unwrap();
+    let tx = conn.transaction().unwrap();
+    let now = orderbridge::dates::now_ms();
+    let skus: Vec<String> = (0..count).map(|i| format!("BENCH-SKU-{i:06}")).collect();
+    {
+        let mut insert = tx.prepare("INSERT INTO products (customer_id, sku, created_at) VALUES (1, ?1, ?2)").unwrap();
+        for sku in &skus {
+            insert.execute(rusqlite::params![sku, now]).unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    skus
+}
+
+fn enable_inventory(db: &Path, connection: i64) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute(
+        "UPDATE channels SET enabled_at = ?2 WHERE connection_id = ?1 AND type = 'inventory'",
+        rusqlite::params![connection, orderbridge::dates::now_ms()],
+    )
+    .unwrap();
+}

@@ -1,0 +1,103 @@
+//! Numbered schema migrations, keyed on SQLite's `PRAGMA user_version`.
+//!
+//! A new file gets `schema.sql` (always the newest shape) and the newest version at once. A
+//! file made by an older release gets each later step in order, each in its own transaction
+//! that also records its version, so an interrupted upgrade resumes where it stopped and no
+//! row is lost. A file newer than this binary is refused rather than guessed at.
+//!
+//! Adding a step: append a `Migration` with the next version whose `apply` changes what
+//! `schema.sql` cannot (new columns of existing tables, data); then it re-runs `schema.sql`,
+//! whose statements are all `IF NOT EXISTS`, so new tables and indexes come from there.
+//! A step may re-render stored documents with `orders::rerender` / `shipments::rerender`.
+
+use rusqlite::{Connection, Transaction};
+
+use crate::dates::now_ms;
+
+use super::SCHEMA;
+
+pub struct Migration {
+    pub version: i64,
+    pub name: &'static str,
+    pub apply: fn(&Transaction<'_>) -> rusqlite::Result<()>,
+}
+
+/// Version 2 is the shape of the first releases (`schema.sql` before any step below).
+const FIRST_VERSION: i64 = 2;
+
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { version: 3, name: "every connection gets an inventory channel", apply: inventory_channels },
+    Migration { version: 4, name: "sync: runs, cursors, order files, stock, shipment quantities", apply: sync_tables },
+];
+
+/// The version this binary writes.
+pub fn newest() -> i64 {
+    MIGRATIONS.last().map_or(FIRST_VERSION, |m| m.version)
+}
+
+/// Brings the file to the newest version.
+pub fn apply(conn: &mut Connection) -> Result<(), String> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| e.to_string())?;
+    let newest = newest();
+    if version > newest {
+        return Err(format!(
+            "the database is at schema version {version}, newer than this orderbridge knows ({newest}); \
+             use the orderbridge release that wrote it"
+        ));
+    }
+    if version == 0 {
+        let tx = conn.transaction().map_err(|e| e.to_string())?;
+        tx.execute_batch(SCHEMA).map_err(|e| format!("creating the schema: {e}"))?;
+        tx.execute_batch(&format!("PRAGMA user_version = {newest}")).map_err(|e| e.to_string())?;
+        return tx.commit().map_err(|e| e.to_string());
+    }
+    for step in MIGRATIONS.iter().filter(|m| m.version > version) {
+        let failed = |e: rusqlite::Error| format!("migration {} ({}): {e}", step.version, step.name);
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(failed)?;
+        (step.apply)(&tx).map_err(failed)?;
+        tx.execute_batch(SCHEMA).map_err(failed)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {}", step.version)).map_err(failed)?;
+        tx.commit().map_err(failed)?;
+    }
+    Ok(())
+}
+
+/// CONTRACT §6: a connection has two channels, `sales` then `inventory`; older files have
+/// only `sales`. The new channel is disabled, as a new connection's are.
+fn inventory_channels(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO channels (connection_id, type, created_at, enabled_at)
+         SELECT c.id, 'inventory', ?1, NULL FROM connections c
+         WHERE NOT EXISTS (SELECT 1 FROM channels ch WHERE ch.connection_id = c.id AND ch.type = 'inventory')
+         ORDER BY c.id",
+        [now_ms()],
+    )?;
+    Ok(())
+}
+
+/// Sync's tables come from `schema.sql`; a shipment's items gain their unit count.
+fn sync_tables(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch("ALTER TABLE shipment_items ADD COLUMN quantity INTEGER")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_grow_one_at_a_time_from_the_first_release() {
+        let mut expected = FIRST_VERSION + 1;
+        for m in MIGRATIONS {
+            assert_eq!(m.version, expected, "{}", m.name);
+            expected += 1;
+        }
+    }
+
+    #[test]
+    fn a_file_newer_than_the_binary_is_refused() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!("PRAGMA user_version = {}", newest() + 1)).unwrap();
+        let e = apply(&mut conn).unwrap_err();
+        assert!(e.contains("newer than this orderbridge knows"), "{e}");
+    }
+}

@@ -1,0 +1,463 @@
+//! The BigCommerce calls of a sync pass (CONTRACT §11, "BigCommerce"): orders changed since
+//! a time, one order's products and shipping addresses mapped to an import record, a
+//! shipment reported once, and absolute stock levels. Every request goes through the
+//! account's gate and the retry policy; every message is scrubbed of the token.
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::{Method, StatusCode};
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::{Rfc2822, Rfc3339};
+
+use crate::platforms::PlatformError;
+use crate::platforms::http::{error_for, transport_error};
+use crate::platforms::retry::{self, RetryPolicy};
+
+const NAME: &str = "BigCommerce";
+
+/// Statuses whose orders are written by default: 11, Awaiting Fulfillment.
+const DEFAULT_IMPORT_STATUS_IDS: [i64; 1] = [11];
+
+/// BigCommerce's "Cancelled".
+const CANCELLED: i64 = 5;
+
+/// Levels in one inventory request, BigCommerce's limit.
+pub const STOCK_PER_REQUEST: usize = 2_000;
+
+pub struct BigCommerce {
+    http: reqwest::Client,
+    /// `{api_base}/stores/{store_hash}`.
+    base: String,
+    store_hash: String,
+    token: HeaderValue,
+    secret: String,
+    policy: RetryPolicy,
+    import_status_ids: Vec<i64>,
+    location_id: i64,
+}
+
+/// An order as the store's list shows it.
+#[derive(Debug, Clone)]
+pub struct ListedOrder {
+    pub external_id: String,
+    /// `date_modified`, the pull's cursor (BigCommerce keeps whole seconds).
+    pub modified_at_ms: i64,
+    pub disposition: Disposition,
+    raw: Value,
+}
+
+/// What a pull does with a listed order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// Its status is one the adapter imports: write it.
+    Import,
+    /// The store canceled it: cancel it here if known.
+    Cancel,
+    /// Any other status: leave it.
+    Skip,
+}
+
+/// A whole order: the import record (CONTRACT §9, without `store_id`) and the shipping
+/// address id a shipment is reported against.
+#[derive(Debug, Clone)]
+pub struct PulledOrder {
+    pub record: Map<String, Value>,
+    pub address_id: Option<String>,
+}
+
+/// What the store is told of a shipment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShipmentNotice {
+    pub external_order_id: String,
+    pub address_id: Option<String>,
+    pub tracking_number: String,
+    pub carrier: Option<String>,
+    pub shipping_method: Option<String>,
+    /// (`external_order_item_id`, units).
+    pub items: Vec<(String, i64)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notified {
+    Posted,
+    /// The store already had a shipment with this tracking number: nothing was posted.
+    AlreadyThere,
+}
+
+/// Where a request is aimed, for what a 404 means.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// The store itself: a 404 means an unknown store hash.
+    Store,
+    /// One order's record: a 404 means that order is gone.
+    Order,
+}
+
+impl BigCommerce {
+    pub const PAGE_SIZE: u32 = 250;
+
+    /// A client for a validated adapter: `access_token`, `store_hash`, and optionally
+    /// `import_status_ids` (default `[11]`) and `location_id` (default 1).
+    pub fn new(
+        http: reqwest::Client,
+        api_base: &str,
+        adapter: &Map<String, Value>,
+        policy: RetryPolicy,
+    ) -> Result<BigCommerce, PlatformError> {
+        let text = |key: &str| adapter.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+        let (secret, store_hash) = (text("access_token"), text("store_hash"));
+        if !crate::ping::http::is_store_hash(&store_hash) {
+            return Err(PlatformError::Refused("The store's BigCommerce store_hash is not a store hash.".into()));
+        }
+        let mut token = HeaderValue::from_str(&secret).map_err(|_| {
+            PlatformError::Refused("The BigCommerce access token has characters no HTTP header can carry.".into())
+        })?;
+        token.set_sensitive(true);
+        let import_status_ids = match adapter.get("import_status_ids") {
+            None | Some(Value::Null) => DEFAULT_IMPORT_STATUS_IDS.to_vec(),
+            Some(Value::Array(ids)) => ids.iter().filter_map(integer).collect(),
+            Some(other) => integer(other).into_iter().collect(),
+        };
+        let location_id = adapter.get("location_id").and_then(integer).unwrap_or(1);
+        Ok(BigCommerce {
+            http,
+            base: format!("{}/stores/{store_hash}", api_base.trim_end_matches('/')),
+            store_hash,
+            token,
+            secret,
+            policy,
+            import_status_ids,
+            location_id,
+        })
+    }
+
+    /// One page (from 1) of the orders changed since `since_ms`, oldest change first. A
+    /// `204 No Content` is how v2 says there are none.
+    pub async fn orders_page(&self, since_ms: Option<i64>, page: u32) -> Result<Vec<ListedOrder>, PlatformError> {
+        let mut query = vec![
+            ("sort".to_string(), "date_modified:asc".to_string()),
+            ("limit".to_string(), Self::PAGE_SIZE.to_string()),
+            ("page".to_string(), page.to_string()),
+        ];
+        if let Some(since) = since_ms {
+            query.insert(0, ("min_date_modified".to_string(), rfc2822(since)));
+        }
+        let Some(body) = self.call(Method::GET, "v2/orders", &query, None, Scope::Store).await? else {
+            return Ok(Vec::new());
+        };
+        let Value::Array(orders) = body else {
+            return Err(PlatformError::BadData("BigCommerce's order list is not a JSON array.".into()));
+        };
+        orders.into_iter().map(|raw| self.listed(raw)).collect()
+    }
+
+    fn listed(&self, raw: Value) -> Result<ListedOrder, PlatformError> {
+        let id = raw.get("id").and_then(integer).ok_or_else(|| {
+            PlatformError::BadData("BigCommerce listed an order without a numeric id.".into())
+        })?;
+        let modified_at_ms = date(&raw, "date_modified", id)?
+            .ok_or_else(|| bad(id, "date_modified", "is missing"))?;
+        let status = raw.get("status_id").and_then(integer).unwrap_or(-1);
+        let disposition = if self.import_status_ids.contains(&status) {
+            Disposition::Import
+        } else if status == CANCELLED {
+            Disposition::Cancel
+        } else {
+            Disposition::Skip
+        };
+        Ok(ListedOrder { external_id: id.to_string(), modified_at_ms, disposition, raw })
+    }
+
+    /// The whole order: its products and shipping addresses, asked side by side.
+    pub async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        let id = &order.external_id;
+        let limit = [("limit".to_string(), "250".to_string())];
+        let (products_path, addresses_path) = (format!("v2/orders/{id}/products"), format!("v2/orders/{id}/shipping_addresses"));
+        let (products, addresses) = futures::try_join!(
+            self.call(Method::GET, &products_path, &limit, None, Scope::Order),
+            self.call(Method::GET, &addresses_path, &limit, None, Scope::Order),
+        )?;
+        let list = |v: Option<Value>, what: &str| match v {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => Ok(items),
+            Some(_) => Err(PlatformError::BadData(format!("BigCommerce's {what} of order {id} are not a JSON array."))),
+        };
+        let products = list(products, "products")?;
+        let addresses = list(addresses, "shipping addresses")?;
+        map_order(&order.raw, &products, &addresses)
+    }
+
+    /// Reports a shipment, unless the store already has one with its tracking number (a
+    /// crash after an earlier post): the customer is mailed once.
+    pub async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
+        let order = &notice.external_order_id;
+        let path = format!("v2/orders/{order}/shipments");
+        let existing = self.call(Method::GET, &path, &[], None, Scope::Order).await?;
+        if let Some(Value::Array(shipments)) = &existing
+            && shipments.iter().any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number))
+        {
+            return Ok(Notified::AlreadyThere);
+        }
+        let address_id = match notice.address_id.as_deref().and_then(|a| a.parse::<i64>().ok()) {
+            Some(id) => id,
+            None => self.first_address_id(order).await?,
+        };
+        let mut items = Vec::with_capacity(notice.items.len());
+        for (line, quantity) in &notice.items {
+            let line_id = line.parse::<i64>().map_err(|_| PlatformError::Rejected {
+                status: 0,
+                message: format!("Order line {line:?} is not a BigCommerce order product id."),
+            })?;
+            items.push(json!({"order_product_id": line_id, "quantity": quantity}));
+        }
+        let mut body = json!({
+            "order_address_id": address_id,
+            "tracking_number": notice.tracking_number,
+            "tracking_carrier": notice.carrier.as_deref().map(str::to_lowercase).unwrap_or_default(),
+            "shipping_provider": "",
+            "items": items,
+        });
+        if let Some(method) = &notice.shipping_method {
+            body["shipping_method"] = Value::from(method.as_str());
+        }
+        self.call(Method::POST, &path, &[], Some(&body), Scope::Order).await?;
+        Ok(Notified::Posted)
+    }
+
+    async fn first_address_id(&self, order: &str) -> Result<i64, PlatformError> {
+        let limit = [("limit".to_string(), "250".to_string())];
+        let addresses =
+            self.call(Method::GET, &format!("v2/orders/{order}/shipping_addresses"), &limit, None, Scope::Order).await?;
+        addresses
+            .as_ref()
+            .and_then(|a| a.get(0))
+            .and_then(|a| a.get("id"))
+            .and_then(integer)
+            .ok_or_else(|| PlatformError::BadData(format!("BigCommerce's order {order} has no shipping address.")))
+    }
+
+    /// Sends absolute levels, `STOCK_PER_REQUEST` at a time; returns the requests made.
+    pub async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
+        let mut requests = 0;
+        for chunk in levels.chunks(STOCK_PER_REQUEST) {
+            let items: Vec<Value> = chunk
+                .iter()
+                .map(|(sku, quantity)| json!({"location_id": self.location_id, "sku": sku, "quantity": quantity}))
+                .collect();
+            let body = json!({"reason": "orderbridge: warehouse stock", "items": items});
+            self.call(Method::PUT, "v3/inventory/adjustments/absolute", &[], Some(&body), Scope::Store).await?;
+            requests += 1;
+        }
+        Ok(requests)
+    }
+
+    /// One request, through the gate and the retry policy. `None` for an empty answer.
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(String, String)],
+        body: Option<&Value>,
+        scope: Scope,
+    ) -> Result<Option<Value>, PlatformError> {
+        let url = reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query).map_err(|e| {
+            PlatformError::Refused(format!("The BigCommerce API address is not a URL ({e})."))
+        })?;
+        let account = format!("big_commerce:{}", self.base);
+        retry::send(&self.policy, &account, || async {
+            let mut request = self
+                .http
+                .request(method.clone(), url.clone())
+                .header("X-Auth-Token", self.token.clone())
+                .header(ACCEPT, "application/json")
+                .timeout(self.policy.request_timeout);
+            if let Some(body) = body {
+                request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+            }
+            let response = request.send().await.map_err(|e| transport_error(NAME, &e))?;
+            let status = response.status();
+            if status == StatusCode::NO_CONTENT {
+                return Ok(None);
+            }
+            if status.is_success() {
+                let bytes = response.bytes().await.map_err(|e| transport_error(NAME, &e))?;
+                if bytes.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(None);
+                }
+                return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                    PlatformError::BadData(format!("BigCommerce answered {path} with JSON that cannot be read: {e}."))
+                });
+            }
+            if status == StatusCode::NOT_FOUND && scope == Scope::Store {
+                return Err(PlatformError::Refused(format!(
+                    "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
+                    self.store_hash
+                )));
+            }
+            Err(error_for(NAME, response, &[&self.secret], &[401, 403]).await)
+        })
+        .await
+    }
+}
+
+/// BigCommerce's date filters take RFC 2822 (`Tue, 20 Nov 2012 00:00:00 +0000`), in UTC.
+fn rfc2822(ms: i64) -> String {
+    let t = OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000)).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    t.format(&Rfc2822).unwrap_or_default()
+}
+
+fn integer(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn bad(order: i64, field: &str, problem: &str) -> PlatformError {
+    PlatformError::BadData(format!("BigCommerce's order {order} cannot be read: {field} {problem}."))
+}
+
+/// A date field (RFC 2822, or ISO 8601 as some stores send), in ms; `None` when empty.
+fn date(v: &Value, field: &str, order: i64) -> Result<Option<i64>, PlatformError> {
+    let text = match v.get(field) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
+        Some(Value::String(s)) => s.trim(),
+        Some(_) => return Err(bad(order, field, "is not a date string")),
+    };
+    let parsed = OffsetDateTime::parse(text, &Rfc2822)
+        .or_else(|_| OffsetDateTime::parse(text, &Rfc3339))
+        .map_err(|_| bad(order, field, &format!("is not an RFC 2822 date: {text:?}")))?;
+    Ok(Some(crate::dates::to_ms(parsed)))
+}
+
+/// Money as BigCommerce sends it (`"12.5000"`), rounded half-even to 2 places, as text.
+fn money(v: &Value, field: &str, order: i64) -> Result<Value, PlatformError> {
+    let text = match v.get(field) {
+        None | Some(Value::Null) => return Ok(Value::Null),
+        Some(Value::String(s)) if s.trim().is_empty() => return Ok(Value::Null),
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(_) => return Err(bad(order, field, "is not a decimal")),
+    };
+    let amount: Decimal = text.parse().map_err(|_| bad(order, field, &format!("is not a decimal: {text:?}")))?;
+    let rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven);
+    Ok(Value::String(format!("{rounded:.2}")))
+}
+
+/// A text field; empty text is null.
+fn text(v: &Value, field: &str) -> Value {
+    match v.get(field) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Value::String(s.clone()),
+        Some(Value::Number(n)) => Value::String(n.to_string()),
+        _ => Value::Null,
+    }
+}
+
+/// A BigCommerce address in the import's shape.
+fn address(a: &Value) -> Value {
+    let country = match a.get("country_iso2").and_then(Value::as_str) {
+        Some(code) if code.len() == 2 => Value::String(code.to_string()),
+        _ => Value::Null,
+    };
+    json!({
+        "first_name": text(a, "first_name"),
+        "last_name": text(a, "last_name"),
+        "street1": text(a, "street_1"),
+        "street2": text(a, "street_2"),
+        "city": text(a, "city"),
+        "region": text(a, "state"),
+        "postal_code": text(a, "zip"),
+        "country": country,
+        "telephone": text(a, "phone"),
+    })
+}
+
+/// The §11 mapping of an order, its products and its shipping addresses.
+fn map_order(order: &Value, products: &[Value], addresses: &[Value]) -> Result<PulledOrder, PlatformError> {
+    let id = order.get("id").and_then(integer).unwrap_or_default();
+    let customer = order.get("customer_id").and_then(integer).filter(|c| *c != 0).map(|c| c.to_string());
+    let billing = order.get("billing_address").cloned().unwrap_or(Value::Null);
+    let shipping = addresses.first();
+    let ordered_at = date(order, "date_created", id)?.map(crate::dates::format_ms);
+    let currency = match order.get("currency_code").and_then(Value::as_str) {
+        Some(code) if code.len() == 3 => Value::String(code.to_string()),
+        _ => Value::Null,
+    };
+    let mut items = Vec::with_capacity(products.len());
+    for p in products {
+        let quantity = p.get("quantity").and_then(integer).ok_or_else(|| bad(id, "products[].quantity", "is not a whole number"))?;
+        items.push(json!({
+            "name": text(p, "name"),
+            "sku": text(p, "sku"),
+            "upc": text(p, "upc"),
+            "quantity": quantity,
+            "unit_price": money(p, "price_ex_tax", id)?,
+            "weight": money(p, "weight", id)?,
+            "tax_amount": money(p, "total_tax", id)?,
+            "external_order_item_id": text(p, "id"),
+            "external_product_id": text(p, "product_id"),
+        }));
+    }
+    let record = json!({
+        "external_id": id.to_string(),
+        "external_display_id": id.to_string(),
+        "ordered_at": ordered_at,
+        "customer_email": text(&billing, "email"),
+        "external_billing_customer_id": customer,
+        "external_shipping_customer_id": customer,
+        "payment_type": text(order, "payment_method"),
+        "currency_code": currency,
+        "shipping_amount": money(order, "shipping_cost_ex_tax", id)?,
+        "shipping_tax_amount": money(order, "shipping_cost_tax", id)?,
+        "tax_amount": money(order, "total_tax", id)?,
+        "discount_amount": money(order, "discount_amount", id)?,
+        "notes": text(order, "customer_message"),
+        "shipping_carrier_service_level": shipping.map_or(Value::Null, |a| text(a, "shipping_method")),
+        "billing_address": if billing.is_object() { address(&billing) } else { Value::Null },
+        "shipping_address": shipping.map_or(Value::Null, address),
+        "order_items": items,
+    });
+    let Value::Object(record) = record else { return Err(bad(id, "record", "could not be built")) };
+    let address_id = shipping.and_then(|a| a.get("id")).and_then(integer).map(|a| a.to_string());
+    Ok(PulledOrder { record, address_id })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_date_filter_is_rfc_2822_in_utc() {
+        assert_eq!(rfc2822(1_700_000_000_999), "Tue, 14 Nov 2023 22:13:20 +0000");
+    }
+
+    #[test]
+    fn money_is_rounded_half_even_to_two_places() {
+        let v = json!({"a": "12.5000", "b": "0.1250", "c": "0.1350", "d": "", "e": "x"});
+        assert_eq!(money(&v, "a", 1).unwrap(), "12.50");
+        assert_eq!(money(&v, "b", 1).unwrap(), "0.12");
+        assert_eq!(money(&v, "c", 1).unwrap(), "0.14");
+        assert_eq!(money(&v, "d", 1).unwrap(), Value::Null);
+        let e = money(&v, "e", 7).unwrap_err();
+        assert!(e.message().contains("order 7") && e.message().contains('e'), "{e}");
+    }
+
+    #[test]
+    fn a_guest_has_no_customer_ids_and_empty_text_is_null() {
+        let order = json!({"id": 100, "customer_id": 0, "date_created": "Tue, 14 Nov 2023 22:13:20 +0000",
+                           "customer_message": "", "billing_address": {"email": "a@b.c", "country_iso2": "US", "street_2": ""},
+                           "currency_code": "USD", "payment_method": "Cash"});
+        let pulled = map_order(&order, &[], &[]).unwrap();
+        let r = &pulled.record;
+        assert_eq!(r["external_billing_customer_id"], Value::Null);
+        assert_eq!(r["notes"], Value::Null);
+        assert_eq!(r["customer_email"], "a@b.c");
+        assert_eq!(r["ordered_at"], "2023-11-14T22:13:20.000Z");
+        assert_eq!(r["billing_address"]["street2"], Value::Null);
+        assert_eq!(r["billing_address"]["country"], "US");
+        assert_eq!(pulled.address_id, None);
+    }
+}

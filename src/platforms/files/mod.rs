@@ -1,0 +1,159 @@
+//! File warehouses (`sftp`, `dropstream`, `ftp`, `folder`): where a warehouse keeps its files
+//! and a session that lists, reads, writes, renames and removes them, paths relative to the
+//! warehouse's root. Every operation is bounded by the pass's timeout, and no message carries
+//! the connection string's password.
+
+mod folder;
+mod sftp;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::PlatformError;
+use crate::ping::PingError;
+use crate::ping::target::Target;
+
+/// Where a file warehouse's files are.
+pub enum Location {
+    /// An SFTP server (`sftp` and `dropstream`); the root is the URL's path or the login
+    /// directory.
+    Sftp(Target),
+    /// A folder on this machine (`folder`), already checked to lie inside
+    /// `folder_warehouse_root` when the warehouse was saved.
+    Folder(PathBuf),
+}
+
+impl Location {
+    /// Reads a warehouse's `connection_string`; the problem is a phrase that never repeats
+    /// the string.
+    pub fn parse(platform: &str, connection_string: &str) -> Result<Location, String> {
+        let target = |scheme: &str, port: u16| {
+            let mut adapter = Map::new();
+            adapter.insert("connection_string".into(), Value::from(connection_string));
+            Target::from_adapter(&adapter, scheme, port).map_err(|e| match e {
+                PingError::AuthenticationFailed(m) | PingError::Unreachable(m) => m,
+                PingError::UnsupportedPlatform => "is not supported".to_string(),
+            })
+        };
+        match platform {
+            "sftp" | "dropstream" => Ok(Location::Sftp(target("sftp", 22)?)),
+            "folder" => folder::parse(connection_string).map(Location::Folder),
+            other => Err(format!("names platform '{other}', which has no file exchange orderbridge can use")),
+        }
+    }
+}
+
+/// An open connection to a warehouse's files.
+pub enum FileSession {
+    Sftp(sftp::Session),
+    Folder(folder::Session),
+}
+
+/// Opens a session: connects and logs in where the warehouse is a server.
+pub async fn open(location: &Location, timeout: Duration) -> Result<FileSession, PlatformError> {
+    Ok(match location {
+        Location::Sftp(target) => FileSession::Sftp(sftp::Session::open(target, timeout).await?),
+        Location::Folder(root) => FileSession::Folder(folder::Session::open(root.clone()).await?),
+    })
+}
+
+impl FileSession {
+    /// The names of the plain files directly in `dir`, sorted; a missing folder has none.
+    pub async fn list(&mut self, dir: &str) -> Result<Vec<String>, PlatformError> {
+        let mut names = match self {
+            FileSession::Sftp(s) => s.list(dir).await?,
+            FileSession::Folder(s) => s.list(dir).await?,
+        };
+        names.sort();
+        Ok(names)
+    }
+
+    pub async fn read(&mut self, path: &str) -> Result<Vec<u8>, PlatformError> {
+        match self {
+            FileSession::Sftp(s) => s.read(path).await,
+            FileSession::Folder(s) => s.read(path).await,
+        }
+    }
+
+    /// Creates or replaces a file with `bytes`.
+    pub async fn write(&mut self, path: &str, bytes: &[u8]) -> Result<(), PlatformError> {
+        match self {
+            FileSession::Sftp(s) => s.write(path, bytes).await,
+            FileSession::Folder(s) => s.write(path, bytes).await,
+        }
+    }
+
+    /// Renames a file, replacing `to` if it exists.
+    pub async fn rename(&mut self, from: &str, to: &str) -> Result<(), PlatformError> {
+        match self {
+            FileSession::Sftp(s) => s.rename(from, to).await,
+            FileSession::Folder(s) => s.rename(from, to).await,
+        }
+    }
+
+    /// Removes a file; one that is not there is fine.
+    pub async fn remove(&mut self, path: &str) -> Result<(), PlatformError> {
+        match self {
+            FileSession::Sftp(s) => s.remove(path).await,
+            FileSession::Folder(s) => s.remove(path).await,
+        }
+    }
+
+    /// Creates a folder and its parents as needed.
+    pub async fn make_dir_all(&mut self, dir: &str) -> Result<(), PlatformError> {
+        match self {
+            FileSession::Sftp(s) => s.make_dir_all(dir).await,
+            FileSession::Folder(s) => s.make_dir_all(dir).await,
+        }
+    }
+
+    /// Ends the session politely; errors here change nothing.
+    pub async fn close(self) {
+        if let FileSession::Sftp(s) = self {
+            s.close().await;
+        }
+    }
+}
+
+/// A relative path's parts, refusing any that could leave the root.
+fn parts(path: &str) -> Result<Vec<&str>, PlatformError> {
+    let mut out = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                return Err(PlatformError::Rejected {
+                    status: 0,
+                    message: format!("The path {path:?} would leave the warehouse's folder."),
+                });
+            }
+            part => out.push(part),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_cannot_leave_the_root() {
+        assert_eq!(parts("orders/./x.csv").unwrap(), vec!["orders", "x.csv"]);
+        assert_eq!(parts("").unwrap(), Vec::<&str>::new());
+        assert!(parts("../etc/passwd").is_err());
+        assert!(parts("a/../../b").is_err());
+    }
+
+    #[test]
+    fn connection_strings_name_their_transport_and_hide_the_password() {
+        assert!(matches!(Location::parse("dropstream", "sftp://wh1:s%40cret@ftp.example.com"), Ok(Location::Sftp(_))));
+        let Ok(Location::Sftp(t)) = Location::parse("sftp", "sftp://u:p%2Fw@[::1]:2022/in%20box") else { panic!() };
+        assert_eq!((t.user.as_str(), t.password.as_str(), t.path.as_str(), t.port), ("u", "p/w", "/in box", 2022));
+        let e = Location::parse("sftp", "ftp://u:pw-SECRET@host/x").err().unwrap();
+        assert!(!e.contains("pw-SECRET"), "{e}");
+        assert!(Location::parse("skubana", "x").is_err());
+    }
+}

@@ -1,0 +1,168 @@
+//! An SFTP warehouse (`sftp`, `dropstream`): one SSH session per pass, password login as
+//! the credential check does it, and every operation bounded by the pass's timeout.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use russh::Disconnect;
+use russh::client;
+use russh_sftp::client::SftpSession;
+use russh_sftp::client::error::Error as SftpError;
+use russh_sftp::protocol::StatusCode;
+use tokio::io::AsyncWriteExt;
+
+use super::parts;
+use crate::ping::quote_platform_text;
+use crate::ping::sftp::{AnyHostKey, Login, log_in};
+use crate::ping::target::Target;
+use crate::platforms::PlatformError;
+
+pub struct Session {
+    ssh: client::Handle<AnyHostKey>,
+    sftp: SftpSession,
+    /// The URL's path, or empty for the login directory.
+    root: String,
+    address: String,
+    secrets: [String; 2],
+    timeout: Duration,
+}
+
+impl Session {
+    pub async fn open(target: &Target, timeout: Duration) -> Result<Session, PlatformError> {
+        let address = target.address();
+        let secrets = [target.password.clone(), target.user.clone()];
+        let broke_off = |stage: &str, error: &dyn std::fmt::Display| {
+            PlatformError::unreachable(format!(
+                "The SFTP server at {address} failed during {stage}: {}.",
+                quote_platform_text(&error.to_string(), &[&secrets[0], &secrets[1]])
+            ))
+        };
+        let opened = async {
+            let stream = target.connect("SFTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
+            let config = client::Config { inactivity_timeout: Some(timeout.max(Duration::from_secs(1)) * 6), ..client::Config::default() };
+            let mut ssh = client::connect_stream(Arc::new(config), stream, AnyHostKey)
+                .await
+                .map_err(|e| broke_off("the SSH handshake", &e))?;
+            if let Login::Refused(why) = log_in(&mut ssh, target).await.map_err(|e| broke_off("login", &e))? {
+                return Err(PlatformError::Refused(format!("The SFTP server at {address} {why}.")));
+            }
+            let channel = ssh.channel_open_session().await.map_err(|e| broke_off("opening a session", &e))?;
+            channel.request_subsystem(true, "sftp").await.map_err(|e| broke_off("starting SFTP", &e))?;
+            let sftp = SftpSession::new(channel.into_stream()).await.map_err(|e| broke_off("starting SFTP", &e))?;
+            Ok((ssh, sftp))
+        };
+        let (ssh, sftp) = tokio::time::timeout(timeout, opened)
+            .await
+            .map_err(|_| PlatformError::unreachable(format!("The SFTP server at {address} did not answer in time.")))??;
+        let root = target.path.trim_end_matches('/').to_string();
+        Ok(Session { ssh, sftp, root, address, secrets, timeout })
+    }
+
+    fn at(&self, path: &str) -> Result<String, PlatformError> {
+        let rel = parts(path)?.join("/");
+        Ok(match (self.root.is_empty(), rel.is_empty()) {
+            (true, true) => ".".to_string(),
+            (true, false) => rel,
+            (false, true) => self.root.clone(),
+            (false, false) => format!("{}/{rel}", self.root),
+        })
+    }
+
+    /// Runs one operation under the timeout; a server error becomes a message naming `path`.
+    async fn bounded<T>(
+        &self,
+        doing: &str,
+        path: &str,
+        op: impl Future<Output = Result<T, SftpError>>,
+    ) -> Result<T, PlatformError> {
+        match tokio::time::timeout(self.timeout, op).await {
+            Err(_) => Err(PlatformError::unreachable(format!(
+                "The SFTP server at {} did not answer in time to {doing} {path:?}.",
+                self.address
+            ))),
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(self.failed(doing, path, &e)),
+        }
+    }
+
+    fn failed(&self, doing: &str, path: &str, e: &SftpError) -> PlatformError {
+        let said = quote_platform_text(&e.to_string(), &[&self.secrets[0], &self.secrets[1]]);
+        let message = format!("The SFTP server at {} could not {doing} {path:?}: {said}.", self.address);
+        match e {
+            SftpError::Status(_) => PlatformError::Rejected { status: 0, message },
+            _ => PlatformError::unreachable(message),
+        }
+    }
+
+    pub async fn list(&self, dir: &str) -> Result<Vec<String>, PlatformError> {
+        let full = self.at(dir)?;
+        let entries = match tokio::time::timeout(self.timeout, self.sftp.read_dir(full)).await {
+            Err(_) => return Err(PlatformError::unreachable(format!("The SFTP server at {} did not answer in time to list {dir:?}.", self.address))),
+            Ok(Err(SftpError::Status(s))) if s.status_code == StatusCode::NoSuchFile => return Ok(Vec::new()),
+            Ok(Err(e)) => return Err(self.failed("list", dir, &e)),
+            Ok(Ok(entries)) => entries,
+        };
+        Ok(entries
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.file_name())
+            .filter(|name| name != "." && name != "..")
+            .collect())
+    }
+
+    pub async fn read(&self, path: &str) -> Result<Vec<u8>, PlatformError> {
+        let full = self.at(path)?;
+        self.bounded("read", path, self.sftp.read(full)).await
+    }
+
+    pub async fn write(&self, path: &str, bytes: &[u8]) -> Result<(), PlatformError> {
+        let full = self.at(path)?;
+        let write = async {
+            // `create` opens with CREATE | TRUNCATE | WRITE.
+            let mut file = self.sftp.create(full).await?;
+            file.write_all(bytes).await.map_err(|e| SftpError::UnexpectedBehavior(e.to_string()))?;
+            file.shutdown().await.map_err(|e| SftpError::UnexpectedBehavior(e.to_string()))?;
+            Ok(())
+        };
+        self.bounded("write", path, write).await
+    }
+
+    /// SFTP v3 RENAME fails when the target exists, and russh-sftp has no posix-rename: an
+    /// existing target is removed first (a file sent again after a crash replaces itself).
+    pub async fn rename(&self, from: &str, to: &str) -> Result<(), PlatformError> {
+        let (old, new) = (self.at(from)?, self.at(to)?);
+        let exists = self.bounded("look for", to, self.sftp.try_exists(new.clone())).await?;
+        if exists {
+            self.bounded("replace", to, self.sftp.remove_file(new.clone())).await?;
+        }
+        self.bounded("rename", from, self.sftp.rename(old, new)).await
+    }
+
+    pub async fn remove(&self, path: &str) -> Result<(), PlatformError> {
+        let full = self.at(path)?;
+        match tokio::time::timeout(self.timeout, self.sftp.remove_file(full)).await {
+            Ok(Err(SftpError::Status(s))) if s.status_code == StatusCode::NoSuchFile => Ok(()),
+            Ok(Err(e)) => Err(self.failed("remove", path, &e)),
+            Ok(Ok(())) => Ok(()),
+            Err(_) => Err(PlatformError::unreachable(format!("The SFTP server at {} did not answer in time.", self.address))),
+        }
+    }
+
+    pub async fn make_dir_all(&self, dir: &str) -> Result<(), PlatformError> {
+        let mut so_far = String::new();
+        for part in parts(dir)? {
+            so_far = if so_far.is_empty() { part.to_string() } else { format!("{so_far}/{part}") };
+            let full = self.at(&so_far)?;
+            let exists = self.bounded("look for", &so_far, self.sftp.try_exists(full.clone())).await?;
+            if !exists {
+                self.bounded("create", &so_far, self.sftp.create_dir(full)).await?;
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn close(self) {
+        let _ = tokio::time::timeout(self.timeout, self.sftp.close()).await;
+        let _ = tokio::time::timeout(self.timeout, self.ssh.disconnect(Disconnect::ByApplication, "", "en")).await;
+    }
+}

@@ -1,0 +1,255 @@
+//! orderbridge's warehouse CSV files (CONTRACT §11, "File warehouses"): the order file it
+//! writes, and the shipment and stock files it reads. RFC 4180 with a header row; columns
+//! are found by name in any order, and unknown columns are ignored.
+
+use std::collections::HashMap;
+
+use crate::{dates, money};
+
+/// The columns of an order file, in order.
+pub const ORDER_COLUMNS: [&str; 25] = [
+    "order_id",
+    "external_id",
+    "external_display_id",
+    "store_id",
+    "ordered_at",
+    "customer_email",
+    "ship_first_name",
+    "ship_last_name",
+    "ship_street1",
+    "ship_street2",
+    "ship_city",
+    "ship_region",
+    "ship_postal_code",
+    "ship_country",
+    "ship_telephone",
+    "carrier",
+    "service_level",
+    "gift_message",
+    "notes",
+    "line",
+    "sku",
+    "name",
+    "quantity",
+    "unit_price",
+    "weight",
+];
+
+/// One row of an order file: the order's columns, then one item's.
+#[derive(Debug, Default, Clone)]
+pub struct OrderRow {
+    pub order: [String; 19],
+    /// `line`, `sku`, `name`, `quantity`, `unit_price`, `weight`: all empty for an order
+    /// with no items.
+    pub item: [String; 6],
+}
+
+/// Text for a file cell: empty for null.
+pub fn cell(value: Option<&str>) -> String {
+    value.unwrap_or_default().to_string()
+}
+
+pub fn date_cell(ms: Option<i64>) -> String {
+    ms.map(dates::format_ms).unwrap_or_default()
+}
+
+pub fn money_cell(hundredths: Option<i64>) -> String {
+    hundredths.map(money::format).unwrap_or_default()
+}
+
+/// Writes an order file.
+pub fn write_orders(rows: &[OrderRow]) -> Result<Vec<u8>, String> {
+    let mut out = csv::Writer::from_writer(Vec::with_capacity(rows.len() * 256));
+    let fail = |e: csv::Error| format!("could not write the order file: {e}");
+    out.write_record(ORDER_COLUMNS).map_err(fail)?;
+    for row in rows {
+        out.write_record(row.order.iter().chain(row.item.iter())).map_err(fail)?;
+    }
+    out.into_inner().map_err(|e| format!("could not write the order file: {e}"))
+}
+
+/// One line of a file that cannot be used, numbered as people count (1 = the header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: u64,
+    pub problem: String,
+}
+
+/// A shipment file row, as text, with its line number.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShipmentRow {
+    pub line: u64,
+    pub order_id: String,
+    pub external_id: String,
+    pub store_id: String,
+    pub tracking_number: String,
+    pub carrier_name: String,
+    pub service_level: String,
+    pub shipped_at: String,
+    pub weight: String,
+    pub sku: String,
+    pub quantity: String,
+}
+
+/// A stock file row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StockRow {
+    pub sku: String,
+    /// A whole number; a negative count is 0.
+    pub quantity: i64,
+}
+
+/// The positions of the named columns in a header.
+struct Header(HashMap<String, usize>);
+
+impl Header {
+    fn read(record: &csv::StringRecord) -> Header {
+        let mut at = HashMap::new();
+        for (i, name) in record.iter().enumerate() {
+            // A spreadsheet's byte-order mark and stray spaces are not part of the name.
+            let name = name.trim_start_matches('\u{feff}').trim().to_ascii_lowercase();
+            at.entry(name).or_insert(i);
+        }
+        Header(at)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    fn get(&self, record: &csv::StringRecord, name: &str) -> String {
+        self.0.get(name).and_then(|&i| record.get(i)).map(|s| s.trim().to_string()).unwrap_or_default()
+    }
+}
+
+fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes)
+}
+
+/// Reads the rows of a file with its header; a line that is not CSV is a bad line.
+fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Vec<(u64, csv::StringRecord)>), Vec<BadLine>> {
+    if std::str::from_utf8(bytes).is_err() {
+        return Err(vec![BadLine { line: 1, problem: "the file is not UTF-8 text".into() }]);
+    }
+    let mut records = reader(bytes).into_records();
+    let header = match records.next() {
+        Some(Ok(record)) => Header::read(&record),
+        Some(Err(e)) => return Err(vec![BadLine { line: 1, problem: format!("the header is not CSV: {e}") }]),
+        None => return Err(vec![BadLine { line: 1, problem: "the file is empty; a header row is required".into() }]),
+    };
+    let missing: Vec<&str> = required.iter().copied().filter(|c| !header.has(c)).collect();
+    if !missing.is_empty() {
+        return Err(vec![BadLine { line: 1, problem: format!("the header has no column {}", missing.join(", ")) }]);
+    }
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    for (i, record) in records.enumerate() {
+        let line = i as u64 + 2;
+        match record {
+            Ok(record) if record.iter().all(|c| c.trim().is_empty()) => {}
+            Ok(record) => out.push((record.position().map_or(line, |p| p.line()), record)),
+            Err(e) => bad.push(BadLine { line, problem: format!("is not valid CSV: {e}") }),
+        }
+    }
+    if bad.is_empty() { Ok((header, out)) } else { Err(bad) }
+}
+
+/// The rows of a shipment file, checked for shape (the caller checks orders and values).
+pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
+    let (header, records) = rows(bytes, &["tracking_number"])?;
+    if !header.has("order_id") && !(header.has("external_id") && header.has("store_id")) {
+        return Err(vec![BadLine {
+            line: 1,
+            problem: "the header needs an order_id column, or external_id with store_id".into(),
+        }]);
+    }
+    Ok(records
+        .into_iter()
+        .map(|(line, r)| ShipmentRow {
+            line,
+            order_id: header.get(&r, "order_id"),
+            external_id: header.get(&r, "external_id"),
+            store_id: header.get(&r, "store_id"),
+            tracking_number: header.get(&r, "tracking_number"),
+            carrier_name: header.get(&r, "carrier_name"),
+            service_level: header.get(&r, "service_level"),
+            shipped_at: header.get(&r, "shipped_at"),
+            weight: header.get(&r, "weight"),
+            sku: header.get(&r, "sku"),
+            quantity: header.get(&r, "quantity"),
+        })
+        .collect())
+}
+
+/// The rows of a stock file: every line must name a sku and a whole quantity.
+pub fn read_stock(bytes: &[u8]) -> Result<Vec<StockRow>, Vec<BadLine>> {
+    let (header, records) = rows(bytes, &["sku", "quantity"])?;
+    let mut out = Vec::with_capacity(records.len());
+    let mut bad = Vec::new();
+    for (line, r) in records {
+        let sku = header.get(&r, "sku");
+        let quantity = header.get(&r, "quantity");
+        if sku.is_empty() {
+            bad.push(BadLine { line, problem: "has no sku".into() });
+            continue;
+        }
+        match quantity.parse::<i64>() {
+            Ok(q) => out.push(StockRow { sku, quantity: q.max(0) }),
+            Err(_) => bad.push(BadLine { line, problem: format!("has a quantity that is not a whole number: {quantity:?}") }),
+        }
+    }
+    if bad.is_empty() { Ok(out) } else { Err(bad) }
+}
+
+/// The text of a `{name}.errors.txt`: one bad line per line.
+pub fn error_report(file: &str, bad: &[BadLine]) -> String {
+    let mut out = format!("{file}: {} bad line(s); nothing in this file was imported.\n", bad.len());
+    for b in bad {
+        out.push_str(&format!("line {}: {}\n", b.line, b.problem));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_files_quote_per_rfc_4180_and_start_with_the_header() {
+        let mut row = OrderRow::default();
+        row.order[0] = "7".into();
+        row.order[7] = "Ann \"the\" Smith, Jr.".into();
+        row.item[0] = "1".into();
+        let text = String::from_utf8(write_orders(&[row]).unwrap()).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next().unwrap(), ORDER_COLUMNS.join(","));
+        assert!(lines.next().unwrap().contains("\"Ann \"\"the\"\" Smith, Jr.\""), "{text}");
+    }
+
+    #[test]
+    fn shipment_columns_are_found_by_name_in_any_order_and_lines_count_the_header() {
+        let file = "\u{feff}Tracking_Number,extra,order_id,sku,quantity\r\n1Z9,x,12,A-1,2\r\n\r\n1Z9,y,12,B-2,1\n";
+        let rows = read_shipments(file.as_bytes()).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].line, rows[0].order_id.as_str(), rows[0].sku.as_str()), (2, "12", "A-1"));
+        assert_eq!(rows[1].line, 4, "the blank line is counted, not returned");
+        assert_eq!(rows[1].tracking_number, "1Z9");
+    }
+
+    #[test]
+    fn a_shipment_file_without_a_way_to_name_the_order_is_refused_at_the_header() {
+        let bad = read_shipments(b"tracking_number,sku\n1Z,A\n").unwrap_err();
+        assert_eq!(bad[0].line, 1);
+        assert!(bad[0].problem.contains("order_id"), "{bad:?}");
+        assert_eq!(read_shipments(b"").unwrap_err()[0].line, 1);
+        assert!(read_shipments(&[0xff, 0xfe, b'a']).unwrap_err()[0].problem.contains("UTF-8"));
+    }
+
+    #[test]
+    fn stock_rows_need_a_sku_and_a_whole_number_and_negative_counts_are_zero() {
+        let rows = read_stock(b"quantity,sku\n5,A\n-3,B\n").unwrap();
+        assert_eq!(rows, vec![StockRow { sku: "A".into(), quantity: 5 }, StockRow { sku: "B".into(), quantity: 0 }]);
+        let bad = read_stock(b"sku,quantity\n,1\nC,2.5\n").unwrap_err();
+        assert_eq!(bad.iter().map(|b| b.line).collect::<Vec<_>>(), vec![2, 3]);
+    }
+}

@@ -1,0 +1,117 @@
+//! A connection as a pass sees it: its store and warehouse with their platforms and adapters,
+//! and which of its channels would sync (CONTRACT §11, "When a connection syncs").
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Map, Value};
+
+use crate::adapter::settings_from_column;
+use crate::config::SyncMode;
+use crate::error::Details;
+
+#[derive(Debug, Clone)]
+pub struct Link {
+    pub id: i64,
+    pub customer_id: i64,
+    pub store_id: i64,
+    pub warehouse_id: i64,
+    pub store_platform: String,
+    /// Unmasked: for the platform clients only, never for a response or a message.
+    pub store_adapter: Map<String, Value>,
+    pub warehouse_platform: String,
+    pub warehouse_adapter: Map<String, Value>,
+    pub enabled: bool,
+    pub store_enabled: bool,
+    pub warehouse_enabled: bool,
+    pub sales_enabled: bool,
+    pub inventory_enabled: bool,
+}
+
+const SELECT: &str = "SELECT c.id, c.customer_id, c.store_id, c.warehouse_id, s.platform, s.adapter, w.platform,
+       w.adapter, c.enabled_at IS NOT NULL, s.enabled_at IS NOT NULL, w.enabled_at IS NOT NULL,
+       EXISTS (SELECT 1 FROM channels ch WHERE ch.connection_id = c.id AND ch.type = 'sales'
+                                            AND ch.enabled_at IS NOT NULL),
+       EXISTS (SELECT 1 FROM channels ch WHERE ch.connection_id = c.id AND ch.type = 'inventory'
+                                            AND ch.enabled_at IS NOT NULL)
+     FROM connections c JOIN stores s ON s.id = c.store_id JOIN warehouses w ON w.id = c.warehouse_id";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Link> {
+    Ok(Link {
+        id: r.get(0)?,
+        customer_id: r.get(1)?,
+        store_id: r.get(2)?,
+        warehouse_id: r.get(3)?,
+        store_platform: r.get(4)?,
+        store_adapter: settings_from_column(r, 5)?,
+        warehouse_platform: r.get(6)?,
+        warehouse_adapter: settings_from_column(r, 7)?,
+        enabled: r.get(8)?,
+        store_enabled: r.get(9)?,
+        warehouse_enabled: r.get(10)?,
+        sales_enabled: r.get(11)?,
+        inventory_enabled: r.get(12)?,
+    })
+}
+
+impl Link {
+    /// A connection the caller may see (`scope` is a customer user's customer).
+    pub fn load(conn: &Connection, id: i64, scope: Option<i64>) -> rusqlite::Result<Option<Link>> {
+        conn.prepare_cached(&format!("{SELECT} WHERE c.id = ?1 AND (?2 IS NULL OR c.customer_id = ?2)"))?
+            .query_row(params![id, scope], from_row)
+            .optional()
+    }
+
+    /// The ids of every connection with a channel that syncs.
+    pub fn syncing_ids(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT c.id FROM connections c JOIN stores s ON s.id = c.store_id
+               JOIN warehouses w ON w.id = c.warehouse_id
+             WHERE c.enabled_at IS NOT NULL AND s.enabled_at IS NOT NULL AND w.enabled_at IS NOT NULL
+               AND EXISTS (SELECT 1 FROM channels ch WHERE ch.connection_id = c.id
+                             AND ch.type IN ('sales', 'inventory') AND ch.enabled_at IS NOT NULL)
+             ORDER BY c.id",
+        )?;
+        let ids = stmt.query_map([], |r| r.get(0))?;
+        ids.collect()
+    }
+
+    fn connected(&self) -> bool {
+        self.enabled && self.store_enabled && self.warehouse_enabled
+    }
+
+    pub fn sales_syncs(&self) -> bool {
+        self.connected() && self.sales_enabled
+    }
+
+    pub fn inventory_syncs(&self) -> bool {
+        self.connected() && self.inventory_enabled
+    }
+
+    /// What keeps this connection from syncing, one entry per reason; empty when a channel
+    /// would sync. `mode` is the configured `sync_mode` (the `sync` command ignores it).
+    pub fn why_not(&self, mode: Option<SyncMode>) -> Details {
+        let mut why = Details::new();
+        if mode == Some(SyncMode::Off) {
+            why.insert("sync_mode".into(), "is off: this server runs no sync".into());
+        }
+        if !self.enabled {
+            why.insert("connection".into(), format!("connection {} is disabled", self.id));
+        }
+        if !self.store_enabled {
+            why.insert("store".into(), format!("store {} is disabled", self.store_id));
+        }
+        if !self.warehouse_enabled {
+            why.insert("warehouse".into(), format!("warehouse {} is disabled", self.warehouse_id));
+        }
+        if !self.sales_enabled && !self.inventory_enabled {
+            why.insert("channels".into(), "the sales and inventory channels are disabled".into());
+        }
+        why
+    }
+
+    /// The adapter's folder for one kind of file, relative to the warehouse's root (empty: the
+    /// root itself).
+    pub fn warehouse_dir(&self, key: &str, default: &str) -> String {
+        let dir = self.warehouse_adapter.get(key).and_then(Value::as_str).unwrap_or(default);
+        dir.trim_matches('/').to_string()
+    }
+}

@@ -1,0 +1,210 @@
+//! The sync engine (CONTRACT §11): for every connection that is switched on, pull orders from
+//! the store, send new orders to the warehouse, read shipments back and report them to the
+//! store. It knows nothing of any one platform: `platforms` talks to them, and here the
+//! store and warehouse sides are driven step by step.
+//!
+//! Orders and shipments carry their own states, and those states are the queue: each step
+//! claims rows, talks to the platform, and commits what it learned together with the state
+//! or cursor that records it, so a pass interrupted anywhere (kill -9) is redone by the next
+//! one without losing or doubling anything.
+
+pub mod command;
+mod csv;
+mod link;
+mod notify;
+mod orders_in;
+mod orders_out;
+mod pass;
+pub mod routes;
+pub mod runs;
+mod scheduler;
+mod shipments_in;
+mod sides;
+mod states;
+mod stock;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::config::{Config, SyncMode};
+use crate::db::{self, DbError, Pool};
+use crate::platforms::retry::RetryPolicy;
+
+pub use link::Link;
+pub use runs::{Run, RunCounts, Trigger};
+pub use scheduler::fairing;
+
+/// Tries of one platform request within a pass before the step gives up on it.
+const TRIES_PER_PASS: u32 = 3;
+
+/// How many passes run at once; the rest wait for a slot.
+const MAX_PASSES_AT_ONCE: usize = 16;
+
+/// What the engine needs from the configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub mode: SyncMode,
+    pub interval: Duration,
+    pub max_attempts: u32,
+    pub retry_base: Duration,
+    /// The longest a pass waits for one answer.
+    pub request_timeout: Duration,
+    pub bigcommerce_api_base: String,
+    pub sellbrite_api_base: String,
+}
+
+impl Settings {
+    pub fn from_config(config: &Config) -> Settings {
+        Settings {
+            mode: config.sync_mode,
+            interval: Duration::from_secs(config.sync_interval_secs),
+            max_attempts: config.sync_max_attempts,
+            retry_base: Duration::from_secs(config.sync_retry_base_secs),
+            request_timeout: Duration::from_secs(config.ping_timeout_secs),
+            bigcommerce_api_base: config.bigcommerce_api_base.clone(),
+            sellbrite_api_base: config.sellbrite_api_base.clone(),
+        }
+    }
+
+    fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy { tries: TRIES_PER_PASS, base: self.retry_base, request_timeout: self.request_timeout }
+    }
+
+    /// The wait before a shipment's next notification after `attempts` failed ones.
+    fn backoff(&self, attempts: u32) -> Duration {
+        let doublings = attempts.saturating_sub(1).min(20);
+        self.retry_base.saturating_mul(1u32 << doublings)
+    }
+}
+
+/// Why the engine could not do what was asked (not a pass's own failure, which its run
+/// records).
+#[derive(Debug)]
+pub enum EngineError {
+    Db(DbError),
+}
+
+impl From<DbError> for EngineError {
+    fn from(e: DbError) -> Self {
+        EngineError::Db(e)
+    }
+}
+
+impl From<rusqlite::Error> for EngineError {
+    fn from(e: rusqlite::Error) -> Self {
+        EngineError::Db(DbError::from(e))
+    }
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Db(e) => write!(f, "database: {e}"),
+        }
+    }
+}
+
+/// The engine: its own database thread, the passes under way, and the settings.
+pub struct Engine {
+    pool: Pool,
+    settings: Settings,
+    http: reqwest::Client,
+    /// Connection id → the id of its pass under way. A std mutex: never held across an await.
+    running: Mutex<HashMap<i64, i64>>,
+    /// Serializes starting passes, so two requests for one connection get one pass.
+    starting: tokio::sync::Mutex<()>,
+    slots: tokio::sync::Semaphore,
+}
+
+/// A pass that `start` began, or found already under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Started {
+    New(i64),
+    AlreadyRunning(i64),
+}
+
+impl Started {
+    pub fn run_id(self) -> i64 {
+        match self {
+            Started::New(id) | Started::AlreadyRunning(id) => id,
+        }
+    }
+}
+
+impl Engine {
+    /// An engine over `pool`, which should be its own (one database thread), so passes never
+    /// queue behind HTTP requests or hold them up.
+    pub fn new(pool: Pool, settings: Settings) -> Arc<Engine> {
+        Arc::new(Engine {
+            pool,
+            settings,
+            http: crate::platforms::http::new_client(),
+            running: Mutex::new(HashMap::new()),
+            starting: tokio::sync::Mutex::new(()),
+            slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The run id of the pass under way for a connection, if any.
+    pub fn running(&self, connection_id: i64) -> Option<i64> {
+        self.running.lock().ok().and_then(|r| r.get(&connection_id).copied())
+    }
+
+    /// Starts a pass of a connection in the background, or names the one under way.
+    pub async fn start(self: &Arc<Self>, connection_id: i64, trigger: Trigger) -> Result<Started, EngineError> {
+        let run_id = match self.begin(connection_id, trigger).await? {
+            Started::New(id) => id,
+            already => return Ok(already),
+        };
+        let engine = Arc::clone(self);
+        tokio::spawn(async move {
+            engine.finish_pass(connection_id, run_id).await;
+        });
+        Ok(Started::New(run_id))
+    }
+
+    /// Runs a pass of a connection in the foreground (the `sync` command), unless one is
+    /// already under way in this process. Returns the finished run.
+    pub async fn run_now(self: &Arc<Self>, connection_id: i64, trigger: Trigger) -> Result<Run, EngineError> {
+        let run_id = self.begin(connection_id, trigger).await?.run_id();
+        self.finish_pass(connection_id, run_id).await;
+        let found = db::run(&self.pool, move |conn| Ok::<_, EngineError>(runs::find(conn, run_id)?)).await?;
+        found.ok_or(EngineError::Db(DbError::Failed(format!("run {run_id} vanished"))))
+    }
+
+    async fn begin(&self, connection_id: i64, trigger: Trigger) -> Result<Started, EngineError> {
+        let _one_at_a_time = self.starting.lock().await;
+        if let Some(id) = self.running(connection_id) {
+            return Ok(Started::AlreadyRunning(id));
+        }
+        let run_id = db::run(&self.pool, move |conn| Ok::<_, EngineError>(runs::create(conn, connection_id, trigger)?)).await?;
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(connection_id, run_id);
+        }
+        Ok(Started::New(run_id))
+    }
+
+    /// Runs the pass of `run_id` and records its outcome; the connection is free again after.
+    async fn finish_pass(self: &Arc<Self>, connection_id: i64, run_id: i64) {
+        struct Release<'a>(&'a Engine, i64);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                if let Ok(mut running) = self.0.running.lock() {
+                    running.remove(&self.1);
+                }
+            }
+        }
+        let _release = Release(self, connection_id);
+        let _slot = self.slots.acquire().await;
+        let outcome = pass::run(self, connection_id, run_id).await;
+        let recorded = db::run(&self.pool, move |conn| Ok::<_, EngineError>(runs::finish(conn, run_id, &outcome)?)).await;
+        if let Err(e) = recorded {
+            log::error!("sync: could not record the end of run {run_id}: {e}");
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! Step 4, notify: each shipment ready for it is reported to the store, at most once.
+//!
+//! Shipments are claimed (`scheduled_notify_of_shipment`, committed) before the store is
+//! asked, and the answer is committed after. A crash in between leaves them claimed; the
+//! next pass asks again, and the store's client first looks for a shipment with the same
+//! tracking number, so the customer is never told twice. Passing failures make a shipment
+//! `delayed_notifying_of_shipment` with a doubling wait, and `errored_notifying_of_shipment`
+//! after `sync_max_attempts` tries; a shipment the store refuses is errored at once.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::dates::now_ms;
+use crate::db;
+use crate::platforms::PlatformError;
+use crate::platforms::big_commerce::client::ShipmentNotice;
+
+use super::pass::StepError;
+use super::sides::StoreSide;
+use super::states::move_shipment;
+use super::{Engine, Link};
+
+/// `notified_shipped` shipments are archived this long after the store accepted them.
+const ARCHIVE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// A claimed shipment: what to tell the store, or why it cannot be told.
+struct Claimed {
+    id: i64,
+    previous: String,
+    notice: Result<ShipmentNotice, String>,
+}
+
+/// Reports every shipment due; `notified` counts those the store now has.
+pub async fn notify(engine: &Engine, link: &Link, store: &StoreSide, notified: &mut u64) -> Result<(), StepError> {
+    let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
+    let claimed = db::run(&engine.pool, move |conn| Ok::<_, StepError>(claim(conn, store_id, warehouse_id)?)).await?;
+    let mut queue = claimed.into_iter();
+    while let Some(shipment) = queue.next() {
+        let answer = match &shipment.notice {
+            Ok(notice) => store.notify(notice).await.map(|_| ()),
+            Err(problem) => Err(PlatformError::Rejected { status: 0, message: problem.clone() }),
+        };
+        let max_attempts = engine.settings().max_attempts;
+        let settings = engine.settings().clone();
+        let id = shipment.id;
+        let stop = match &answer {
+            Ok(()) => None,
+            Err(e) if e.is_passing() || matches!(e, PlatformError::Refused(_)) => Some(e.clone()),
+            Err(_) => None,
+        };
+        let recorded = answer.clone();
+        db::run(&engine.pool, move |conn| {
+            let tx = db::write(conn)?;
+            let now = now_ms();
+            match &recorded {
+                Ok(()) => {
+                    tx.prepare_cached(
+                        "UPDATE shipment_sync SET attempts = attempts + 1, notified_at = ?2, last_error = NULL,
+                           next_attempt_at = NULL WHERE shipment_id = ?1",
+                    )?
+                    .execute(params![id, now])?;
+                    move_shipment(&tx, id, "notified_shipped")?;
+                }
+                // Refused credentials are the store's account, not this shipment: it waits as it was.
+                Err(PlatformError::Refused(_)) => move_shipment(&tx, id, &shipment.previous)?,
+                Err(e) if e.is_passing() => {
+                    let attempts: i64 = tx
+                        .prepare_cached(
+                            "UPDATE shipment_sync SET attempts = attempts + 1, last_error = ?2 WHERE shipment_id = ?1
+                             RETURNING attempts",
+                        )?
+                        .query_row(params![id, e.message()], |r| r.get(0))?;
+                    if attempts >= i64::from(max_attempts) {
+                        move_shipment(&tx, id, "errored_notifying_of_shipment")?;
+                    } else {
+                        let wait = settings.backoff(u32::try_from(attempts).unwrap_or(u32::MAX));
+                        let next = now.saturating_add(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX));
+                        tx.prepare_cached("UPDATE shipment_sync SET next_attempt_at = ?2 WHERE shipment_id = ?1")?
+                            .execute(params![id, next])?;
+                        move_shipment(&tx, id, "delayed_notifying_of_shipment")?;
+                    }
+                }
+                Err(e) => {
+                    tx.prepare_cached(
+                        "UPDATE shipment_sync SET attempts = attempts + 1, last_error = ?2 WHERE shipment_id = ?1",
+                    )?
+                    .execute(params![id, e.message()])?;
+                    move_shipment(&tx, id, "errored_notifying_of_shipment")?;
+                }
+            }
+            tx.commit()?;
+            Ok::<_, StepError>(())
+        })
+        .await?;
+        if answer.is_ok() {
+            *notified += 1;
+        }
+        if let Some(e) = stop {
+            // The store cannot be reached or refuses us: the rest wait for the next pass.
+            let rest: Vec<(i64, String)> = queue.map(|s| (s.id, s.previous)).collect();
+            db::run(&engine.pool, move |conn| {
+                let tx = db::write(conn)?;
+                for (id, previous) in &rest {
+                    move_shipment(&tx, *id, previous)?;
+                }
+                tx.commit()?;
+                Ok::<_, StepError>(())
+            })
+            .await?;
+            return Err(StepError::Platform(e));
+        }
+    }
+    Ok(())
+}
+
+/// Archives old notified shipments, then claims every shipment due for notification.
+fn claim(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::Result<Vec<Claimed>> {
+    let tx = db::write(conn)?;
+    let now = now_ms();
+    let mut stmt = tx.prepare_cached(
+        "SELECT s.id FROM shipments s JOIN shipment_sync y ON y.shipment_id = s.id
+         WHERE s.store_id = ?1 AND s.warehouse_id = ?2 AND s.state = 'notified_shipped' AND y.notified_at < ?3",
+    )?;
+    let old = stmt
+        .query_map(params![store_id, warehouse_id, now - ARCHIVE_AFTER_MS], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    drop(stmt);
+    for id in old {
+        move_shipment(&tx, id, "archived")?;
+    }
+    let mut stmt = tx.prepare_cached(
+        "SELECT s.id, s.state FROM shipments s LEFT JOIN shipment_sync y ON y.shipment_id = s.id
+         WHERE s.store_id = ?1 AND s.warehouse_id = ?2
+           AND (s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment')
+                OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?3))
+         ORDER BY s.id",
+    )?;
+    let due = stmt
+        .query_map(params![store_id, warehouse_id, now], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<(i64, String)>>>()?;
+    drop(stmt);
+    let mut claimed = Vec::with_capacity(due.len());
+    for (id, state) in due {
+        tx.prepare_cached("INSERT INTO shipment_sync (shipment_id) VALUES (?1) ON CONFLICT (shipment_id) DO NOTHING")?
+            .execute([id])?;
+        // After a crash a claimed shipment goes back to ready if its next try fails to start.
+        let previous =
+            if state == "scheduled_notify_of_shipment" { "ready_for_shipment_notification".to_string() } else { state };
+        move_shipment(&tx, id, "scheduled_notify_of_shipment")?;
+        claimed.push(Claimed { id, previous, notice: notice(&tx, id)? });
+    }
+    tx.commit()?;
+    Ok(claimed)
+}
+
+/// What the store is told of a shipment: its order, tracking and the units of each line.
+fn notice(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Result<ShipmentNotice, String>> {
+    let (order_id, external_order_id, address_id, tracking_number, carrier, service_level): (
+        i64,
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+        Option<String>,
+    ) = conn
+        .prepare_cached(
+            "SELECT o.id, o.external_id, y.address_id, s.tracking_number, s.carrier_name, s.service_level
+             FROM shipments s JOIN orders o ON o.id = s.order_id LEFT JOIN order_sync y ON y.order_id = o.id
+             WHERE s.id = ?1",
+        )?
+        .query_row([shipment_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT oi.id, oi.external_order_item_id, COALESCE(si.quantity, oi.quantity)
+         FROM shipment_items si JOIN order_items oi ON oi.id = si.order_item_id
+         WHERE si.shipment_id = ?1 ORDER BY si.position",
+    )?;
+    let lines = stmt
+        .query_map([shipment_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut items = Vec::with_capacity(lines.len());
+    for (item_id, external, quantity) in lines {
+        match external {
+            Some(external) => items.push((external, quantity)),
+            None => {
+                return Ok(Err(format!(
+                    "Item {item_id} of order {order_id} has no external_order_item_id, so the store cannot be told which line shipped."
+                )));
+            }
+        }
+    }
+    if items.is_empty() {
+        return Ok(Err(format!("The shipment names no item of order {order_id}.")));
+    }
+    Ok(Ok(ShipmentNotice {
+        external_order_id,
+        address_id,
+        tracking_number,
+        carrier,
+        shipping_method: service_level,
+        items,
+    }))
+}
+
+/// Used by `POST /shipments/{id}/retry`: a shipment whose last step failed goes back into it.
+pub fn retry(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Option<&'static str>> {
+    let state: Option<String> =
+        conn.prepare_cached("SELECT state FROM shipments WHERE id = ?1")?.query_row([shipment_id], |r| r.get(0)).optional()?;
+    let to = match state.as_deref() {
+        Some("errored_processing") => "scheduled_processing_shipment",
+        Some("errored_notifying_of_shipment") => "ready_for_shipment_notification",
+        _ => return Ok(None),
+    };
+    conn.prepare_cached(
+        "UPDATE shipment_sync SET attempts = 0, next_attempt_at = NULL, last_error = NULL WHERE shipment_id = ?1",
+    )?
+    .execute([shipment_id])?;
+    move_shipment(conn, shipment_id, to)?;
+    Ok(Some(to))
+}

@@ -1,0 +1,179 @@
+//! Step 1, pull orders: the store's orders changed since its cursor become orders of that
+//! store, keyed by (`store_id`, `external_id`) exactly as an import. Each page commits its
+//! orders together with the cursor that covers them, so a crash loses nothing and the
+//! overlap re-read after it doubles nothing.
+
+use std::collections::HashMap;
+
+use futures::{StreamExt, TryStreamExt};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::dates::{format_ms, now_ms};
+use crate::db;
+use crate::orders::model::NewOrder;
+use crate::orders::write::OrderWriter;
+use crate::platforms::PlatformError;
+use crate::platforms::big_commerce::client::{Disposition, ListedOrder, PulledOrder};
+
+use super::pass::StepError;
+use super::sides::StoreSide;
+use super::states::{self, OrderState};
+use super::{Engine, Link};
+
+/// A pull reads at most this many pages; the next pass goes on from the cursor.
+const MAX_PAGES: u32 = 10_000;
+
+/// Requests for order details in flight at once (the platform gate allows 5).
+const DETAILS_AT_ONCE: usize = 5;
+
+/// What we already hold of a listed order.
+struct Known {
+    id: i64,
+    source_modified_at: Option<i64>,
+    state: Option<String>,
+}
+
+/// Pulls every page of changed orders; `pulled` counts the orders written as they commit.
+pub async fn pull(engine: &Engine, link: &Link, store: &StoreSide, pulled: &mut u64) -> Result<(), StepError> {
+    let started = now_ms();
+    let store_id = link.store_id;
+    let cursor: Option<i64> = db::run(&engine.pool, move |conn| Ok::<_, StepError>(read_cursor(conn, store_id)?)).await?;
+    let overlap = i64::try_from(store.overlap().as_millis()).unwrap_or(i64::MAX);
+    let since = cursor.map(|c| c.saturating_sub(overlap));
+    for page in 1..=MAX_PAGES {
+        let listed = store.orders_page(since, page).await?;
+        let last = listed.len() < store.page_size();
+        if listed.is_empty() {
+            break;
+        }
+        let keys: Vec<String> = listed.iter().map(|o| o.external_id.clone()).collect();
+        let known = db::run(&engine.pool, move |conn| Ok::<_, StepError>(lookup(conn, store_id, &keys)?)).await?;
+        let mut wanted = Vec::new();
+        let mut cancels = Vec::new();
+        for order in &listed {
+            let held = known.get(&order.external_id);
+            match order.disposition {
+                Disposition::Import => {
+                    if held.is_none_or(|k| k.source_modified_at != Some(order.modified_at_ms)) {
+                        wanted.push(order);
+                    }
+                }
+                Disposition::Cancel => {
+                    if let Some(k) = held
+                        && OrderState::parse(k.state.as_deref()).is_some_and(OrderState::can_cancel)
+                    {
+                        cancels.push(k.id);
+                    }
+                }
+                Disposition::Skip => {}
+            }
+        }
+        let requests: Vec<_> = wanted.into_iter().map(|order| whole(store, order)).collect();
+        let fetched: Vec<(String, i64, PulledOrder)> =
+            futures::stream::iter(requests).buffer_unordered(DETAILS_AT_ONCE).try_collect().await?;
+        let page_cursor = listed.iter().map(|o| o.modified_at_ms).max();
+        *pulled += db::run(&engine.pool, move |conn| write_page(conn, store_id, fetched, &cancels, page_cursor))
+            .await?;
+        if last {
+            break;
+        }
+    }
+    db::run(&engine.pool, move |conn| {
+        conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
+            .execute(params![started, store_id])?;
+        Ok::<_, StepError>(())
+    })
+    .await
+}
+
+/// A listed order with its items and addresses: (external id, modified at, the order).
+async fn whole(store: &StoreSide, order: &ListedOrder) -> Result<(String, i64, PulledOrder), PlatformError> {
+    let pulled = store.order_record(order).await?;
+    Ok((order.external_id.clone(), order.modified_at_ms, pulled))
+}
+
+pub fn read_cursor(conn: &Connection, store_id: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT cursor FROM store_cursors WHERE store_id = ?1")?
+        .query_row([store_id], |r| r.get(0))
+        .optional()
+}
+
+fn lookup(conn: &Connection, store_id: i64, keys: &[String]) -> rusqlite::Result<HashMap<String, Known>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT o.id, s.source_modified_at, o.fulfillment_state FROM orders o
+           LEFT JOIN order_sync s ON s.order_id = o.id
+         WHERE o.store_id = ?1 AND o.external_id = ?2",
+    )?;
+    let mut known = HashMap::with_capacity(keys.len());
+    for key in keys {
+        if let Some(k) = stmt
+            .query_row(params![store_id, key], |r| {
+                Ok(Known { id: r.get(0)?, source_modified_at: r.get(1)?, state: r.get(2)? })
+            })
+            .optional()?
+        {
+            known.insert(key.clone(), k);
+        }
+    }
+    Ok(known)
+}
+
+/// Writes one page's orders, its cancellations and the cursor in one transaction.
+fn write_page(
+    conn: &mut Connection,
+    store_id: i64,
+    orders: Vec<(String, i64, PulledOrder)>,
+    cancels: &[i64],
+    cursor: Option<i64>,
+) -> Result<u64, StepError> {
+    let tx = db::write(conn)?;
+    let now = now_ms();
+    let mut writer = OrderWriter::new(&tx, now);
+    let mut written = 0;
+    for (external_id, modified_at, pulled) in orders {
+        let mut record = pulled.record;
+        record.insert("store_id".into(), Value::from(store_id));
+        // Sync owns these fields; a re-read of a known order keeps what sync set.
+        let held: Option<(Option<String>, Option<i64>, Option<i64>)> = tx
+            .prepare_cached(
+                "SELECT fulfillment_state, fulfillment_transitioned_at, fulfillment_warehouse_id
+                 FROM orders WHERE store_id = ?1 AND external_id = ?2",
+            )?
+            .query_row(params![store_id, external_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .optional()?;
+        let (state, at, warehouse) = held.unwrap_or((Some(OrderState::New.as_str().into()), Some(now), None));
+        record.insert("fulfillment_state".into(), state.map_or(Value::Null, Value::from));
+        record.insert("fulfillment_transitioned_at".into(), at.map_or(Value::Null, |ms| format_ms(ms).into()));
+        record.insert("fulfillment_warehouse_id".into(), warehouse.map_or(Value::Null, Value::from));
+        let bad = |problems: crate::error::Details| {
+            let list: Vec<String> = problems.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            StepError::Platform(PlatformError::BadData(format!(
+                "The store's order {external_id} cannot be read: {}.",
+                list.join("; ")
+            )))
+        };
+        let order = NewOrder::from_record(record).map_err(bad)?;
+        let customer_id = writer.check(&order)?.map_err(bad)?;
+        let id = writer.write(&order, customer_id)?.id;
+        tx.prepare_cached(
+            "INSERT INTO order_sync (order_id, source_modified_at, address_id) VALUES (?1, ?2, ?3)
+             ON CONFLICT (order_id) DO UPDATE SET source_modified_at = excluded.source_modified_at,
+               address_id = excluded.address_id",
+        )?
+        .execute(params![id, modified_at, pulled.address_id])?;
+        written += 1;
+    }
+    for &order_id in cancels {
+        states::move_order(&tx, order_id, OrderState::Canceled, now)?;
+    }
+    if let Some(cursor) = cursor {
+        tx.prepare_cached(
+            "INSERT INTO store_cursors (store_id, cursor) VALUES (?1, ?2)
+             ON CONFLICT (store_id) DO UPDATE SET cursor = max(cursor, excluded.cursor)",
+        )?
+        .execute(params![store_id, cursor])?;
+    }
+    tx.commit()?;
+    Ok(written)
+}

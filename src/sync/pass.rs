@@ -1,0 +1,161 @@
+//! One pass of one connection: the steps of its enabled channels, in CONTRACT §11's order,
+//! each skipped when it has nothing to do. A failed step ends the pass; what earlier steps
+//! did stays done.
+
+use crate::db::{self, DbError};
+use crate::platforms::PlatformError;
+use crate::platforms::files::{FileSession, Location};
+
+use super::runs::{self, Failure, Outcome, RunCounts, Step};
+use super::sides::{self, Folders, StoreSide};
+use super::{Engine, Link, notify, orders_in, orders_out, shipments_in, stock};
+
+/// Why a step stopped: the platform said no, or our own database failed (a bug or the
+/// environment; logged, and reported without detail).
+#[derive(Debug)]
+pub enum StepError {
+    Platform(PlatformError),
+    /// A warehouse file that could not be imported; the message names it.
+    BadFile(String),
+    Db(DbError),
+}
+
+impl From<PlatformError> for StepError {
+    fn from(e: PlatformError) -> Self {
+        StepError::Platform(e)
+    }
+}
+
+impl From<DbError> for StepError {
+    fn from(e: DbError) -> Self {
+        StepError::Db(e)
+    }
+}
+
+impl From<rusqlite::Error> for StepError {
+    fn from(e: rusqlite::Error) -> Self {
+        StepError::Db(DbError::from(e))
+    }
+}
+
+impl StepError {
+    fn into_failure(self, step: Step, connection_id: i64) -> Failure {
+        match self {
+            StepError::Platform(e) => Failure { step, code: e.code(), message: e.message().to_string() },
+            StepError::BadFile(message) => Failure { step, code: "bad_data", message },
+            StepError::Db(e) => {
+                log::error!("sync: connection {connection_id}, step {}: database: {e}", step.as_str());
+                Failure {
+                    step,
+                    code: "internal_error",
+                    message: "orderbridge could not read or write its database; see the server log.".into(),
+                }
+            }
+        }
+    }
+}
+
+/// Runs a pass of the connection as it is now, recorded as run `run_id`.
+pub async fn run(engine: &Engine, connection_id: i64, run_id: i64) -> Outcome {
+    let mut counts = RunCounts::default();
+    let mut pass = Pass { engine, run_id };
+    let failure = steps(&mut pass, connection_id, &mut counts).await.err();
+    Outcome { counts, failure }
+}
+
+/// A pass under way: the engine and the run that records it.
+struct Pass<'a> {
+    engine: &'a Engine,
+    run_id: i64,
+}
+
+impl Pass<'_> {
+    /// Notes in the run which step the pass is in now.
+    async fn enter(&self, step: Step) -> Result<(), Failure> {
+        let run_id = self.run_id;
+        db::run(&self.engine.pool, move |conn| Ok::<_, DbError>(runs::enter(conn, run_id, step)?))
+            .await
+            .map_err(|e| StepError::Db(e).into_failure(step, run_id))
+    }
+}
+
+async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) -> Result<(), Failure> {
+    let engine = pass.engine;
+    let fail = |step: Step| move |e: StepError| e.into_failure(step, connection_id);
+    let link = db::run(&engine.pool, move |conn| Ok::<_, DbError>(Link::load(conn, connection_id, None)?))
+        .await
+        .map_err(|e| fail(Step::PullOrders)(StepError::Db(e)))?;
+    let Some(link) = link else {
+        return Err(Failure {
+            step: Step::PullOrders,
+            code: "not_found",
+            message: format!("Connection {connection_id} no longer exists."),
+        });
+    };
+    let sales = link.sales_syncs();
+    let inventory = link.inventory_syncs();
+    if !sales && !inventory {
+        return Ok(());
+    }
+    let folders = Folders::of(&link);
+    let first_step = if sales { Step::PullOrders } else { Step::Stock };
+    let store = StoreSide::for_link(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
+    let location = sides::warehouse_location(&link).map_err(|e| fail(first_step)(e.into()))?;
+
+    if sales {
+        pass.enter(Step::PullOrders).await?;
+        orders_in::pull(engine, &link, &store, &mut counts.orders_pulled).await.map_err(fail(Step::PullOrders))?;
+    }
+    // The warehouse session is opened once, when a step first needs it.
+    let mut files: Option<FileSession> = None;
+    let result = warehouse_steps(pass, &link, &store, &location, &folders, &mut files, counts).await;
+    if let Some(session) = files {
+        session.close().await;
+    }
+    result
+}
+
+async fn warehouse_steps(
+    pass: &Pass<'_>,
+    link: &Link,
+    store: &StoreSide,
+    location: &Location,
+    folders: &Folders,
+    files: &mut Option<FileSession>,
+    counts: &mut RunCounts,
+) -> Result<(), Failure> {
+    let engine = pass.engine;
+    let fail = |step: Step| move |e: StepError| e.into_failure(step, link.id);
+    if link.sales_syncs() {
+        if orders_out::has_work(engine, link).await.map_err(fail(Step::SendOrders))? {
+            pass.enter(Step::SendOrders).await?;
+            let session = open(engine, location, files).await.map_err(fail(Step::SendOrders))?;
+            counts.orders_sent = orders_out::send(engine, link, session, folders).await.map_err(fail(Step::SendOrders))?;
+        }
+        pass.enter(Step::PullShipments).await?;
+        let session = open(engine, location, files).await.map_err(fail(Step::PullShipments))?;
+        shipments_in::pull(engine, link, session, folders, &mut counts.shipments_pulled)
+            .await
+            .map_err(fail(Step::PullShipments))?;
+        pass.enter(Step::Notify).await?;
+        notify::notify(engine, link, store, &mut counts.shipments_notified).await.map_err(fail(Step::Notify))?;
+    }
+    if link.inventory_syncs() {
+        pass.enter(Step::Stock).await?;
+        let session = open(engine, location, files).await.map_err(fail(Step::Stock))?;
+        stock::sync(engine, link, store, session, folders, &mut counts.stock_levels_sent)
+            .await
+            .map_err(fail(Step::Stock))?;
+    }
+    Ok(())
+}
+async fn open<'a>(
+    engine: &Engine,
+    location: &Location,
+    files: &'a mut Option<FileSession>,
+) -> Result<&'a mut FileSession, StepError> {
+    if files.is_none() {
+        *files = Some(sides::open_files(engine, location).await?);
+    }
+    files.as_mut().ok_or_else(|| StepError::Db(DbError::Failed("no file session".into())))
+}

@@ -1,0 +1,328 @@
+//! Step 3, pull shipments: every `*.csv` in the warehouse's `shipments_dir`, in name order.
+//! A file whose every row is good is imported in one transaction and moved to
+//! `processed/`; a file with any bad row imports nothing and is moved to `failed/` beside a
+//! `{name}.errors.txt` that lists each bad line. Shipments are keyed by (order, tracking
+//! number), so a file read twice (a crash before its move) changes nothing.
+//!
+//! Then every shipment of this connection still `new` (or scheduled for processing again)
+//! is matched to its order's items: `ready_for_shipment_notification`, or
+//! `errored_processing` with the reason.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use crate::dates::{self, now_ms};
+use crate::db;
+use crate::money;
+use crate::platforms::files::FileSession;
+use crate::shipments::{NewShipment, ShipmentWriter};
+
+use super::csv::{self as files_csv, BadLine, ShipmentRow};
+use super::pass::StepError;
+use super::sides::{Folders, join};
+use super::states;
+use super::{Engine, Link};
+
+/// An item a warehouse says it shipped, before it is matched to an order item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requested {
+    pub sku: String,
+    pub quantity: i64,
+}
+
+/// A shipment of a file: the first row's fields and every row's item.
+struct Group {
+    order_id: i64,
+    tracking_number: String,
+    carrier_name: Option<String>,
+    service_level: Option<String>,
+    shipped_at: i64,
+    weight: Option<i64>,
+    items: Vec<Requested>,
+}
+
+/// Reads every shipment file; `pulled` counts the shipments created as they commit.
+pub async fn pull(
+    engine: &Engine,
+    link: &Link,
+    files: &mut FileSession,
+    folders: &Folders,
+    pulled: &mut u64,
+) -> Result<(), StepError> {
+    let started = now_ms();
+    let dir = &folders.shipments;
+    let mut failed = Vec::new();
+    for name in files.list(dir).await? {
+        if name.starts_with('.') || !name.to_ascii_lowercase().ends_with(".csv") {
+            continue;
+        }
+        let path = join(dir, &name);
+        let bytes = files.read(&path).await?;
+        let read_at = now_ms();
+        let rows = files_csv::read_shipments(&bytes);
+        drop(bytes);
+        let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
+        let imported = match rows {
+            Ok(rows) => db::run(&engine.pool, move |conn| import_file(conn, store_id, warehouse_id, &rows, read_at)).await?,
+            Err(bad) => Err(bad),
+        };
+        match imported {
+            Ok(created) => {
+                let done = join(dir, "processed");
+                files.make_dir_all(&done).await?;
+                files.rename(&path, &join(&done, &name)).await?;
+                *pulled += created;
+            }
+            Err(bad) => {
+                let place = join(dir, "failed");
+                files.make_dir_all(&place).await?;
+                files.write(&join(&place, &format!("{name}.errors.txt")), files_csv::error_report(&name, &bad).as_bytes()).await?;
+                files.rename(&path, &join(&place, &name)).await?;
+                failed.push(name);
+            }
+        }
+    }
+    let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
+    db::run(&engine.pool, move |conn| Ok::<_, StepError>(process(conn, store_id, warehouse_id)?)).await?;
+    if !failed.is_empty() {
+        return Err(StepError::BadFile(format!(
+            "The warehouse's shipment file {} could not be imported; see {}/failed/ for the lines at fault.",
+            failed.join(", "),
+            if dir.is_empty() { "." } else { dir }
+        )));
+    }
+    db::run(&engine.pool, move |conn| {
+        conn.prepare_cached("UPDATE warehouses SET order_status_imported_at = ?1 WHERE id = ?2")?
+            .execute(params![started, warehouse_id])?;
+        Ok::<_, StepError>(())
+    })
+    .await
+}
+
+/// Checks every row, then writes the file's new shipments in one transaction. Bad rows
+/// come back as the file's bad lines and nothing is written.
+fn import_file(
+    conn: &mut Connection,
+    store_id: i64,
+    warehouse_id: i64,
+    rows: &[ShipmentRow],
+    read_at: i64,
+) -> Result<Result<u64, Vec<BadLine>>, StepError> {
+    let tx = db::write(conn)?;
+    let mut bad = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: HashMap<(i64, String), usize> = HashMap::new();
+    for row in rows {
+        match check_row(&tx, store_id, row, read_at)? {
+            Err(problem) => bad.push(BadLine { line: row.line, problem }),
+            Ok(group) => match index.get(&(group.order_id, group.tracking_number.clone())) {
+                Some(&at) => groups[at].items.extend(group.items),
+                None => {
+                    index.insert((group.order_id, group.tracking_number.clone()), groups.len());
+                    groups.push(group);
+                }
+            },
+        }
+    }
+    if !bad.is_empty() {
+        return Ok(Err(bad));
+    }
+    let mut writer = ShipmentWriter::new(&tx, now_ms());
+    let mut created = 0;
+    for group in groups {
+        let known: bool = tx
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM shipments WHERE order_id = ?1 AND tracking_number = ?2)")?
+            .query_row(params![group.order_id, group.tracking_number], |r| r.get(0))?;
+        if known {
+            continue;
+        }
+        let shipment = NewShipment {
+            order_id: group.order_id,
+            warehouse_id,
+            tracking_number: group.tracking_number,
+            state: "new".to_string(),
+            shipped_at: Some(group.shipped_at),
+            weight: group.weight,
+            external_shipping_description: None,
+            carrier_name: group.carrier_name,
+            service_level: group.service_level,
+            item_ids: Vec::new(),
+        };
+        let order = match writer.check(&shipment)? {
+            Ok(order) => order,
+            Err(problems) => {
+                let list: Vec<String> = problems.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                return Ok(Err(vec![BadLine { line: 0, problem: list.join("; ") }]));
+            }
+        };
+        let (id, _) = writer.write(&shipment, order)?;
+        let requested = serde_json::to_string(&group.items).unwrap_or_else(|_| "[]".into());
+        tx.prepare_cached("INSERT INTO shipment_sync (shipment_id, requested) VALUES (?1, ?2)")?
+            .execute(params![id, requested])?;
+        created += 1;
+    }
+    tx.commit()?;
+    Ok(Ok(created))
+}
+
+/// One row as a shipment of one item, or what is wrong with it.
+fn check_row(conn: &Connection, store_id: i64, row: &ShipmentRow, read_at: i64) -> rusqlite::Result<Result<Group, String>> {
+    let order_id = if !row.order_id.is_empty() {
+        let Ok(id) = row.order_id.parse::<i64>() else {
+            return Ok(Err(format!("order_id {:?} is not a number", row.order_id)));
+        };
+        conn.prepare_cached("SELECT id FROM orders WHERE id = ?1 AND store_id = ?2")?
+            .query_row(params![id, store_id], |r| r.get::<_, i64>(0))
+            .optional()?
+    } else if !row.external_id.is_empty() && row.store_id.parse::<i64>() == Ok(store_id) {
+        conn.prepare_cached("SELECT id FROM orders WHERE store_id = ?1 AND external_id = ?2")?
+            .query_row(params![store_id, row.external_id], |r| r.get::<_, i64>(0))
+            .optional()?
+    } else {
+        None
+    };
+    let Some(order_id) = order_id else {
+        let named = if row.order_id.is_empty() {
+            format!("external_id {:?} of store {:?}", row.external_id, row.store_id)
+        } else {
+            format!("order_id {}", row.order_id)
+        };
+        return Ok(Err(format!("names an unknown order ({named})")));
+    };
+    if row.tracking_number.is_empty() {
+        return Ok(Err("has no tracking_number".into()));
+    }
+    let shipped_at = if row.shipped_at.is_empty() {
+        read_at
+    } else {
+        match dates::parse_date_string(&row.shipped_at) {
+            Ok(ms) => ms,
+            Err(problem) => return Ok(Err(format!("shipped_at {}", problem))),
+        }
+    };
+    let weight = if row.weight.is_empty() {
+        None
+    } else {
+        match money::parse_text(&row.weight, 8) {
+            Ok(w) if w >= 0 => Some(w),
+            Ok(_) => return Ok(Err("weight must not be negative".into())),
+            Err(problem) => return Ok(Err(format!("weight {problem}"))),
+        }
+    };
+    let mut items = Vec::new();
+    if !row.sku.is_empty() {
+        let quantity = if row.quantity.is_empty() {
+            1
+        } else {
+            match row.quantity.parse::<i64>() {
+                Ok(q) if q >= 1 => q,
+                _ => return Ok(Err(format!("quantity {:?} is not a whole number of at least 1", row.quantity))),
+            }
+        };
+        items.push(Requested { sku: row.sku.clone(), quantity });
+    }
+    let text = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    Ok(Ok(Group {
+        order_id,
+        tracking_number: row.tracking_number.clone(),
+        carrier_name: text(&row.carrier_name),
+        service_level: text(&row.service_level),
+        shipped_at,
+        weight,
+        items,
+    }))
+}
+
+/// Matches this connection's unprocessed shipments to their orders' items.
+pub fn process(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::Result<()> {
+    let tx = db::write(conn)?;
+    let now = now_ms();
+    let mut stmt = tx.prepare_cached(
+        "SELECT id, order_id FROM shipments WHERE store_id = ?1 AND warehouse_id = ?2
+           AND state IN ('new', 'scheduled_processing_shipment') ORDER BY id",
+    )?;
+    let waiting = stmt.query_map(params![store_id, warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<(i64, i64)>>>()?;
+    drop(stmt);
+    for (shipment_id, order_id) in waiting {
+        let outcome = match_items(&tx, shipment_id, order_id)?;
+        let (state, error) = match &outcome {
+            Ok(()) => ("ready_for_shipment_notification", None),
+            Err(problem) => ("errored_processing", Some(problem.as_str())),
+        };
+        tx.prepare_cached(
+            "INSERT INTO shipment_sync (shipment_id, last_error) VALUES (?1, ?2)
+             ON CONFLICT (shipment_id) DO UPDATE SET last_error = excluded.last_error",
+        )?
+        .execute(params![shipment_id, error])?;
+        states::move_shipment(&tx, shipment_id, state)?;
+        states::update_progress(&tx, order_id, now)?;
+    }
+    tx.commit()
+}
+
+/// Links a shipment to the order items (and units) it ships, or says why it cannot.
+fn match_items(conn: &Connection, shipment_id: i64, order_id: i64) -> rusqlite::Result<Result<(), String>> {
+    let requested: Option<String> = conn
+        .prepare_cached("SELECT requested FROM shipment_sync WHERE shipment_id = ?1")?
+        .query_row([shipment_id], |r| r.get(0))
+        .optional()?
+        .flatten();
+    let requested: Option<Vec<Requested>> = requested.and_then(|text| serde_json::from_str(&text).ok());
+    let Some(requested) = requested else {
+        // An imported shipment names its items itself.
+        return Ok(Ok(()));
+    };
+    // (item id, sku, units not yet in another shipment)
+    let mut stmt = conn.prepare_cached(
+        "SELECT oi.id, oi.sku, oi.quantity - (
+                  SELECT COALESCE(SUM(COALESCE(si.quantity, oi.quantity)), 0)
+                    FROM shipment_items si JOIN shipments s ON s.id = si.shipment_id
+                   WHERE si.order_item_id = oi.id AND s.id != ?2 AND s.state != 'errored_processing')
+           FROM order_items oi WHERE oi.order_id = ?1 ORDER BY oi.position",
+    )?;
+    let mut left = stmt
+        .query_map(params![order_id, shipment_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut links: Vec<(i64, i64)> = Vec::new();
+    if requested.is_empty() {
+        links = left.iter().filter(|(_, _, n)| *n > 0).map(|(id, _, n)| (*id, *n)).collect();
+        if links.is_empty() {
+            return Ok(Err(format!("ships every unit left, but every unit of order {order_id} is already in a shipment")));
+        }
+    }
+    for want in &requested {
+        let mut missing = want.quantity;
+        for (id, sku, n) in left.iter_mut().filter(|(_, sku, _)| sku.as_deref() == Some(want.sku.as_str())) {
+            let take = missing.min(*n);
+            if take > 0 {
+                *n -= take;
+                missing -= take;
+                match links.iter_mut().find(|(item, _)| item == id) {
+                    Some(link) => link.1 += take,
+                    None => links.push((*id, take)),
+                }
+            }
+            let _ = sku;
+        }
+        if !left.iter().any(|(_, sku, _)| sku.as_deref() == Some(want.sku.as_str())) {
+            return Ok(Err(format!("sku {} is not an item of order {order_id}", want.sku)));
+        }
+        if missing > 0 {
+            return Ok(Err(format!(
+                "ships {} units of sku {}, more than order {order_id} has left to ship",
+                want.quantity, want.sku
+            )));
+        }
+    }
+    conn.prepare_cached("DELETE FROM shipment_items WHERE shipment_id = ?1")?.execute([shipment_id])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO shipment_items (shipment_id, position, order_item_id, quantity) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (position, (item, quantity)) in links.iter().enumerate() {
+        insert.execute(params![shipment_id, position as i64, item, quantity])?;
+    }
+    Ok(Ok(()))
+}

@@ -1,0 +1,120 @@
+//! The two sides a pass drives: the store (orders in, shipments and stock out) and the
+//! warehouse (orders out, shipments and stock in). Each is an enum over the platforms that
+//! can sync, so the steps never name a platform.
+
+use std::time::Duration;
+
+use crate::platforms::PlatformError;
+use crate::platforms::big_commerce::client::{
+    BigCommerce, ListedOrder, Notified, PulledOrder, ShipmentNotice,
+};
+use crate::platforms::files::{self, FileSession, Location};
+
+use super::{Engine, Link};
+
+/// The store of a connection, ready to be asked.
+pub enum StoreSide {
+    BigCommerce(BigCommerce),
+}
+
+impl StoreSide {
+    /// The client for the link's store, or why it has none.
+    pub fn for_link(engine: &Engine, link: &Link) -> Result<StoreSide, PlatformError> {
+        let settings = engine.settings();
+        match link.store_platform.as_str() {
+            "big_commerce" | "bigcommerce" => Ok(StoreSide::BigCommerce(BigCommerce::new(
+                engine.http.clone(),
+                &settings.bigcommerce_api_base,
+                &link.store_adapter,
+                settings.retry_policy(),
+            )?)),
+            other => Err(PlatformError::Rejected {
+                status: 0,
+                message: format!("orderbridge cannot sync stores of platform '{other}'."),
+            }),
+        }
+    }
+
+    /// Orders the store lists in one page of its orders changed since `since_ms`.
+    pub async fn orders_page(&self, since_ms: Option<i64>, page: u32) -> Result<Vec<ListedOrder>, PlatformError> {
+        match self {
+            StoreSide::BigCommerce(client) => client.orders_page(since_ms, page).await,
+        }
+    }
+
+    /// A page shorter than this is the last.
+    pub fn page_size(&self) -> usize {
+        match self {
+            StoreSide::BigCommerce(_) => BigCommerce::PAGE_SIZE as usize,
+        }
+    }
+
+    /// How far before its cursor a pull starts reading again.
+    pub fn overlap(&self) -> Duration {
+        match self {
+            StoreSide::BigCommerce(_) => Duration::from_secs(5 * 60),
+        }
+    }
+
+    /// The whole order (items, addresses) as an import record.
+    pub async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        match self {
+            StoreSide::BigCommerce(client) => client.order_record(order).await,
+        }
+    }
+
+    pub async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
+        match self {
+            StoreSide::BigCommerce(client) => client.notify(notice).await,
+        }
+    }
+
+    /// Sends absolute stock levels; returns how many requests it took.
+    pub async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
+        match self {
+            StoreSide::BigCommerce(client) => client.set_stock(levels).await,
+        }
+    }
+}
+
+/// The file folders of a warehouse (CONTRACT §11, "File warehouses").
+pub struct Folders {
+    pub orders: String,
+    pub shipments: String,
+    pub inventory: String,
+}
+
+impl Folders {
+    pub fn of(link: &Link) -> Folders {
+        Folders {
+            orders: link.warehouse_dir("orders_dir", "orders"),
+            shipments: link.warehouse_dir("shipments_dir", "shipments"),
+            inventory: link.warehouse_dir("inventory_dir", "inventory"),
+        }
+    }
+}
+
+/// `dir/name`, where an empty `dir` is the root.
+pub fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
+}
+
+/// Where the link's warehouse keeps its files, or why orderbridge cannot reach it.
+pub fn warehouse_location(link: &Link) -> Result<Location, PlatformError> {
+    let not_files = || PlatformError::Rejected {
+        status: 0,
+        message: format!("orderbridge cannot sync warehouses of platform '{}'.", link.warehouse_platform),
+    };
+    if !matches!(link.warehouse_platform.as_str(), "sftp" | "ftp" | "dropstream" | "folder") {
+        return Err(not_files());
+    }
+    let raw = link.warehouse_adapter.get("connection_string").and_then(serde_json::Value::as_str).unwrap_or("");
+    Location::parse(&link.warehouse_platform, raw).map_err(|problem| {
+        PlatformError::Refused(format!("The warehouse's connection_string {problem}."))
+    })
+}
+
+/// Opens a session with the warehouse's files.
+pub async fn open_files(engine: &Engine, location: &Location) -> Result<FileSession, PlatformError> {
+    files::open(location, engine.settings().request_timeout).await
+}

@@ -1,0 +1,104 @@
+//! Order `fulfillment_state` and shipment `state` as sync moves them (CONTRACT §11). Every
+//! move also renders the stored document again, so the API shows the new state at once.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// The order states sync sets. Other values an import wrote are never touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderState {
+    New,
+    PendingShipment,
+    PartiallyShipped,
+    Shipped,
+    Canceled,
+    Errored,
+}
+
+impl OrderState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderState::New => "new",
+            OrderState::PendingShipment => "pending_shipment",
+            OrderState::PartiallyShipped => "partially_shipped",
+            OrderState::Shipped => "shipped",
+            OrderState::Canceled => "canceled",
+            OrderState::Errored => "errored",
+        }
+    }
+
+    pub fn parse(s: Option<&str>) -> Option<OrderState> {
+        Some(match s? {
+            "new" => OrderState::New,
+            "pending_shipment" => OrderState::PendingShipment,
+            "partially_shipped" => OrderState::PartiallyShipped,
+            "shipped" => OrderState::Shipped,
+            "canceled" => OrderState::Canceled,
+            "errored" => OrderState::Errored,
+            _ => return None,
+        })
+    }
+
+    /// A store's cancellation applies until the order has shipped.
+    pub fn can_cancel(self) -> bool {
+        matches!(
+            self,
+            OrderState::New | OrderState::PendingShipment | OrderState::PartiallyShipped | OrderState::Errored
+        )
+    }
+
+    /// Shipments move an order forward from these.
+    fn can_ship(self) -> bool {
+        matches!(self, OrderState::New | OrderState::PendingShipment | OrderState::PartiallyShipped)
+    }
+}
+
+/// Sets an order's state (and when it changed) and renders its document again.
+pub fn move_order(conn: &Connection, order_id: i64, to: OrderState, now: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE orders SET fulfillment_state = ?2, fulfillment_transitioned_at = ?3 WHERE id = ?1",
+    )?
+    .execute(params![order_id, to.as_str(), now])?;
+    crate::orders::rerender(conn, order_id)
+}
+
+/// Moves an order to `partially_shipped` or `shipped` from what its shipments (other than
+/// those that failed processing) hold: shipped when every unit of every item is in one.
+pub fn update_progress(conn: &Connection, order_id: i64, now: i64) -> rusqlite::Result<()> {
+    let state: Option<Option<String>> = conn
+        .prepare_cached("SELECT fulfillment_state FROM orders WHERE id = ?1")?
+        .query_row([order_id], |r| r.get(0))
+        .optional()?;
+    let Some(from) = state.and_then(|s| OrderState::parse(s.as_deref())) else { return Ok(()) };
+    if !from.can_ship() {
+        return Ok(());
+    }
+    let (items, complete, touched): (i64, i64, i64) = conn
+        .prepare_cached(
+            "SELECT COUNT(*), COALESCE(SUM(shipped >= quantity), 0), COALESCE(SUM(shipped > 0), 0) FROM (
+               SELECT oi.quantity, (SELECT COALESCE(SUM(COALESCE(si.quantity, oi.quantity)), 0)
+                                      FROM shipment_items si JOIN shipments s ON s.id = si.shipment_id
+                                     WHERE si.order_item_id = oi.id AND s.state != 'errored_processing') AS shipped
+                 FROM order_items oi WHERE oi.order_id = ?1)",
+        )?
+        .query_row([order_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let any_shipment: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM shipments WHERE order_id = ?1 AND state != 'errored_processing')")?
+        .query_row([order_id], |r| r.get(0))?;
+    let to = if items == complete && any_shipment {
+        OrderState::Shipped
+    } else if touched > 0 {
+        OrderState::PartiallyShipped
+    } else {
+        return Ok(());
+    };
+    if to != from {
+        move_order(conn, order_id, to, now)?;
+    }
+    Ok(())
+}
+
+/// Sets a shipment's state and renders its document again.
+pub fn move_shipment(conn: &Connection, shipment_id: i64, to: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("UPDATE shipments SET state = ?2 WHERE id = ?1")?.execute(params![shipment_id, to])?;
+    crate::shipments::rerender(conn, shipment_id)
+}

@@ -1,0 +1,169 @@
+//! Step 5, stock (the inventory channel): the warehouse's stock files are read into what the
+//! warehouse holds, mapped to the customer's products (a bundle's stock is the smallest
+//! whole number of bundles its components make) and sent to the store as absolute levels.
+//! Only levels that changed since the last successful send go out again.
+//!
+//! A stock file is recorded (one transaction) before it is moved to `processed/`, so a crash
+//! in between re-reads the same numbers and changes nothing. Levels are recorded as sent
+//! after the store accepted them; a crash in that window sends the same absolute levels
+//! again, which leaves the store as it was.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rusqlite::{Connection, params};
+
+use crate::dates::now_ms;
+use crate::db;
+use crate::platforms::files::FileSession;
+
+use super::csv::{self as files_csv, StockRow};
+use super::pass::StepError;
+use super::sides::{Folders, StoreSide, join};
+use super::{Engine, Link};
+
+/// Levels sent in one commit: the store's request size, so a crash re-sends one request at most.
+const LEVELS_PER_COMMIT: usize = 2_000;
+
+/// Reads the stock files and sends the changed levels; `sent` counts the levels sent.
+pub async fn sync(
+    engine: &Engine,
+    link: &Link,
+    store: &StoreSide,
+    files: &mut FileSession,
+    folders: &Folders,
+    sent: &mut u64,
+) -> Result<(), StepError> {
+    let dir = &folders.inventory;
+    let mut failed = Vec::new();
+    for name in files.list(dir).await? {
+        if name.starts_with('.') || !name.to_ascii_lowercase().ends_with(".csv") {
+            continue;
+        }
+        let path = join(dir, &name);
+        let bytes = files.read(&path).await?;
+        match files_csv::read_stock(&bytes) {
+            Ok(rows) => {
+                let warehouse_id = link.warehouse_id;
+                db::run(&engine.pool, move |conn| Ok::<_, StepError>(record(conn, warehouse_id, &rows)?)).await?;
+                let done = join(dir, "processed");
+                files.make_dir_all(&done).await?;
+                files.rename(&path, &join(&done, &name)).await?;
+            }
+            Err(bad) => {
+                let place = join(dir, "failed");
+                files.make_dir_all(&place).await?;
+                files.write(&join(&place, &format!("{name}.errors.txt")), files_csv::error_report(&name, &bad).as_bytes()).await?;
+                files.rename(&path, &join(&place, &name)).await?;
+                failed.push(name);
+            }
+        }
+    }
+    let (connection_id, customer_id, warehouse_id) = (link.id, link.customer_id, link.warehouse_id);
+    let (changed, unknown) =
+        db::run(&engine.pool, move |conn| Ok::<_, StepError>(changed_levels(conn, connection_id, customer_id, warehouse_id)?)).await?;
+    if unknown > 0 {
+        log::info!("sync: connection {connection_id}: {unknown} warehouse SKU(s) are no product of the customer; skipped");
+    }
+    for chunk in changed.chunks(LEVELS_PER_COMMIT) {
+        store.set_stock(chunk).await?;
+        let levels = chunk.to_vec();
+        let store_id = link.store_id;
+        db::run(&engine.pool, move |conn| Ok::<_, StepError>(mark_sent(conn, connection_id, store_id, warehouse_id, &levels)?)).await?;
+        *sent += chunk.len() as u64;
+    }
+    if !failed.is_empty() {
+        return Err(StepError::BadFile(format!(
+            "The warehouse's stock file {} could not be read; see {}/failed/ for the lines at fault.",
+            failed.join(", "),
+            if dir.is_empty() { "." } else { dir }
+        )));
+    }
+    Ok(())
+}
+
+/// Records what a stock file says the warehouse holds (a later file wins).
+fn record(conn: &mut Connection, warehouse_id: i64, rows: &[StockRow]) -> rusqlite::Result<()> {
+    let tx = db::write(conn)?;
+    let now = now_ms();
+    let mut upsert = tx.prepare_cached(
+        "INSERT INTO warehouse_stock (warehouse_id, sku, quantity, updated_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (warehouse_id, sku) DO UPDATE SET quantity = excluded.quantity, updated_at = excluded.updated_at",
+    )?;
+    for row in rows {
+        upsert.execute(params![warehouse_id, row.sku, row.quantity, now])?;
+    }
+    drop(upsert);
+    tx.commit()
+}
+
+/// The store levels that differ from what was last sent for this connection, sorted by
+/// sku, and how many warehouse SKUs match no product of the customer.
+fn changed_levels(
+    conn: &Connection,
+    connection_id: i64,
+    customer_id: i64,
+    warehouse_id: i64,
+) -> rusqlite::Result<(Vec<(String, i64)>, usize)> {
+    let mut stmt = conn.prepare_cached("SELECT sku, quantity FROM warehouse_stock WHERE warehouse_id = ?1")?;
+    let held: HashMap<String, i64> =
+        stmt.query_map([warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached("SELECT id, sku FROM products WHERE customer_id = ?1")?;
+    let products: HashMap<i64, String> =
+        stmt.query_map([customer_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT b.product_id, b.component_id, b.qty FROM product_bundle_items b
+           JOIN products p ON p.id = b.product_id WHERE p.customer_id = ?1",
+    )?;
+    let mut bundles: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+    for row in stmt.query_map([customer_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))? {
+        let (bundle, component, qty) = row?;
+        bundles.entry(bundle).or_default().push((component, qty));
+    }
+    let known: std::collections::HashSet<&str> = products.values().map(String::as_str).collect();
+    let unknown = held.keys().filter(|sku| !known.contains(sku.as_str())).count();
+    let mut wanted: BTreeMap<String, i64> = BTreeMap::new();
+    for (id, sku) in &products {
+        let level = match bundles.get(id) {
+            // A bundle is as many as its scarcest component makes; unknown while any is.
+            Some(parts) => parts
+                .iter()
+                .map(|(component, qty)| {
+                    products.get(component).and_then(|s| held.get(s)).map(|have| have / (*qty).max(1))
+                })
+                .collect::<Option<Vec<i64>>>()
+                .and_then(|per_part| per_part.into_iter().min()),
+            None => held.get(sku).copied(),
+        };
+        if let Some(level) = level {
+            wanted.insert(sku.clone(), level.max(0));
+        }
+    }
+    let mut stmt = conn.prepare_cached("SELECT sku, quantity FROM stock_sent WHERE connection_id = ?1")?;
+    let sent: HashMap<String, i64> =
+        stmt.query_map([connection_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let changed = wanted.into_iter().filter(|(sku, level)| sent.get(sku) != Some(level)).collect();
+    Ok((changed, unknown))
+}
+
+/// Records levels the store accepted, and when the store's and warehouse's stock moved.
+fn mark_sent(
+    conn: &mut Connection,
+    connection_id: i64,
+    store_id: i64,
+    warehouse_id: i64,
+    levels: &[(String, i64)],
+) -> rusqlite::Result<()> {
+    let tx = db::write(conn)?;
+    let now = now_ms();
+    let mut upsert = tx.prepare_cached(
+        "INSERT INTO stock_sent (connection_id, sku, quantity, sent_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (connection_id, sku) DO UPDATE SET quantity = excluded.quantity, sent_at = excluded.sent_at",
+    )?;
+    for (sku, level) in levels {
+        upsert.execute(params![connection_id, sku, level, now])?;
+    }
+    drop(upsert);
+    tx.prepare_cached("UPDATE stores SET inventory_updated_at = ?2 WHERE id = ?1")?.execute(params![store_id, now])?;
+    tx.prepare_cached("UPDATE warehouses SET inventory_updated_at = ?2 WHERE id = ?1")?.execute(params![warehouse_id, now])?;
+    tx.commit()
+}

@@ -1,0 +1,382 @@
+//! The sync engine end to end (CONTRACT §11): a BigCommerce simulator on loopback, a
+//! `folder` warehouse in a temporary directory, and every step driven through the HTTP API
+//! as a user would.
+
+use serde_json::{Value, json};
+
+use crate::common::assert_error;
+use crate::sync_rig::{HASH, Rig, TOKEN};
+
+fn ids(orders: &[Value]) -> Vec<i64> {
+    orders.iter().map(|o| o["id"].as_i64().unwrap()).collect()
+}
+
+fn state_of(orders: &[Value], id: i64) -> String {
+    orders.iter().find(|o| o["id"] == id).unwrap()["fulfillment_state"].as_str().unwrap_or("").to_string()
+}
+
+#[rocket::async_test]
+async fn a_pass_pulls_orders_sends_them_in_one_file_and_reports_shipments_back() {
+    let rig = Rig::new(3).await;
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["trigger"], "request");
+    assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(3), Some(3)), "{run}");
+    assert!(run["error"].is_null());
+
+    let orders = rig.orders().await;
+    assert_eq!(orders.len(), 3);
+    for order in &orders {
+        assert_eq!(order["fulfillment_state"], "pending_shipment", "{order}");
+        assert_eq!(order["fulfillment_warehouse_id"], rig.warehouse_id);
+        assert_eq!(order["store_id"], rig.store_id);
+        assert!(order["fulfillment_transitioned_at"].is_string());
+    }
+    // One complete file, no temporary name left, every item a row.
+    let name = format!("orders-{}-1.csv", rig.connection_id);
+    assert_eq!(rig.files("orders"), vec![name.clone()]);
+    let rows = rig.order_file_rows();
+    let items: usize = orders.iter().map(|o| o["order_items"].as_array().unwrap().len()).sum();
+    assert_eq!(rows.len(), items);
+    assert!(rows.iter().all(|(file, _, line, _)| *file == name && !line.is_empty()));
+
+    let store = rig.app.get(&format!("/stores/{}", rig.store_id), rig.admin()).await;
+    assert!(store.body["order_imported_at"].is_string(), "{store:?}");
+
+    // The warehouse ships the first order whole and one unit of the second order's first line.
+    let (first, second) = (ids(&orders)[0], ids(&orders)[1]);
+    let second_sku = orders[1]["order_items"][0]["sku"].as_str().unwrap().to_string();
+    rig.drop_shipments(
+        "confirm-1.csv",
+        &format!(
+            "order_id,tracking_number,carrier_name,service_level,shipped_at,sku,quantity\n\
+             {first},1Z-FIRST,UPS,Ground,2026-11-20T10:00:00Z,,\n\
+             {second},1Z-SECOND,FedEx,,,{second_sku},1\n"
+        ),
+    );
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!((run["shipments_pulled"].as_i64(), run["shipments_notified"].as_i64()), (Some(2), Some(2)), "{run}");
+    assert_eq!(rig.files("shipments/processed"), vec!["confirm-1.csv"]);
+    assert!(rig.files("shipments").is_empty());
+
+    let shipments = rig.shipments().await;
+    assert_eq!(shipments.len(), 2);
+    assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{shipments:?}");
+    let orders = rig.orders().await;
+    assert_eq!(state_of(&orders, first), "shipped");
+    let second_units: i64 =
+        orders[1]["order_items"].as_array().unwrap().iter().map(|i| i["quantity"].as_i64().unwrap()).sum();
+    assert_eq!(state_of(&orders, second), if second_units == 1 { "shipped" } else { "partially_shipped" });
+
+    // The store got each shipment once, with its address and the order's product lines.
+    let posted = rig.sim.shipments(HASH);
+    assert_eq!(posted.len(), 2, "{posted:?}");
+    let warehouse = rig.app.get(&format!("/warehouses/{}", rig.warehouse_id), rig.admin()).await;
+    assert!(warehouse.body["order_status_imported_at"].is_string());
+
+    // Nothing new: nothing moves, and the store is asked only for the list.
+    let before = rig.sim.requests().len();
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded");
+    for key in ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"] {
+        assert_eq!(run[key], 0, "{key}: {run}");
+    }
+    assert_eq!(rig.sim.requests().len() - before, 1, "an idle pass lists orders once");
+    assert_eq!(rig.sim.shipments(HASH).len(), 2);
+}
+
+#[rocket::async_test]
+async fn a_pull_reads_every_page_then_only_what_changed() {
+    let rig = Rig::new(600).await;
+    let run = rig.sync().await;
+    assert_eq!(run["orders_pulled"], 600, "{run}");
+    let lists = rig.sim.requests().iter().filter(|r| r.ends_with_list()).count();
+    assert_eq!(lists, 3, "250 + 250 + 100: the short page ends the pull");
+    assert_eq!(rig.sim.requests().len(), 3 + 2 * 600, "2 + 1/250 requests per order");
+    assert_eq!(rig.orders().await.len(), 600);
+
+    // One order changes, one is canceled, one arrives.
+    let external: Vec<String> = rig.sim.order_ids(HASH);
+    rig.sim.touch_order(HASH, &external[10]);
+    rig.sim.cancel_order(HASH, &external[20]);
+    rig.sim.add_orders(HASH, 1, 99);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_pulled"], 2, "the changed order and the new one: {run}");
+    assert_eq!(run["orders_sent"], 1, "only the new order goes out");
+    let canceled = rig
+        .app
+        .get(&format!("/orders?page=1&external_id={}", external[20]), rig.admin())
+        .await;
+    assert_eq!(canceled.body[0]["fulfillment_state"], "canceled", "{canceled:?}");
+    let rows = rig.order_file_rows();
+    let mut per_order = std::collections::HashMap::<i64, std::collections::BTreeSet<String>>::new();
+    for (file, order_id, _, _) in &rows {
+        per_order.entry(*order_id).or_default().insert(file.clone());
+    }
+    assert_eq!(per_order.len(), 601);
+    assert!(per_order.values().all(|files| files.len() == 1), "no order in two files");
+}
+
+#[rocket::async_test]
+async fn a_bad_shipment_file_imports_nothing_and_is_moved_aside_with_its_errors() {
+    let rig = Rig::new(2).await;
+    rig.sync().await;
+    let order = ids(&rig.orders().await)[0];
+    rig.drop_shipments(
+        "bad.csv",
+        &format!("order_id,tracking_number,shipped_at\n{order},1Z-OK,\n999999,1Z-X,\n{order},,\n{order},1Z-Y,not a date\n"),
+    );
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["step"], "pull_shipments");
+    assert_eq!(run["error"]["code"], "bad_data");
+    assert!(run["error"]["message"].as_str().unwrap().contains("bad.csv"), "{run}");
+    assert!(rig.shipments().await.is_empty(), "nothing of a bad file is imported");
+    assert_eq!(rig.files("shipments/failed"), vec!["bad.csv", "bad.csv.errors.txt"]);
+    let errors = rig.read("shipments/failed/bad.csv.errors.txt");
+    for line in ["line 3:", "line 4:", "line 5:"] {
+        assert!(errors.contains(line), "{line} in {errors}");
+    }
+    assert!(!errors.contains("line 2:"), "{errors}");
+
+    // The next pass has nothing against it.
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+}
+
+#[rocket::async_test]
+async fn the_same_shipment_file_read_twice_changes_nothing() {
+    let rig = Rig::new(1).await;
+    rig.sync().await;
+    let order = ids(&rig.orders().await)[0];
+    let text = format!("order_id,tracking_number\n{order},1Z-ONCE\n");
+    rig.drop_shipments("s.csv", &text);
+    assert_eq!(rig.sync().await["shipments_pulled"], 1);
+    let before = rig.shipments().await;
+    rig.drop_shipments("s.csv", &text);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["shipments_pulled"], 0);
+    assert_eq!(rig.shipments().await, before);
+    assert_eq!(rig.sim.shipments(HASH).len(), 1, "the store was told once");
+}
+
+#[rocket::async_test]
+async fn a_shipment_of_an_item_the_order_lacks_is_errored_and_can_be_retried() {
+    let rig = Rig::new(1).await;
+    rig.sync().await;
+    let order = ids(&rig.orders().await)[0];
+    rig.drop_shipments("s.csv", &format!("order_id,tracking_number,sku,quantity\n{order},1Z-1,NO-SUCH-SKU,1\n"));
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "a shipment that fails processing is not a bad file: {run}");
+    let shipment = &rig.shipments().await[0];
+    assert_eq!(shipment["state"], "errored_processing");
+    let id = shipment["id"].as_i64().unwrap();
+    let retried = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
+    assert_eq!(retried.status.code, 204, "{retried:?}");
+    assert_eq!(rig.shipments().await[0]["state"], "scheduled_processing_shipment");
+    rig.sync().await;
+    assert_eq!(rig.shipments().await[0]["state"], "errored_processing", "still no such item");
+    // Only errored shipments and orders can be retried.
+    let order_retry = rig.app.post_json(&format!("/orders/{order}/retry"), rig.admin(), json!({})).await;
+    assert_error(&order_retry, 409, "conflict");
+}
+
+#[rocket::async_test]
+async fn a_store_that_fails_delays_the_notification_then_errors_it_after_the_last_attempt() {
+    let rig = Rig::with(1, |f| f.merge(("sync_max_attempts", 2))).await;
+    rig.sync().await;
+    let order = ids(&rig.orders().await)[0];
+    rig.drop_shipments("s.csv", &format!("order_id,tracking_number\n{order},1Z-1\n"));
+    rig.sim.fail_next(HASH, 500, 100);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["step"], "notify");
+    assert_eq!(run["error"]["code"], "adapter_unreachable");
+    assert_eq!(rig.shipments().await[0]["state"], "delayed_notifying_of_shipment");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    rig.sync().await;
+    let shipment = &rig.shipments().await[0];
+    assert_eq!(shipment["state"], "errored_notifying_of_shipment", "after sync_max_attempts = 2");
+
+    rig.sim.fail_next(HASH, 500, 0);
+    let id = shipment["id"].as_i64().unwrap();
+    let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
+    assert_eq!(r.status.code, 204);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
+    let again = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
+    assert_error(&again, 409, "conflict");
+}
+
+#[rocket::async_test]
+async fn a_rate_limited_store_is_waited_for_as_long_as_it_asks() {
+    let rig = Rig::new(2).await;
+    rig.sim.rate_limit_next(HASH, 2, 300);
+    let started = std::time::Instant::now();
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_pulled"], 2);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(600), "two waits of 300 ms");
+}
+
+#[rocket::async_test]
+async fn refused_credentials_fail_the_pass_without_showing_the_token() {
+    let rig = Rig::new(2).await;
+    let r = rig
+        .app
+        .patch_json(
+            &format!("/stores/{}", rig.store_id),
+            rig.admin(),
+            json!({"adapter": {"access_token": "wrong-token-ABCDEFGH", "store_hash": HASH}}),
+        )
+        .await;
+    assert_eq!(r.status.code, 204);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed");
+    assert_eq!(run["error"]["step"], "pull_orders");
+    assert_eq!(run["error"]["code"], "adapter_authentication_failed");
+    let text = run.to_string();
+    assert!(!text.contains("wrong-token") && !text.contains(TOKEN), "{text}");
+    assert!(rig.orders().await.is_empty());
+}
+
+#[rocket::async_test]
+async fn an_unreachable_warehouse_fails_the_send_step_and_keeps_the_orders_new() {
+    let rig = Rig::new(2).await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let warehouse = rig
+        .app
+        .post_json(
+            "/warehouses",
+            rig.admin(),
+            json!({"customer_id": rig.customer_id, "platform": "sftp", "enabled_at": "now",
+                   "adapter": {"connection_string": format!("sftp://u:pw-SECRET@127.0.0.1:{port}/x")}}),
+        )
+        .await
+        .id();
+    let connection = rig
+        .app
+        .post_json(
+            "/connections",
+            rig.admin(),
+            json!({"name": "to nowhere", "customer_id": rig.customer_id, "store_id": rig.store_id,
+                   "warehouse_id": warehouse, "enabled_at": "now"}),
+        )
+        .await
+        .id();
+    // The first connection is switched off, so the store's orders go through the new one.
+    rig.app.patch_json(&format!("/connections/{}", rig.connection_id), rig.admin(), json!({"enabled_at": null})).await;
+    let channels = rig.app.get(&format!("/connections/{connection}/channels"), rig.admin()).await;
+    let sales = channels.body[0]["id"].as_i64().unwrap();
+    rig.app
+        .patch_json(&format!("/connections/{connection}/channels/{sales}"), rig.admin(), json!({"enabled_at": "now"}))
+        .await;
+    let started = rig.app.post_json(&format!("/connections/{connection}/sync"), rig.admin(), json!({})).await;
+    let run_id = started.body["run_id"].as_i64().unwrap();
+    let path = format!("/connections/{connection}/sync_runs/{run_id}");
+    let mut run = Value::Null;
+    for _ in 0..400 {
+        run = rig.app.get(&path, rig.admin()).await.body;
+        if !run["finished_at"].is_null() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["step"], "send_orders");
+    assert_eq!(run["error"]["code"], "adapter_unreachable");
+    assert!(!run.to_string().contains("pw-SECRET"));
+    assert!(rig.orders().await.iter().all(|o| o["fulfillment_state"] == "new"));
+}
+
+#[rocket::async_test]
+async fn a_connection_that_does_not_sync_says_what_is_off_and_tenants_see_only_their_runs() {
+    let rig = Rig::new(0).await;
+    let path = format!("/connections/{}", rig.connection_id);
+    rig.app.patch_json(&path, rig.admin(), json!({"enabled_at": null})).await;
+    rig.app.patch_json(&format!("/stores/{}", rig.store_id), rig.admin(), json!({"enabled_at": null})).await;
+    let r = rig.app.post_json(&format!("{path}/sync"), rig.admin(), json!({})).await;
+    assert_error(&r, 422, "connection_not_syncing");
+    assert!(r.body["error"]["details"]["connection"].is_string(), "{r:?}");
+    assert!(r.body["error"]["details"]["store"].is_string(), "{r:?}");
+    assert!(r.body["error"]["details"].get("warehouse").is_none(), "{r:?}");
+
+    rig.app.patch_json(&path, rig.admin(), json!({"enabled_at": "now"})).await;
+    rig.app.patch_json(&format!("/stores/{}", rig.store_id), rig.admin(), json!({"enabled_at": "now"})).await;
+    let run = rig.sync().await;
+    let (_, other) = rig.app.tenant("Other Co").await;
+    let own = rig.app.user_token("acme-user", orderbridge::users::Role::Customer, Some(rig.customer_id)).await;
+    for p in [format!("{path}/sync_runs"), format!("{path}/sync_runs/{}", run["id"])] {
+        assert_error(&rig.app.get(&p, &other).await, 404, "not_found");
+        assert_eq!(rig.app.get(&p, &own).await.status.code, 200, "{p}");
+    }
+    assert_error(&rig.app.post_json(&format!("{path}/sync"), &other, json!({})).await, 404, "not_found");
+    let runs = rig.app.get(&format!("{path}/sync_runs"), &own).await;
+    assert_eq!(runs.body.as_array().unwrap().len(), 1);
+    assert_eq!(runs.body[0]["connection_id"], rig.connection_id);
+    for key in ["id", "trigger", "started_at", "finished_at", "status", "orders_pulled", "orders_sent",
+                "shipments_pulled", "shipments_notified", "stock_levels_sent", "error"] {
+        assert!(runs.body[0].get(key).is_some(), "{key} in {}", runs.body[0]);
+    }
+}
+
+#[rocket::async_test]
+async fn stock_levels_go_to_the_store_once_with_bundles_made_from_their_components() {
+    let rig = Rig::new(0).await;
+    rig.enable_channel("inventory").await;
+    let admin = rig.admin().to_string();
+    let product = |sku: &str| json!({"customer_id": rig.customer_id, "sku": sku});
+    let a = rig.app.post_json("/products", &admin, product("A")).await.id();
+    let b = rig.app.post_json("/products", &admin, product("B")).await.id();
+    rig.app
+        .post_json(
+            "/products",
+            &admin,
+            json!({"customer_id": rig.customer_id, "sku": "KIT", "bundle": [{"product_id": a, "qty": 2}, {"product_id": b, "qty": 1}]}),
+        )
+        .await
+        .id();
+    rig.drop_stock("stock-1.csv", "sku,quantity\nA,7\nB,10\nGHOST,4\n");
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["stock_levels_sent"], 3, "A, B and KIT; the unknown GHOST is skipped: {run}");
+    let stock = rig.sim.stock(HASH);
+    assert_eq!(stock.get("A"), Some(&7));
+    assert_eq!(stock.get("B"), Some(&10));
+    assert_eq!(stock.get("KIT"), Some(&3), "7 / 2 = 3 kits");
+    assert!(!stock.contains_key("GHOST"));
+    assert_eq!(rig.files("inventory/processed"), vec!["stock-1.csv"]);
+
+    // An unchanged level is not sent again; a changed one is.
+    rig.drop_stock("stock-2.csv", "sku,quantity\nA,7\nB,1\n");
+    let run = rig.sync().await;
+    assert_eq!(run["stock_levels_sent"], 2, "B and KIT (now 1) changed: {run}");
+    assert_eq!(rig.sim.stock(HASH).get("KIT"), Some(&1));
+    let store = rig.app.get(&format!("/stores/{}", rig.store_id), &admin).await;
+    assert!(store.body["inventory_updated_at"].is_string());
+}
+
+#[rocket::async_test]
+async fn two_thousand_and_one_levels_are_sent_in_two_requests() {
+    let rig = Rig::new(0).await;
+    rig.enable_channel("inventory").await;
+    let mut file = String::from("sku,quantity\n");
+    let records: Vec<Value> = (0..2001).map(|i| json!({"customer_id": rig.customer_id, "sku": format!("SKU-{i:04}")})).collect();
+    for record in &records {
+        rig.app.post_json("/products", rig.admin(), record.clone()).await.id();
+    }
+    for i in 0..2001 {
+        file.push_str(&format!("SKU-{i:04},{}\n", i % 50));
+    }
+    rig.drop_stock("all.csv", &file);
+    let before = rig.sim.requests().len();
+    let run = rig.sync().await;
+    assert_eq!(run["stock_levels_sent"], 2001, "{run}");
+    assert_eq!(rig.sim.requests().len() - before, 1 + 2, "the order list, then 2,000 + 1 levels");
+}

@@ -1,0 +1,204 @@
+//! Crash safety (CONTRACT §11): the real binary is killed with SIGKILL in the middle of sync
+//! passes, again and again, and started over the same file. When it has caught up, nothing
+//! is lost or doubled: every order once, in exactly one order file, every shipment once,
+//! and the store told of each shipment once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use orderbridge::simulate::big_commerce::Simulator;
+use serde_json::{Value, json};
+
+use crate::process::{Server, http, start, token};
+use crate::sync_rig::{HASH, TOKEN, files_in};
+
+const PASSWORD: &str = "crash-test-admin-password";
+const ORDERS: usize = 1_200;
+
+struct Api {
+    port: u16,
+    bearer: String,
+}
+
+impl Api {
+    fn new(server: &Server) -> Api {
+        Api { port: server.port, bearer: format!("Bearer {}", token(server.port, "admin", PASSWORD)) }
+    }
+
+    fn call(&self, method: &str, path: &str, body: Value) -> (u16, Value) {
+        let (status, _, text) = http(
+            self.port,
+            method,
+            path,
+            &[("Authorization", &self.bearer), ("Content-Type", "application/json")],
+            &body.to_string(),
+        )
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    fn create(&self, path: &str, body: Value) -> i64 {
+        let (status, reply) = self.call("POST", path, body);
+        assert_eq!(status, 201, "{path}: {reply}");
+        reply["id"].as_i64().unwrap()
+    }
+
+    /// Every row of a listing (`key` is `orders` or `shipments`), walked in session mode.
+    fn all(&self, key: &str) -> Vec<Value> {
+        let mut rows = Vec::new();
+        let (status, mut reply) = self.call("GET", &format!("/{key}?limit=1000&sort=id"), Value::Null);
+        assert_eq!(status, 200, "{reply}");
+        for _ in 0..100 {
+            let page = reply[key].as_array().cloned().unwrap_or_default();
+            if page.is_empty() {
+                break;
+            }
+            rows.extend(page);
+            let session = reply["session_id"].as_str().expect("session_id").to_string();
+            reply = self.call("GET", &format!("/{key}?session_id={session}"), Value::Null).1;
+        }
+        rows
+    }
+}
+
+fn envs<'a>(base: &'a str, folders: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("ORDERBRIDGE_ADMIN_PASSWORD", PASSWORD),
+        ("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base),
+        ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders),
+        ("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1"),
+        ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "86400"),
+        ("ORDERBRIDGE_PING_MODE", "offline"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
+    let sim = Simulator::start().await;
+    sim.add_store(HASH, TOKEN);
+    sim.add_orders(HASH, ORDERS, 11);
+    // Slow enough that a pass is well under way when the kill comes.
+    sim.set_delay(HASH, Duration::from_millis(3));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let folders = dir.path().join("folders");
+    let root = folders.join("wh");
+    std::fs::create_dir_all(&root).unwrap();
+    let base = sim.base_url();
+    let folders_text = folders.display().to_string();
+    let env = envs(&base, &folders_text);
+
+    let boot = {
+        let (db, env) = (db.clone(), env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+        move || {
+            let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            start(&db, &pairs).0
+        }
+    };
+    let server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
+    let api = Api::new(&server);
+    let customer = api.create("/customers", json!({"company_name": "Crash Co"}));
+    let store = api.create(
+        "/stores",
+        json!({"customer_id": customer, "name": "Shop", "platform": "big_commerce", "enabled_at": "now",
+               "adapter": {"access_token": TOKEN, "store_hash": HASH}}),
+    );
+    let warehouse = api.create(
+        "/warehouses",
+        json!({"customer_id": customer, "platform": "folder", "enabled_at": "now",
+               "adapter": {"connection_string": format!("file://{}", root.display())}}),
+    );
+    let connection = api.create(
+        "/connections",
+        json!({"name": "c", "customer_id": customer, "store_id": store, "warehouse_id": warehouse, "enabled_at": "now"}),
+    );
+    let (_, channels) = api.call("GET", &format!("/connections/{connection}/channels"), Value::Null);
+    let sales = channels.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].as_i64().unwrap();
+    api.call("PATCH", &format!("/connections/{connection}/channels/{sales}"), json!({"enabled_at": "now"}));
+
+    let mut server = Some(server);
+    let mut shipped = BTreeSet::new();
+    // Kills at different moments: during the pull, the send, the shipment read and the notify.
+    for (round, after_ms) in [400u64, 1_500, 900, 2_500, 300, 1_200].into_iter().enumerate() {
+        let running = server.take().unwrap_or_else(|| panic!("round {round}: no server"));
+        let api = Api::new(&running);
+        if round >= 2 {
+            // The warehouse confirms what it has, so later kills land in shipment steps too.
+            let orders = api.all("orders");
+            let mut file = String::from("order_id,tracking_number,carrier_name\n");
+            for order in orders.iter().filter(|o| o["fulfillment_state"] == "pending_shipment").take(150) {
+                let id = order["id"].as_i64().unwrap();
+                if shipped.insert(id) {
+                    file.push_str(&format!("{id},TRK-{id},UPS\n"));
+                }
+            }
+            std::fs::create_dir_all(root.join("shipments")).unwrap();
+            std::fs::write(root.join(format!("shipments/confirm-{round}.csv")), file).unwrap();
+        }
+        let (status, started) = api.call("POST", &format!("/connections/{connection}/sync"), json!({}));
+        assert_eq!(status, 202, "{started}");
+        tokio::time::sleep(Duration::from_millis(after_ms)).await;
+        let mut dead = running;
+        dead.child.kill().expect("SIGKILL"); // Child::kill sends SIGKILL on Unix.
+        let _ = dead.child.wait();
+        server = Some(tokio::task::spawn_blocking(boot.clone()).await.unwrap());
+    }
+
+    // Caught up: passes until one finds nothing to do (bounded).
+    let running = server.take().unwrap();
+    let api = Api::new(&running);
+    sim.set_delay(HASH, Duration::ZERO);
+    let mut settled = false;
+    for _ in 0..8 {
+        let (_, started) = api.call("POST", &format!("/connections/{connection}/sync"), json!({}));
+        let run_id = started["run_id"].as_i64().unwrap();
+        let mut run = Value::Null;
+        for _ in 0..600 {
+            run = api.call("GET", &format!("/connections/{connection}/sync_runs/{run_id}"), Value::Null).1;
+            if !run["finished_at"].is_null() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(run["status"], "succeeded", "{run}");
+        let idle = ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"].iter().all(|k| run[*k] == 0);
+        if idle {
+            settled = true;
+            break;
+        }
+    }
+    assert!(settled, "the passes settle");
+
+    // Every order once.
+    let orders = api.all("orders");
+    assert_eq!(orders.len(), ORDERS);
+    let external: BTreeSet<&str> = orders.iter().map(|o| o["external_id"].as_str().unwrap()).collect();
+    assert_eq!(external.len(), ORDERS, "no order twice");
+    assert!(orders.iter().all(|o| o["fulfillment_state"] != "new"), "every order reached the warehouse");
+
+    // Every order in exactly one file, and no half-written file left.
+    let names = files_in(&root.join("orders"));
+    assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+    let mut files_of: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
+    for name in &names {
+        let mut reader = csv::Reader::from_path(root.join("orders").join(name)).unwrap();
+        for record in reader.records() {
+            let id: i64 = record.unwrap()[0].parse().unwrap();
+            files_of.entry(id).or_default().insert(name.clone());
+        }
+    }
+    assert_eq!(files_of.len(), ORDERS);
+    assert!(files_of.values().all(|f| f.len() == 1), "no order in two files");
+
+    // Every shipment once, notified once.
+    let shipments = api.all("shipments");
+    assert_eq!(shipments.len(), shipped.len());
+    assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{:?}", shipments.iter().map(|s| &s["state"]).collect::<BTreeSet<_>>());
+    let posted = sim.shipments(HASH);
+    let mut seen = BTreeSet::new();
+    for shipment in &posted {
+        assert!(seen.insert(shipment.tracking_number.clone()), "{} posted twice", shipment.tracking_number);
+    }
+    assert_eq!(seen.len(), shipped.len());
+    drop(running);
+}

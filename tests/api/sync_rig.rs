@@ -1,0 +1,215 @@
+//! A connection between a BigCommerce simulator and a `folder` warehouse, switched on, and
+//! the calls the sync tests make through the HTTP API. Only this file knows the simulator's
+//! API, so the tests read as what a user does.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use orderbridge::simulate::big_commerce::{OrderSpec, Simulator};
+use rocket::figment::Figment;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::common::{Reply, TestApp, spawn_app_with};
+
+pub const HASH: &str = "store-h4sh";
+pub const TOKEN: &str = "bc-token-0123456789";
+
+pub struct Rig {
+    pub app: TestApp,
+    pub sim: Simulator,
+    /// The folder warehouse's root, inside the configured `folder_warehouse_root`.
+    pub root: PathBuf,
+    pub customer_id: i64,
+    pub store_id: i64,
+    pub warehouse_id: i64,
+    pub connection_id: i64,
+    _folders: TempDir,
+}
+
+impl Rig {
+    /// A switched-on connection over a simulated store with `orders` orders awaiting
+    /// fulfillment.
+    pub async fn new(orders: usize) -> Rig {
+        Rig::with(orders, |f| f).await
+    }
+
+    pub async fn with(orders: usize, adjust: impl FnOnce(Figment) -> Figment) -> Rig {
+        let sim = Simulator::start().await;
+        sim.add_store(HASH, TOKEN);
+        sim.add_orders(HASH, orders, 7);
+        let folders = tempfile::tempdir().expect("temp dir");
+        let root = folders.path().join("wh");
+        std::fs::create_dir_all(&root).unwrap();
+        let base = sim.base_url();
+        let folder_root = folders.path().to_path_buf();
+        let app = spawn_app_with(move |f| {
+            adjust(
+                f.merge(("bigcommerce_api_base", base))
+                    .merge(("folder_warehouse_root", folder_root))
+                    .merge(("sync_retry_base_secs", 1))
+                    .merge(("sync_interval_secs", 86_400))
+                    .merge(("ping_timeout_secs", 5)),
+            )
+        })
+        .await;
+        let admin = app.admin.clone();
+        let customer_id = app.post_json("/customers", &admin, json!({"company_name": "Acme"})).await.id();
+        let store_id = app
+            .post_json(
+                "/stores",
+                &admin,
+                json!({"customer_id": customer_id, "name": "Acme shop", "platform": "big_commerce",
+                       "adapter": {"access_token": TOKEN, "store_hash": HASH}, "enabled_at": "now"}),
+            )
+            .await
+            .id();
+        let warehouse_id = app
+            .post_json(
+                "/warehouses",
+                &admin,
+                json!({"customer_id": customer_id, "name": "Main", "platform": "folder",
+                       "adapter": {"connection_string": format!("file://{}", root.display())},
+                       "enabled_at": "now"}),
+            )
+            .await
+            .id();
+        let connection_id = app
+            .post_json(
+                "/connections",
+                &admin,
+                json!({"name": "Acme to Main", "customer_id": customer_id, "store_id": store_id,
+                       "warehouse_id": warehouse_id, "enabled_at": "now"}),
+            )
+            .await
+            .id();
+        let rig = Rig { app, sim, root, customer_id, store_id, warehouse_id, connection_id, _folders: folders };
+        rig.enable_channel("sales").await;
+        rig
+    }
+
+    pub fn admin(&self) -> &str {
+        &self.app.admin
+    }
+
+    pub async fn enable_channel(&self, kind: &str) {
+        let path = format!("/connections/{}/channels", self.connection_id);
+        let channels = self.app.get(&path, self.admin()).await;
+        let id = channels.body.as_array().unwrap().iter().find(|c| c["type"] == kind).expect("channel")["id"]
+            .as_i64()
+            .unwrap();
+        let r = self.app.patch_json(&format!("{path}/{id}"), self.admin(), json!({"enabled_at": "now"})).await;
+        assert_eq!(r.status.code, 204, "{r:?}");
+    }
+
+    /// Asks for a pass and waits until it has finished; returns the run.
+    pub async fn sync(&self) -> Value {
+        let started = self.app.post_json(&format!("/connections/{}/sync", self.connection_id), self.admin(), json!({})).await;
+        assert_eq!(started.status.code, 202, "{started:?}");
+        let run_id = started.body["run_id"].as_i64().expect("run_id");
+        self.wait_for(run_id).await
+    }
+
+    pub async fn wait_for(&self, run_id: i64) -> Value {
+        let path = format!("/connections/{}/sync_runs/{run_id}", self.connection_id);
+        for _ in 0..600 {
+            let run = self.app.get(&path, self.admin()).await;
+            assert_eq!(run.status.code, 200, "{run:?}");
+            if !run.body["finished_at"].is_null() {
+                return run.body;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("run {run_id} did not finish within 30 s");
+    }
+
+    /// Every order, oldest first (session mode, so there is no cap).
+    pub async fn orders(&self) -> Vec<Value> {
+        self.list("orders").await
+    }
+
+    pub async fn shipments(&self) -> Vec<Value> {
+        self.list("shipments").await
+    }
+
+    async fn list(&self, key: &str) -> Vec<Value> {
+        let mut rows = Vec::new();
+        let mut r: Reply = self.app.get(&format!("/{key}?limit=1000&sort=id"), self.admin()).await;
+        for _ in 0..100 {
+            assert_eq!(r.status.code, 200, "{r:?}");
+            let page = r.body[key].as_array().cloned().unwrap_or_default();
+            if page.is_empty() {
+                break;
+            }
+            rows.extend(page);
+            let session = r.body["session_id"].as_str().expect("session_id").to_string();
+            r = self.app.get(&format!("/{key}?session_id={session}"), self.admin()).await;
+        }
+        rows
+    }
+
+    pub fn dir(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// The names of the files in a folder of the warehouse, sorted.
+    pub fn files(&self, name: &str) -> Vec<String> {
+        files_in(&self.dir(name))
+    }
+
+    pub fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Puts a shipment file where the warehouse would.
+    pub fn drop_shipments(&self, name: &str, text: &str) {
+        let dir = self.dir("shipments");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    pub fn drop_stock(&self, name: &str, text: &str) {
+        let dir = self.dir("inventory");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    /// Every data row of every order file, as (file, order_id, line, sku).
+    pub fn order_file_rows(&self) -> Vec<(String, i64, String, String)> {
+        let mut rows = Vec::new();
+        for name in self.files("orders") {
+            let mut reader = csv::Reader::from_path(self.dir("orders").join(&name)).unwrap();
+            let headers = reader.headers().unwrap().clone();
+            let at = |n: &str| headers.iter().position(|h| h == n).unwrap();
+            for record in reader.records() {
+                let record = record.unwrap();
+                rows.push((
+                    name.clone(),
+                    record[at("order_id")].parse().unwrap(),
+                    record[at("line")].to_string(),
+                    record[at("sku")].to_string(),
+                ));
+            }
+        }
+        rows
+    }
+}
+
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A spec for one more order in the simulator.
+pub fn order(items: usize) -> OrderSpec {
+    OrderSpec::awaiting_fulfillment(items)
+}
