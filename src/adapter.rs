@@ -148,7 +148,8 @@ pub fn read_snake_case(fields: &mut Fields, key: &str) -> Patch<String> {
 pub fn validate(fields: &mut Fields, owner: Owner, platform: &str, settings: &Map<String, Value>) {
     let mut adapter = fields.child("adapter", settings.clone());
     match (owner, platform) {
-        (Owner::Store, "bigcommerce") => {
+        // `big_commerce` is the hosted service's own token; `bigcommerce` is kept as sent.
+        (Owner::Store, "big_commerce" | "bigcommerce") => {
             adapter.required("access_token", Fields::text);
             adapter.required("store_hash", Fields::text);
             adapter.text("client_id");
@@ -156,17 +157,82 @@ pub fn validate(fields: &mut Fields, owner: Owner, platform: &str, settings: &Ma
         (Owner::Store, "sellbrite") => {
             adapter.required("auth_token", Fields::text);
             adapter.required("secret_key", Fields::text);
+            adapter.text("warehouse_uuid");
         }
-        (Owner::Warehouse, scheme @ ("sftp" | "ftp")) => {
+        // `dropstream` is the hosted service's own SFTP file drop.
+        (Owner::Warehouse, platform @ ("sftp" | "ftp" | "dropstream")) => {
+            let scheme = if platform == "ftp" { "ftp" } else { "sftp" };
             if let Some(url) = adapter.required("connection_string", Fields::text)
                 && let Err(problem) = FileTransferUrl::parse(&url, scheme)
             {
                 adapter.error("connection_string", problem);
             }
+            file_folders(&mut adapter);
+        }
+        // Whether the folder lies inside `folder_warehouse_root` is checked by
+        // `check_folder`, which knows the configuration.
+        (Owner::Warehouse, "folder") => {
+            if let Some(url) = adapter.required("connection_string", Fields::text)
+                && let Err(problem) = crate::platforms::files::Location::parse("folder", &url)
+            {
+                adapter.error("connection_string", problem);
+            }
+            file_folders(&mut adapter);
         }
         _ => {}
     }
     fields.absorb(adapter);
+}
+
+/// The optional folders of a file warehouse (CONTRACT §11): relative paths.
+fn file_folders(adapter: &mut Fields) {
+    for key in ["orders_dir", "shipments_dir", "inventory_dir"] {
+        if let Patch::Value(dir) = adapter.text(key)
+            && (dir.starts_with('/') || dir.split('/').any(|part| part == ".."))
+        {
+            adapter.error(key, "must be a folder relative to the warehouse's root, without '..'");
+        }
+    }
+}
+
+/// A `folder` warehouse may be created or changed by admins only, and its folder must lie
+/// inside `root` (`folder_warehouse_root`): it gives orderbridge's own disk to whoever sets it.
+pub fn check_folder(adapter: &Adapter, root: &std::path::Path, is_admin: bool) -> ApiResult<()> {
+    if adapter.platform != "folder" {
+        return Ok(());
+    }
+    if !is_admin {
+        return Err(ApiError::Forbidden("Only admins may create or change a folder warehouse.".to_string()));
+    }
+    let url = adapter.settings.get("connection_string").and_then(Value::as_str).unwrap_or_default();
+    let inside = match crate::platforms::files::Location::parse("folder", url) {
+        Ok(crate::platforms::files::Location::Folder(path)) => {
+            let normal = |p: &std::path::Path| {
+                p.components().fold(std::path::PathBuf::new(), |mut out, c| {
+                    match c {
+                        std::path::Component::ParentDir => {
+                            out.pop();
+                        }
+                        std::path::Component::CurDir => {}
+                        other => out.push(other),
+                    }
+                    out
+                })
+            };
+            let root = std::fs::canonicalize(root).unwrap_or_else(|_| normal(root));
+            let path = std::fs::canonicalize(&path).unwrap_or_else(|_| normal(&path));
+            path.starts_with(&root)
+        }
+        _ => false,
+    };
+    if inside {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            "adapter[connection_string]",
+            format!("must be a folder inside {} (folder_warehouse_root)", root.display()),
+        ))
+    }
 }
 
 /// The parts of an `sftp://user:password@host[:port]/path` (or `ftp://`) URL.
@@ -181,7 +247,7 @@ pub struct FileTransferUrl<'a> {
 
 impl<'a> FileTransferUrl<'a> {
     pub fn parse(url: &'a str, scheme: &str) -> Result<FileTransferUrl<'a>, String> {
-        let shape = format!("{scheme}://user:password@host[:port]/path");
+        let shape = format!("{scheme}://user:password@host[:port][/path]");
         let rest = url
             .strip_prefix(scheme)
             .and_then(|r| r.strip_prefix("://"))
@@ -189,9 +255,10 @@ impl<'a> FileTransferUrl<'a> {
         if rest.chars().any(char::is_whitespace) {
             return Err(format!("must not contain spaces; expected {shape}"));
         }
+        // No path means the login directory.
         let (authority, path) = match rest.find('/') {
             Some(i) => rest.split_at(i),
-            None => return Err(format!("needs a path; expected {shape}")),
+            None => (rest, ""),
         };
         // The password may hold an unescaped '@'; the host never does.
         let (userinfo, host_port) = authority

@@ -70,6 +70,8 @@ pub struct Config {
     pub body_limit: u64,
     /// Largest accepted body of `POST /import/*` in bytes.
     pub import_body_limit: u64,
+    /// The only folder `folder` warehouses may use; relative to the database file's folder.
+    pub folder_warehouse_root: PathBuf,
     pub sync_mode: SyncMode,
     /// Time between scheduled passes of one connection (1..86400).
     pub sync_interval_secs: u64,
@@ -95,6 +97,7 @@ impl Default for Config {
             db_workers: 0,
             body_limit: 1024 * 1024,
             import_body_limit: 64 * 1024 * 1024,
+            folder_warehouse_root: PathBuf::from("warehouses"),
             sync_mode: SyncMode::Live,
             sync_interval_secs: 60,
             sync_max_attempts: 8,
@@ -104,6 +107,15 @@ impl Default for Config {
 }
 
 impl Config {
+    /// `folder_warehouse_root` as a path: a relative one lies beside the database file.
+    pub fn folder_root(&self) -> PathBuf {
+        if self.folder_warehouse_root.is_absolute() {
+            return self.folder_warehouse_root.clone();
+        }
+        let beside = self.database.parent().filter(|p| !p.as_os_str().is_empty());
+        beside.map_or_else(|| self.folder_warehouse_root.clone(), |dir| dir.join(&self.folder_warehouse_root))
+    }
+
     /// The figment production reads: our defaults, Rocket's own (`Rocket.toml`, `ROCKET_*`),
     /// then `ORDERBRIDGE_*`.
     pub fn figment() -> Figment {

@@ -14,6 +14,7 @@ use crate::adapter::read_snake_case;
 use crate::api::{ApiResult, Created, Id, NoContent, Owned, check_customer, owned_row_exists};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields, Patch};
+use crate::config::Config;
 use crate::customers::NewCustomer;
 use crate::dates::{self, Timestamp};
 use crate::db::{self, Pool};
@@ -323,8 +324,11 @@ fn duplicate(existing: i64) -> ApiError {
 }
 
 #[post("/connections", data = "<body>")]
-async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Created> {
+async fn create(user: AuthUser, body: Body, pool: &State<Pool>, config: &State<Config>) -> ApiResult<Created> {
     let connection = NewConnection::read(body.fields(), &user)?;
+    if let Party::New(warehouse) = &connection.warehouse {
+        crate::adapter::check_folder(warehouse.adapter(), &config.folder_root(), user.is_admin())?;
+    }
     let id = user.run(pool, move |conn, user| connection.insert(conn, user)).await?;
     Ok(Created::at("connections", id))
 }

@@ -22,6 +22,7 @@ pub mod ping;
 pub mod platforms;
 pub mod products;
 pub mod seed;
+pub mod simulate;
 pub mod shipments;
 pub mod stores;
 pub mod sync;

@@ -134,8 +134,9 @@ fn read_create(body: Body, user: &AuthUser) -> ApiResult<(i64, NewWarehouse)> {
 }
 
 #[post("/warehouses", data = "<body>")]
-async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Created> {
+async fn create(user: AuthUser, body: Body, pool: &State<Pool>, config: &State<Config>) -> ApiResult<Created> {
     let (customer_id, warehouse) = read_create(body, &user)?;
+    adapter::check_folder(&warehouse.adapter, &config.folder_root(), user.is_admin())?;
     let id = user
         .run(pool, move |conn, user| {
             check_customer(conn, user, customer_id, "customer_id")?;
@@ -154,6 +155,7 @@ async fn ping(
     config: &State<Config>,
 ) -> ApiResult<NoContent> {
     let (customer_id, warehouse) = read_create(body, &user)?;
+    adapter::check_folder(&warehouse.adapter, &config.folder_root(), user.is_admin())?;
     user.run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id")).await?;
     warehouse.adapter.ping(config, Owner::Warehouse).await
 }
@@ -161,7 +163,14 @@ async fn ping(
 /// `customer_id` is read-only: a warehouse moved to another customer would leave its
 /// connections joining two customers' resources.
 #[patch("/warehouses/<id>", data = "<body>")]
-async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<NoContent> {
+async fn update(
+    id: Id,
+    user: AuthUser,
+    body: Body,
+    pool: &State<Pool>,
+    config: &State<Config>,
+) -> ApiResult<NoContent> {
+    let folder_root = config.folder_root();
     let id = id.get("Warehouse")?;
     let mut fields = body.fields();
     let name = fields.text("name");
@@ -190,8 +199,14 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
         if let Some(enabled_at) = enabled_at.present() {
             changes.push(("enabled_at", enabled_at.into()));
         }
+        // A folder warehouse is an admin's to change, whatever the field.
+        adapter::check_folder(&warehoused, &folder_root, user.is_admin()).or_else(|e| match e {
+            ApiError::Forbidden(_) => Err(e),
+            _ => Ok(()),
+        })?;
         if !adapter.is_empty() {
             let resolved = adapter.resolve(Owner::Warehouse, warehoused)?;
+            adapter::check_folder(&resolved, &folder_root, user.is_admin())?;
             changes.push(("adapter", resolved.settings_json().into()));
             changes.push(("platform", resolved.platform.into()));
         }

@@ -246,7 +246,7 @@ mod tests {
         let pool = open_with(&dir.path().join("t.db"), 1).unwrap();
         let failed: Result<(), ApiError> = run(&pool, |_| panic!("a bug")).await;
         assert_eq!(failed, Err(ApiError::Internal));
-        let answer =
+        let answer: Result<i64, ApiError> =
             run(&pool, |conn| Ok(conn.query_row("SELECT 41 + 1", [], |r| r.get::<_, i64>(0))?)).await;
         assert_eq!(answer, Ok(42), "the one thread is still there");
     }

@@ -68,7 +68,7 @@ enum StorePlatform {
 impl StorePlatform {
     fn from_token(token: &str) -> Option<Self> {
         match token {
-            "bigcommerce" => Some(Self::BigCommerce),
+            "big_commerce" | "bigcommerce" => Some(Self::BigCommerce),
             "sellbrite" => Some(Self::Sellbrite),
             _ => None,
         }
@@ -94,13 +94,15 @@ impl StorePlatform {
 enum WarehousePlatform {
     Sftp,
     Ftp,
+    Folder,
 }
 
 impl WarehousePlatform {
     fn from_token(token: &str) -> Option<Self> {
         match token {
-            "sftp" => Some(Self::Sftp),
+            "sftp" | "dropstream" => Some(Self::Sftp),
             "ftp" => Some(Self::Ftp),
+            "folder" => Some(Self::Folder),
             _ => None,
         }
     }
@@ -109,6 +111,7 @@ impl WarehousePlatform {
         match self {
             Self::Sftp => "The SFTP server",
             Self::Ftp => "The FTP server",
+            Self::Folder => "The warehouse folder",
         }
     }
 
@@ -116,6 +119,15 @@ impl WarehousePlatform {
         match self {
             Self::Sftp => sftp::check(adapter, settings.timeout).await,
             Self::Ftp => ftp::check(adapter).await,
+            Self::Folder => {
+                let url = adapter.get("connection_string").and_then(Value::as_str).unwrap_or_default();
+                let location = crate::platforms::files::Location::parse("folder", url)
+                    .map_err(|problem| PingError::AuthenticationFailed(format!("The folder's connection_string {problem}.")))?;
+                crate::platforms::files::check(&location, settings.timeout).await.map_err(|e| match e {
+                    crate::platforms::PlatformError::Unreachable { message, .. } => PingError::Unreachable(message),
+                    other => PingError::AuthenticationFailed(other.message().to_string()),
+                })
+            }
         }
     }
 }

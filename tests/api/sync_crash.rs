@@ -193,7 +193,7 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     // Every shipment once, notified once.
     let shipments = api.all("shipments");
     assert_eq!(shipments.len(), shipped.len());
-    assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{:?}", shipments.iter().map(|s| &s["state"]).collect::<BTreeSet<_>>());
+    assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{:?}", shipments.iter().map(|s| s["state"].to_string()).collect::<BTreeSet<_>>());
     let posted = sim.shipments(HASH);
     let mut seen = BTreeSet::new();
     for shipment in &posted {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use orderbridge::simulate::big_commerce::{OrderSpec, Simulator};
+use orderbridge::simulate::big_commerce::Simulator;
 use rocket::figment::Figment;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -207,9 +207,4 @@ pub fn files_in(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
-}
-
-/// A spec for one more order in the simulator.
-pub fn order(items: usize) -> OrderSpec {
-    OrderSpec::awaiting_fulfillment(items)
 }

@@ -59,6 +59,18 @@ pub async fn open(location: &Location, timeout: Duration) -> Result<FileSession,
     })
 }
 
+/// The credential check of a file warehouse (CONTRACT §8): it can be reached and logged in
+/// to, and for a `folder`, the folder exists and takes a file.
+pub async fn check(location: &Location, timeout: Duration) -> Result<(), PlatformError> {
+    match open(location, timeout).await? {
+        FileSession::Folder(s) => s.check_writable().await,
+        session => {
+            session.close().await;
+            Ok(())
+        }
+    }
+}
+
 impl FileSession {
     /// The names of the plain files directly in `dir`, sorted; a missing folder has none.
     pub async fn list(&mut self, dir: &str) -> Result<Vec<String>, PlatformError> {
