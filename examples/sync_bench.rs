@@ -139,8 +139,14 @@ async fn bench(orders: usize) {
     let (cpu, wall, run) = timed(&config, connection).await;
     let requests: f64 = sim.ask("requests").parse().unwrap_or(0.0);
     let pulled = run.counts.orders_pulled as f64;
-    println!("first pass: {} orders pulled, {} sent in {wall:.1} s", run.counts.orders_pulled, run.counts.orders_sent);
-    println!("  orderbridge CPU: {cpu:.2} s = {:.3} ms per order pulled and sent (target <= 0.2)", cpu * 1000.0 / pulled.max(1.0));
+    println!(
+        "first pass: {} orders pulled, {} sent in {wall:.1} s",
+        run.counts.orders_pulled, run.counts.orders_sent
+    );
+    println!(
+        "  orderbridge CPU: {cpu:.2} s = {:.3} ms per order pulled and sent (target <= 0.2)",
+        cpu * 1000.0 / pulled.max(1.0)
+    );
     println!("  requests per order: {:.4} (v2 needs 2 + 1/250 = 2.004)", requests / pulled.max(1.0));
     assert_eq!(run.status, "succeeded", "{run:?}");
 
@@ -231,7 +237,8 @@ fn add_products(db: &Path, count: usize) -> Vec<String> {
     let now = orderbridge::dates::now_ms();
     let skus: Vec<String> = (0..count).map(|i| format!("BENCH-SKU-{i:06}")).collect();
     {
-        let mut insert = tx.prepare("INSERT INTO products (customer_id, sku, created_at) VALUES (1, ?1, ?2)").unwrap();
+        let mut insert =
+            tx.prepare("INSERT INTO products (customer_id, sku, created_at) VALUES (1, ?1, ?2)").unwrap();
         for sku in &skus {
             insert.execute(rusqlite::params![sku, now]).unwrap();
         }

@@ -449,6 +449,8 @@ mod tests {
         );
         assert!(FileTransferUrl::parse("ftp://u:p@10.0.0.1/", "ftp").is_ok());
         assert!(FileTransferUrl::parse("sftp://u:p@[::1]:22/x", "sftp").is_ok());
+        // No path: the login directory.
+        assert_eq!(FileTransferUrl::parse("sftp://u:p@host", "sftp").map(|u| u.path), Ok(""));
         for bad in [
             "ftp://u:p@host/x",
             "sftp:/u:p@host/x",
@@ -457,7 +459,6 @@ mod tests {
             "sftp://:p@host/x",
             "sftp://u:@host/x",
             "sftp://u:p@/x",
-            "sftp://u:p@host",
             "sftp://u:p@host:abc/x",
             "sftp://u:p@host:70000/x",
             "sftp://u:p@host:/x",

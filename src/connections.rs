@@ -324,7 +324,12 @@ fn duplicate(existing: i64) -> ApiError {
 }
 
 #[post("/connections", data = "<body>")]
-async fn create(user: AuthUser, body: Body, pool: &State<Pool>, config: &State<Config>) -> ApiResult<Created> {
+async fn create(
+    user: AuthUser,
+    body: Body,
+    pool: &State<Pool>,
+    config: &State<Config>,
+) -> ApiResult<Created> {
     let connection = NewConnection::read(body.fields(), &user)?;
     if let Party::New(warehouse) = &connection.warehouse {
         crate::adapter::check_folder(warehouse.adapter(), &config.folder_root(), user.is_admin())?;

@@ -22,8 +22,8 @@ pub mod ping;
 pub mod platforms;
 pub mod products;
 pub mod seed;
-pub mod simulate;
 pub mod shipments;
+pub mod simulate;
 pub mod stores;
 pub mod sync;
 pub mod users;
@@ -65,7 +65,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
 
     let sessions = Sessions::new(config.session_ttl_secs, config.max_sessions);
     // The engine has its own database thread, so passes never queue behind requests.
-    let engine = sync::Engine::new(db::open_with(&config.database, 1)?, sync::Settings::from_config(&config));
+    let engine = sync::Engine::new(pool.dedicated(1)?, sync::Settings::from_config(&config));
 
     let rocket = rocket::custom(figment)
         .manage(pool)

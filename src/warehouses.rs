@@ -134,7 +134,12 @@ fn read_create(body: Body, user: &AuthUser) -> ApiResult<(i64, NewWarehouse)> {
 }
 
 #[post("/warehouses", data = "<body>")]
-async fn create(user: AuthUser, body: Body, pool: &State<Pool>, config: &State<Config>) -> ApiResult<Created> {
+async fn create(
+    user: AuthUser,
+    body: Body,
+    pool: &State<Pool>,
+    config: &State<Config>,
+) -> ApiResult<Created> {
     let (customer_id, warehouse) = read_create(body, &user)?;
     adapter::check_folder(&warehouse.adapter, &config.folder_root(), user.is_admin())?;
     let id = user

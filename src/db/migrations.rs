@@ -27,7 +27,11 @@ const FIRST_VERSION: i64 = 2;
 
 pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 3, name: "every connection gets an inventory channel", apply: inventory_channels },
-    Migration { version: 4, name: "sync: runs, cursors, order files, stock, shipment quantities", apply: sync_tables },
+    Migration {
+        version: 4,
+        name: "sync: runs, cursors, order files, stock, shipment quantities",
+        apply: sync_tables,
+    },
 ];
 
 /// The version this binary writes.
@@ -86,10 +90,8 @@ mod tests {
 
     #[test]
     fn versions_grow_one_at_a_time_from_the_first_release() {
-        let mut expected = FIRST_VERSION + 1;
-        for m in MIGRATIONS {
+        for (expected, m) in (FIRST_VERSION + 1..).zip(MIGRATIONS) {
             assert_eq!(m.version, expected, "{}", m.name);
-            expected += 1;
         }
     }
 

@@ -24,6 +24,12 @@ pub struct Pool {
 type Job = Box<dyn FnOnce() + Send>;
 
 impl Pool {
+    /// The same connections with database threads of their own, for background work (the
+    /// sync engine) that must neither wait behind requests nor hold them up.
+    pub fn dedicated(&self, threads: usize) -> Result<Pool, String> {
+        Ok(Pool { connections: self.connections.clone(), jobs: start_workers(threads.max(1))? })
+    }
+
     /// A connection for work that is already off the async threads (CLI, tests, `run`).
     pub fn get(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, r2d2::Error> {
         self.connections.get()
@@ -179,7 +185,8 @@ where
     let (reply, answer) = rocket::tokio::sync::oneshot::channel();
     let connections = pool.connections.clone();
     let job: Job = Box::new(move || {
-        let result = connections.get().map_err(|e| E::from(DbError::from(e))).and_then(|mut conn| work(&mut conn));
+        let result =
+            connections.get().map_err(|e| E::from(DbError::from(e))).and_then(|mut conn| work(&mut conn));
         // The request may have gone away meanwhile; then nobody needs the answer.
         let _ = reply.send(result);
     });

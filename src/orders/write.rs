@@ -306,7 +306,10 @@ pub fn rerender(conn: &Connection, id: i64) -> rusqlite::Result<()> {
     let mut items = Vec::new();
     let rows = stmt.query_map([id], |r| {
         let values = (0..ITEM_FIELDS.len()).map(|i| r.get(4 + i)).collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?), NewItem { values, options: r.get(2)?, custom: r.get(3)? }))
+        Ok((
+            (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?),
+            NewItem { values, options: r.get(2)?, custom: r.get(3)? },
+        ))
     })?;
     for row in rows {
         let (key, item) = row?;

@@ -121,10 +121,14 @@ impl WarehousePlatform {
             Self::Ftp => ftp::check(adapter).await,
             Self::Folder => {
                 let url = adapter.get("connection_string").and_then(Value::as_str).unwrap_or_default();
-                let location = crate::platforms::files::Location::parse("folder", url)
-                    .map_err(|problem| PingError::AuthenticationFailed(format!("The folder's connection_string {problem}.")))?;
+                let location =
+                    crate::platforms::files::Location::parse("folder", url).map_err(|problem| {
+                        PingError::AuthenticationFailed(format!("The folder's connection_string {problem}."))
+                    })?;
                 crate::platforms::files::check(&location, settings.timeout).await.map_err(|e| match e {
-                    crate::platforms::PlatformError::Unreachable { message, .. } => PingError::Unreachable(message),
+                    crate::platforms::PlatformError::Unreachable { message, .. } => {
+                        PingError::Unreachable(message)
+                    }
                     other => PingError::AuthenticationFailed(other.message().to_string()),
                 })
             }

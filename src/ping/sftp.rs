@@ -80,7 +80,10 @@ pub(crate) enum Login {
 
 /// Password login, falling back to keyboard-interactive when the server only offers that
 /// (OpenSSH with `PasswordAuthentication no` still takes passwords that way).
-pub(crate) async fn log_in(session: &mut client::Handle<AnyHostKey>, target: &Target) -> Result<Login, russh::Error> {
+pub(crate) async fn log_in(
+    session: &mut client::Handle<AnyHostKey>,
+    target: &Target,
+) -> Result<Login, russh::Error> {
     const REFUSED: &str = "refused the user name and password";
     let (remaining, partial) = match session.authenticate_password(&target.user, &target.password).await? {
         AuthResult::Success => return Ok(Login::Accepted),

@@ -38,7 +38,11 @@ pub fn new_client() -> reqwest::Client {
 
 /// A request that got no answer: refused connection, timeout, TLS failure.
 pub fn transport_error(platform: &str, e: &reqwest::Error) -> PlatformError {
-    let what = if e.is_timeout() { "did not answer in time".to_string() } else { format!("could not be reached: {}", root_cause(e)) };
+    let what = if e.is_timeout() {
+        "did not answer in time".to_string()
+    } else {
+        format!("could not be reached: {}", root_cause(e))
+    };
     PlatformError::unreachable(format!("{platform} {what}."))
 }
 
@@ -54,7 +58,12 @@ pub fn asked_wait(response: &Response) -> Option<Duration> {
 
 /// The error an unsuccessful answer means. `refused_statuses` are the statuses that say the
 /// credentials were refused (401 and 403 for most platforms).
-pub async fn error_for(platform: &str, response: Response, secrets: &[&str], refused_statuses: &[u16]) -> PlatformError {
+pub async fn error_for(
+    platform: &str,
+    response: Response,
+    secrets: &[&str],
+    refused_statuses: &[u16],
+) -> PlatformError {
     let status = response.status();
     let wait = asked_wait(&response);
     let reason = reason(response, secrets).await;
@@ -71,7 +80,10 @@ pub async fn error_for(platform: &str, response: Response, secrets: &[&str], ref
     if refused_statuses.contains(&status.as_u16()) {
         return PlatformError::Refused(format!("{platform} refused the credentials ({said})."));
     }
-    PlatformError::Rejected { status: status.as_u16(), message: format!("{platform} refused the request ({said}).") }
+    PlatformError::Rejected {
+        status: status.as_u16(),
+        message: format!("{platform} refused the request ({said})."),
+    }
 }
 
 /// The platform's own reason in an error body, quoted safely.

@@ -32,7 +32,9 @@ pub struct RetryPolicy {
 pub fn wait_before(policy: &RetryPolicy, next: u32, error: &PlatformError) -> Duration {
     let doubling = policy.base.saturating_mul(1u32 << next.saturating_sub(2).min(20));
     match error {
-        PlatformError::Unreachable { wait: Some(asked), rate_limited: true, .. } => (*asked).max(Duration::from_millis(1)),
+        PlatformError::Unreachable { wait: Some(asked), rate_limited: true, .. } => {
+            (*asked).max(Duration::from_millis(1))
+        }
         _ => doubling,
     }
 }
@@ -64,7 +66,9 @@ pub async fn permit(account: &str) -> Option<OwnedSemaphorePermit> {
     static GATES: OnceLock<Mutex<HashMap<String, Arc<Semaphore>>>> = OnceLock::new();
     let gate = {
         let mut gates = GATES.get_or_init(Default::default).lock().ok()?;
-        Arc::clone(gates.entry(account.to_string()).or_insert_with(|| Arc::new(Semaphore::new(MAX_IN_FLIGHT))))
+        Arc::clone(
+            gates.entry(account.to_string()).or_insert_with(|| Arc::new(Semaphore::new(MAX_IN_FLIGHT))),
+        )
     };
     gate.acquire_owned().await.ok()
 }

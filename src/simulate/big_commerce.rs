@@ -232,7 +232,8 @@ impl Simulator {
     /// The next `count` requests answer 429 with `X-Rate-Limit-Time-Reset-Ms: reset_ms`.
     pub fn rate_limit_next(&self, hash: &str, count: usize, reset_ms: u64) {
         self.with_store(hash, |store, _| {
-            store.faults = std::iter::repeat_n((String::new(), Fault::RateLimited(reset_ms)), count).collect();
+            store.faults =
+                std::iter::repeat_n((String::new(), Fault::RateLimited(reset_ms)), count).collect();
         });
     }
 
@@ -272,7 +273,10 @@ fn money(hundredths: i64) -> String {
 }
 
 fn rfc2822(ms: i64) -> String {
-    OffsetDateTime::from_unix_timestamp(ms / 1000).unwrap_or(OffsetDateTime::UNIX_EPOCH).format(&Rfc2822).unwrap_or_default()
+    OffsetDateTime::from_unix_timestamp(ms / 1000)
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+        .format(&Rfc2822)
+        .unwrap_or_default()
 }
 
 fn error(status: u16, message: &str) -> Response {
@@ -342,7 +346,9 @@ fn parse_filter_date(text: &str) -> Option<i64> {
 async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
     let parts: Vec<&str> = request.path.trim_matches('/').split('/').collect();
     let (hash, rest) = match parts.as_slice() {
-        ["stores", hash, rest @ ..] => (hash.to_string(), rest.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+        ["stores", hash, rest @ ..] => {
+            (hash.to_string(), rest.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        }
         _ => return error(404, "Not found"),
     };
     // Admission: the store, its token, any fault, the log and the in-flight count.
@@ -353,7 +359,10 @@ async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
         let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
         store.requests.push(format!("{} {}{query}", request.method, request.path));
         if request.header("x-auth-token") != Some(store.token.as_str()) {
-            return Response::json(401, &json!({"status": 401, "title": "You are not authorized to access this resource."}));
+            return Response::json(
+                401,
+                &json!({"status": 401, "title": "You are not authorized to access this resource."}),
+            );
         }
         let due = store.faults.front().is_some_and(|(path, _)| request.path.contains(path.as_str()));
         if let Some((_, fault)) = due.then(|| store.faults.pop_front()).flatten() {
@@ -395,7 +404,10 @@ async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
 fn route(store: &mut Store, request: &Request, rest: &[String]) -> Response {
     let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
     match (request.method.as_str(), rest.as_slice()) {
-        ("GET", ["v2", "store"]) => Response::json(200, &json!({"id": "sim", "domain": "shop.example.com", "name": "Simulated store"})),
+        ("GET", ["v2", "store"]) => Response::json(
+            200,
+            &json!({"id": "sim", "domain": "shop.example.com", "name": "Simulated store"}),
+        ),
         ("GET", ["v2", "orders"]) => list_orders(store, request),
         ("GET", ["v2", "orders", id, what]) => {
             let Some(order) = id.parse::<i64>().ok().and_then(|id| store.orders.get(&id)) else {
@@ -411,7 +423,10 @@ fn route(store: &mut Store, request: &Request, rest: &[String]) -> Response {
         }
         ("POST", ["v2", "orders", id, "shipments"]) => {
             if store.refuse_shipments {
-                return Response::json(403, &json!({"status": 403, "title": "This token lacks the scope to create shipments."}));
+                return Response::json(
+                    403,
+                    &json!({"status": 403, "title": "This token lacks the scope to create shipments."}),
+                );
             }
             post_shipment(store, id, &request.body)
         }
@@ -430,11 +445,15 @@ fn list_orders(store: &Store, request: &Request) -> Response {
     };
     match request.param("sort") {
         None | Some("date_modified:asc") => {}
-        Some(other) => return error(400, &format!("The simulator sorts only by date_modified:asc, not {other}.")),
+        Some(other) => {
+            return error(400, &format!("The simulator sorts only by date_modified:asc, not {other}."));
+        }
     }
     let limit = request.param("limit").map_or(Ok(50), str::parse::<usize>);
     let page = request.param("page").map_or(Ok(1), str::parse::<usize>);
-    let (Ok(limit), Ok(page)) = (limit, page) else { return error(400, "limit and page must be whole numbers") };
+    let (Ok(limit), Ok(page)) = (limit, page) else {
+        return error(400, "limit and page must be whole numbers");
+    };
     if limit == 0 || limit > MAX_LIMIT || page == 0 {
         return error(400, "limit must be 1 to 250 and page at least 1");
     }
@@ -454,7 +473,9 @@ fn post_shipment(store: &mut Store, id: &str, body: &[u8]) -> Response {
     let Some(order) = id.parse::<i64>().ok().and_then(|id| store.orders.get_mut(&id)) else {
         return error(404, "The requested resource was not found.");
     };
-    let Ok(body) = serde_json::from_slice::<Value>(body) else { return error(400, "The request body is not JSON.") };
+    let Ok(body) = serde_json::from_slice::<Value>(body) else {
+        return error(400, "The request body is not JSON.");
+    };
     if body.get("order_address_id").and_then(Value::as_i64) != Some(order.address_id) {
         return error(400, "order_address_id is not an address of this order.");
     }
@@ -463,9 +484,10 @@ fn post_shipment(store: &mut Store, id: &str, body: &[u8]) -> Response {
     };
     let mut lines = Vec::new();
     for item in items {
-        let (Some(line), Some(quantity)) =
-            (item.get("order_product_id").and_then(Value::as_i64), item.get("quantity").and_then(Value::as_i64))
-        else {
+        let (Some(line), Some(quantity)) = (
+            item.get("order_product_id").and_then(Value::as_i64),
+            item.get("quantity").and_then(Value::as_i64),
+        ) else {
             return error(400, "Each item needs order_product_id and quantity.");
         };
         let Some(product) = order.products.iter().find(|p| p.id == line) else {
@@ -492,18 +514,29 @@ fn post_shipment(store: &mut Store, id: &str, body: &[u8]) -> Response {
                           "tracking_carrier": carrier, "order_address_id": order.address_id,
                           "items": lines.iter().map(|(l, q)| json!({"order_product_id": l, "quantity": q})).collect::<Vec<_>>()});
     order.shipments.push(shipment.clone());
-    store.posted.push(PostedShipment { order_id: order.id.to_string(), tracking_number: tracking, tracking_carrier: carrier, items: lines });
+    store.posted.push(PostedShipment {
+        order_id: order.id.to_string(),
+        tracking_number: tracking,
+        tracking_carrier: carrier,
+        items: lines,
+    });
     Response::json(201, &shipment)
 }
 
 fn set_stock(store: &mut Store, body: &[u8]) -> Response {
-    let Ok(body) = serde_json::from_slice::<Value>(body) else { return error(400, "The request body is not JSON.") };
-    let Some(items) = body.get("items").and_then(Value::as_array) else { return error(422, "items are required.") };
+    let Ok(body) = serde_json::from_slice::<Value>(body) else {
+        return error(400, "The request body is not JSON.");
+    };
+    let Some(items) = body.get("items").and_then(Value::as_array) else {
+        return error(422, "items are required.");
+    };
     if items.len() > 2000 {
         return error(422, "At most 2000 items may be adjusted at once.");
     }
     for item in items {
-        let (Some(sku), Some(quantity)) = (item.get("sku").and_then(Value::as_str), item.get("quantity").and_then(Value::as_i64)) else {
+        let (Some(sku), Some(quantity)) =
+            (item.get("sku").and_then(Value::as_str), item.get("quantity").and_then(Value::as_i64))
+        else {
             return error(422, "Each item needs a sku and a quantity.");
         };
         if item.get("location_id").and_then(Value::as_i64).is_none() {

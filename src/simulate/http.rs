@@ -138,7 +138,8 @@ async fn read_request(reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>) ->
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).await.ok()?;
-    let close = headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("connection") && v.eq_ignore_ascii_case("close"));
+    let close =
+        headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("connection") && v.eq_ignore_ascii_case("close"));
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     let query = url::form_urlencoded::parse(query.as_bytes()).into_owned().collect();
     Some((Request { method, path: path.to_string(), query, headers, body }, close))

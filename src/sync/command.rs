@@ -14,7 +14,8 @@ pub async fn run(config: &Config, connection: Option<i64>) -> Result<bool, Strin
     let engine = Engine::new(pool, Settings::from_config(config));
     let ids = match connection {
         Some(id) => {
-            let link = db::run(&engine.pool, move |conn| Ok::<_, DbError>(Link::load(conn, id, None)?))
+            let link = engine
+                .db(move |conn| Ok::<_, DbError>(Link::load(conn, id, None)?))
                 .await
                 .map_err(|e| format!("database: {e}"))?
                 .ok_or_else(|| format!("there is no connection {id}"))?;
@@ -25,7 +26,8 @@ pub async fn run(config: &Config, connection: Option<i64>) -> Result<bool, Strin
             }
             vec![id]
         }
-        None => db::run(&engine.pool, |conn| Ok::<_, DbError>(Link::syncing_ids(conn)?))
+        None => engine
+            .db(|conn| Ok::<_, DbError>(Link::syncing_ids(conn)?))
             .await
             .map_err(|e| format!("database: {e}"))?,
     };

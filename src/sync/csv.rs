@@ -127,27 +127,51 @@ fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
 }
 
 /// Reads the rows of a file with its header; a line that is not CSV is a bad line.
-fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Vec<(u64, csv::StringRecord)>), Vec<BadLine>> {
+/// The data records of a file with the line each starts on.
+type Numbered = Vec<(u64, csv::StringRecord)>;
+
+fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Numbered), Vec<BadLine>> {
     if std::str::from_utf8(bytes).is_err() {
         return Err(vec![BadLine { line: 1, problem: "the file is not UTF-8 text".into() }]);
     }
-    let mut records = reader(bytes).into_records();
-    let header = match records.next() {
-        Some(Ok(record)) => Header::read(&record),
-        Some(Err(e)) => return Err(vec![BadLine { line: 1, problem: format!("the header is not CSV: {e}") }]),
-        None => return Err(vec![BadLine { line: 1, problem: "the file is empty; a header row is required".into() }]),
+    let mut reader = reader(bytes);
+    let mut record = csv::StringRecord::new();
+    let header = match reader.read_record(&mut record) {
+        Ok(true) => Header::read(&record),
+        Ok(false) => {
+            return Err(vec![BadLine {
+                line: 1,
+                problem: "the file is empty; a header row is required".into(),
+            }]);
+        }
+        Err(e) => return Err(vec![BadLine { line: 1, problem: format!("the header is not CSV: {e}") }]),
     };
     let missing: Vec<&str> = required.iter().copied().filter(|c| !header.has(c)).collect();
     if !missing.is_empty() {
-        return Err(vec![BadLine { line: 1, problem: format!("the header has no column {}", missing.join(", ")) }]);
+        return Err(vec![BadLine {
+            line: 1,
+            problem: format!("the header has no column {}", missing.join(", ")),
+        }]);
     }
     let mut out = Vec::new();
     let mut bad = Vec::new();
-    for (i, record) in records.enumerate() {
-        let line = i as u64 + 2;
-        match record {
-            Ok(record) if record.iter().all(|c| c.trim().is_empty()) => {}
-            Ok(record) => out.push((record.position().map_or(line, |p| p.line()), record)),
+    // A record's line is counted from its first byte: quoted fields may span lines, and
+    // blank lines are skipped by the reader.
+    // (The reader's position may still be on the previous line's end, so line breaks at
+    // the position are stepped over first.)
+    let line_at = |byte: u64| {
+        let mut end = usize::try_from(byte).unwrap_or(usize::MAX).min(bytes.len());
+        while end < bytes.len() && matches!(bytes[end], b'\r' | b'\n') {
+            end += 1;
+        }
+        1 + bytes[..end].iter().filter(|b| **b == b'\n').count() as u64
+    };
+    loop {
+        let line = line_at(reader.position().byte());
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) if record.iter().all(|c| c.trim().is_empty()) => {}
+            Ok(true) => out.push((record.position().map_or(line, |p| line_at(p.byte())), record.clone())),
             Err(e) => bad.push(BadLine { line, problem: format!("is not valid CSV: {e}") }),
         }
     }
@@ -157,7 +181,7 @@ fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Vec<(u64, csv::Strin
 /// The rows of a shipment file, checked for shape (the caller checks orders and values).
 pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
     let (header, records) = rows(bytes, &["tracking_number"])?;
-    if !header.has("order_id") && !(header.has("external_id") && header.has("store_id")) {
+    if !(header.has("order_id") || header.has("external_id") && header.has("store_id")) {
         return Err(vec![BadLine {
             line: 1,
             problem: "the header needs an order_id column, or external_id with store_id".into(),
@@ -195,7 +219,10 @@ pub fn read_stock(bytes: &[u8]) -> Result<Vec<StockRow>, Vec<BadLine>> {
         }
         match quantity.parse::<i64>() {
             Ok(q) => out.push(StockRow { sku, quantity: q.max(0) }),
-            Err(_) => bad.push(BadLine { line, problem: format!("has a quantity that is not a whole number: {quantity:?}") }),
+            Err(_) => bad.push(BadLine {
+                line,
+                problem: format!("has a quantity that is not a whole number: {quantity:?}"),
+            }),
         }
     }
     if bad.is_empty() { Ok(out) } else { Err(bad) }
@@ -228,7 +255,8 @@ mod tests {
 
     #[test]
     fn shipment_columns_are_found_by_name_in_any_order_and_lines_count_the_header() {
-        let file = "\u{feff}Tracking_Number,extra,order_id,sku,quantity\r\n1Z9,x,12,A-1,2\r\n\r\n1Z9,y,12,B-2,1\n";
+        let file =
+            "\u{feff}Tracking_Number,extra,order_id,sku,quantity\r\n1Z9,x,12,A-1,2\r\n\r\n1Z9,y,12,B-2,1\n";
         let rows = read_shipments(file.as_bytes()).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].line, rows[0].order_id.as_str(), rows[0].sku.as_str()), (2, "12", "A-1"));
@@ -248,7 +276,10 @@ mod tests {
     #[test]
     fn stock_rows_need_a_sku_and_a_whole_number_and_negative_counts_are_zero() {
         let rows = read_stock(b"quantity,sku\n5,A\n-3,B\n").unwrap();
-        assert_eq!(rows, vec![StockRow { sku: "A".into(), quantity: 5 }, StockRow { sku: "B".into(), quantity: 0 }]);
+        assert_eq!(
+            rows,
+            vec![StockRow { sku: "A".into(), quantity: 5 }, StockRow { sku: "B".into(), quantity: 0 }]
+        );
         let bad = read_stock(b"sku,quantity\n,1\nC,2.5\n").unwrap_err();
         assert_eq!(bad.iter().map(|b| b.line).collect::<Vec<_>>(), vec![2, 3]);
     }

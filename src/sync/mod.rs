@@ -146,6 +146,18 @@ impl Engine {
         })
     }
 
+    /// Database work on the engine's own thread. The engine acts for no user, so there is no
+    /// token to check (`AuthUser::run` is for requests).
+    pub(crate) async fn db<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
+    {
+        #[expect(clippy::disallowed_methods, reason = "background work on behalf of no user")]
+        db::run(&self.pool, work).await
+    }
+
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
@@ -156,7 +168,11 @@ impl Engine {
     }
 
     /// Starts a pass of a connection in the background, or names the one under way.
-    pub async fn start(self: &Arc<Self>, connection_id: i64, trigger: Trigger) -> Result<Started, EngineError> {
+    pub async fn start(
+        self: &Arc<Self>,
+        connection_id: i64,
+        trigger: Trigger,
+    ) -> Result<Started, EngineError> {
         let run_id = match self.begin(connection_id, trigger).await? {
             Started::New(id) => id,
             already => return Ok(already),
@@ -173,7 +189,7 @@ impl Engine {
     pub async fn run_now(self: &Arc<Self>, connection_id: i64, trigger: Trigger) -> Result<Run, EngineError> {
         let run_id = self.begin(connection_id, trigger).await?.run_id();
         self.finish_pass(connection_id, run_id).await;
-        let found = db::run(&self.pool, move |conn| Ok::<_, EngineError>(runs::find(conn, run_id)?)).await?;
+        let found = self.db(move |conn| Ok::<_, EngineError>(runs::find(conn, run_id)?)).await?;
         found.ok_or(EngineError::Db(DbError::Failed(format!("run {run_id} vanished"))))
     }
 
@@ -182,7 +198,8 @@ impl Engine {
         if let Some(id) = self.running(connection_id) {
             return Ok(Started::AlreadyRunning(id));
         }
-        let run_id = db::run(&self.pool, move |conn| Ok::<_, EngineError>(runs::create(conn, connection_id, trigger)?)).await?;
+        let run_id =
+            self.db(move |conn| Ok::<_, EngineError>(runs::create(conn, connection_id, trigger)?)).await?;
         if let Ok(mut running) = self.running.lock() {
             running.insert(connection_id, run_id);
         }
@@ -202,7 +219,7 @@ impl Engine {
         let _release = Release(self, connection_id);
         let _slot = self.slots.acquire().await;
         let outcome = pass::run(self, connection_id, run_id).await;
-        let recorded = db::run(&self.pool, move |conn| Ok::<_, EngineError>(runs::finish(conn, run_id, &outcome)?)).await;
+        let recorded = self.db(move |conn| Ok::<_, EngineError>(runs::finish(conn, run_id, &outcome)?)).await;
         if let Err(e) = recorded {
             log::error!("sync: could not record the end of run {run_id}: {e}");
         }

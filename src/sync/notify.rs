@@ -30,9 +30,14 @@ struct Claimed {
 }
 
 /// Reports every shipment due; `notified` counts those the store now has.
-pub async fn notify(engine: &Engine, link: &Link, store: &StoreSide, notified: &mut u64) -> Result<(), StepError> {
+pub async fn notify(
+    engine: &Engine,
+    link: &Link,
+    store: &StoreSide,
+    notified: &mut u64,
+) -> Result<(), StepError> {
     let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
-    let claimed = db::run(&engine.pool, move |conn| Ok::<_, StepError>(claim(conn, store_id, warehouse_id)?)).await?;
+    let claimed = engine.db(move |conn| Ok::<_, StepError>(claim(conn, store_id, warehouse_id)?)).await?;
     let mut queue = claimed.into_iter();
     while let Some(shipment) = queue.next() {
         let answer = match &shipment.notice {
@@ -48,7 +53,7 @@ pub async fn notify(engine: &Engine, link: &Link, store: &StoreSide, notified: &
             Err(_) => None,
         };
         let recorded = answer.clone();
-        db::run(&engine.pool, move |conn| {
+        engine.db(move |conn| {
             let tx = db::write(conn)?;
             let now = now_ms();
             match &recorded {
@@ -97,15 +102,16 @@ pub async fn notify(engine: &Engine, link: &Link, store: &StoreSide, notified: &
         if let Some(e) = stop {
             // The store cannot be reached or refuses us: the rest wait for the next pass.
             let rest: Vec<(i64, String)> = queue.map(|s| (s.id, s.previous)).collect();
-            db::run(&engine.pool, move |conn| {
-                let tx = db::write(conn)?;
-                for (id, previous) in &rest {
-                    move_shipment(&tx, *id, previous)?;
-                }
-                tx.commit()?;
-                Ok::<_, StepError>(())
-            })
-            .await?;
+            engine
+                .db(move |conn| {
+                    let tx = db::write(conn)?;
+                    for (id, previous) in &rest {
+                        move_shipment(&tx, *id, previous)?;
+                    }
+                    tx.commit()?;
+                    Ok::<_, StepError>(())
+                })
+                .await?;
             return Err(StepError::Platform(e));
         }
     }
@@ -140,11 +146,16 @@ fn claim(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::R
     drop(stmt);
     let mut claimed = Vec::with_capacity(due.len());
     for (id, state) in due {
-        tx.prepare_cached("INSERT INTO shipment_sync (shipment_id) VALUES (?1) ON CONFLICT (shipment_id) DO NOTHING")?
-            .execute([id])?;
+        tx.prepare_cached(
+            "INSERT INTO shipment_sync (shipment_id) VALUES (?1) ON CONFLICT (shipment_id) DO NOTHING",
+        )?
+        .execute([id])?;
         // After a crash a claimed shipment goes back to ready if its next try fails to start.
-        let previous =
-            if state == "scheduled_notify_of_shipment" { "ready_for_shipment_notification".to_string() } else { state };
+        let previous = if state == "scheduled_notify_of_shipment" {
+            "ready_for_shipment_notification".to_string()
+        } else {
+            state
+        };
         move_shipment(&tx, id, "scheduled_notify_of_shipment")?;
         claimed.push(Claimed { id, previous, notice: notice(&tx, id)? });
     }
@@ -167,14 +178,18 @@ fn notice(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Result<Shipme
              FROM shipments s JOIN orders o ON o.id = s.order_id LEFT JOIN order_sync y ON y.order_id = o.id
              WHERE s.id = ?1",
         )?
-        .query_row([shipment_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?;
+        .query_row([shipment_id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        })?;
     let mut stmt = conn.prepare_cached(
         "SELECT oi.id, oi.external_order_item_id, COALESCE(si.quantity, oi.quantity)
          FROM shipment_items si JOIN order_items oi ON oi.id = si.order_item_id
          WHERE si.shipment_id = ?1 ORDER BY si.position",
     )?;
     let lines = stmt
-        .query_map([shipment_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)?)))?
+        .query_map([shipment_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)?))
+        })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut items = Vec::with_capacity(lines.len());
     for (item_id, external, quantity) in lines {
@@ -202,8 +217,10 @@ fn notice(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Result<Shipme
 
 /// Used by `POST /shipments/{id}/retry`: a shipment whose last step failed goes back into it.
 pub fn retry(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Option<&'static str>> {
-    let state: Option<String> =
-        conn.prepare_cached("SELECT state FROM shipments WHERE id = ?1")?.query_row([shipment_id], |r| r.get(0)).optional()?;
+    let state: Option<String> = conn
+        .prepare_cached("SELECT state FROM shipments WHERE id = ?1")?
+        .query_row([shipment_id], |r| r.get(0))
+        .optional()?;
     let to = match state.as_deref() {
         Some("errored_processing") => "scheduled_processing_shipment",
         Some("errored_notifying_of_shipment") => "ready_for_shipment_notification",

@@ -35,10 +35,15 @@ struct Known {
 }
 
 /// Pulls every page of changed orders; `pulled` counts the orders written as they commit.
-pub async fn pull(engine: &Engine, link: &Link, store: &StoreSide, pulled: &mut u64) -> Result<(), StepError> {
+pub async fn pull(
+    engine: &Engine,
+    link: &Link,
+    store: &StoreSide,
+    pulled: &mut u64,
+) -> Result<(), StepError> {
     let started = now_ms();
     let store_id = link.store_id;
-    let cursor: Option<i64> = db::run(&engine.pool, move |conn| Ok::<_, StepError>(read_cursor(conn, store_id)?)).await?;
+    let cursor: Option<i64> = engine.db(move |conn| Ok::<_, StepError>(read_cursor(conn, store_id)?)).await?;
     let overlap = i64::try_from(store.overlap().as_millis()).unwrap_or(i64::MAX);
     let since = cursor.map(|c| c.saturating_sub(overlap));
     for page in 1..=MAX_PAGES {
@@ -48,7 +53,7 @@ pub async fn pull(engine: &Engine, link: &Link, store: &StoreSide, pulled: &mut 
             break;
         }
         let keys: Vec<String> = listed.iter().map(|o| o.external_id.clone()).collect();
-        let known = db::run(&engine.pool, move |conn| Ok::<_, StepError>(lookup(conn, store_id, &keys)?)).await?;
+        let known = engine.db(move |conn| Ok::<_, StepError>(lookup(conn, store_id, &keys)?)).await?;
         let mut wanted = Vec::new();
         let mut cancels = Vec::new();
         for order in &listed {
@@ -73,18 +78,18 @@ pub async fn pull(engine: &Engine, link: &Link, store: &StoreSide, pulled: &mut 
         let fetched: Vec<(String, i64, PulledOrder)> =
             futures::stream::iter(requests).buffer_unordered(DETAILS_AT_ONCE).try_collect().await?;
         let page_cursor = listed.iter().map(|o| o.modified_at_ms).max();
-        *pulled += db::run(&engine.pool, move |conn| write_page(conn, store_id, fetched, &cancels, page_cursor))
-            .await?;
+        *pulled += engine.db(move |conn| write_page(conn, store_id, fetched, &cancels, page_cursor)).await?;
         if last {
             break;
         }
     }
-    db::run(&engine.pool, move |conn| {
-        conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
-            .execute(params![started, store_id])?;
-        Ok::<_, StepError>(())
-    })
-    .await
+    engine
+        .db(move |conn| {
+            conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
+                .execute(params![started, store_id])?;
+            Ok::<_, StepError>(())
+        })
+        .await
 }
 
 /// A listed order with its items and addresses: (external id, modified at, the order).
@@ -144,7 +149,8 @@ fn write_page(
             .optional()?;
         let (state, at, warehouse) = held.unwrap_or((Some(OrderState::New.as_str().into()), Some(now), None));
         record.insert("fulfillment_state".into(), state.map_or(Value::Null, Value::from));
-        record.insert("fulfillment_transitioned_at".into(), at.map_or(Value::Null, |ms| format_ms(ms).into()));
+        record
+            .insert("fulfillment_transitioned_at".into(), at.map_or(Value::Null, |ms| format_ms(ms).into()));
         record.insert("fulfillment_warehouse_id".into(), warehouse.map_or(Value::Null, Value::from));
         let bad = |problems: crate::error::Details| {
             let list: Vec<String> = problems.iter().map(|(k, v)| format!("{k} {v}")).collect();

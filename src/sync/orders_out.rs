@@ -29,7 +29,7 @@ struct Batch {
 /// Whether this connection has orders to send (or a file to finish), without claiming any.
 pub async fn has_work(engine: &Engine, link: &Link) -> Result<bool, StepError> {
     let (connection_id, store_id) = (link.id, link.store_id);
-    db::run(&engine.pool, move |conn| {
+    engine.db(move |conn| {
         let pending: bool = conn
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM order_batches WHERE connection_id = ?1 AND delivered_at IS NULL)")?
             .query_row([connection_id], |r| r.get(0))?;
@@ -46,10 +46,10 @@ pub async fn send(
     folders: &Folders,
 ) -> Result<u64, StepError> {
     let (connection_id, store_id) = (link.id, link.store_id);
-    let batch = db::run(&engine.pool, move |conn| claim(conn, connection_id, store_id)).await?;
+    let batch = engine.db(move |conn| claim(conn, connection_id, store_id)).await?;
     let Some(batch) = batch else { return Ok(0) };
     let ids = batch.order_ids.clone();
-    let rows = db::run(&engine.pool, move |conn| Ok::<_, StepError>(order_rows(conn, &ids)?)).await?;
+    let rows = engine.db(move |conn| Ok::<_, StepError>(order_rows(conn, &ids)?)).await?;
     let bytes = files_csv::write_orders(&rows).map_err(|e| StepError::Db(db::DbError::Failed(e)))?;
     drop(rows);
     let name = format!("orders-{connection_id}-{}.csv", batch.number);
@@ -58,7 +58,7 @@ pub async fn send(
     files.write(&temporary, &bytes).await?;
     files.rename(&temporary, &join(&folders.orders, &name)).await?;
     let warehouse_id = link.warehouse_id;
-    db::run(&engine.pool, move |conn| deliver(conn, &batch, warehouse_id)).await
+    engine.db(move |conn| deliver(conn, &batch, warehouse_id)).await
 }
 
 /// Whether this connection is the one its store's orders go through: the syncing connection
@@ -100,8 +100,9 @@ fn claim(conn: &mut Connection, connection_id: i64, store_id: i64) -> Result<Opt
         .optional()?;
     let batch = match unsent {
         Some((id, number)) => {
-            let mut stmt =
-                tx.prepare_cached("SELECT order_id FROM order_batch_orders WHERE batch_id = ?1 ORDER BY order_id")?;
+            let mut stmt = tx.prepare_cached(
+                "SELECT order_id FROM order_batch_orders WHERE batch_id = ?1 ORDER BY order_id",
+            )?;
             let order_ids = stmt.query_map([id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
             drop(stmt);
             Batch { id, number, order_ids }
@@ -115,12 +116,17 @@ fn claim(conn: &mut Connection, connection_id: i64, store_id: i64) -> Result<Opt
                 return Ok(None);
             }
             let number: i64 = tx
-                .prepare_cached("SELECT COALESCE(MAX(number), 0) + 1 FROM order_batches WHERE connection_id = ?1")?
+                .prepare_cached(
+                    "SELECT COALESCE(MAX(number), 0) + 1 FROM order_batches WHERE connection_id = ?1",
+                )?
                 .query_row([connection_id], |r| r.get(0))?;
-            tx.prepare_cached("INSERT INTO order_batches (connection_id, number, created_at) VALUES (?1, ?2, ?3)")?
-                .execute(params![connection_id, number, now_ms()])?;
+            tx.prepare_cached(
+                "INSERT INTO order_batches (connection_id, number, created_at) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![connection_id, number, now_ms()])?;
             let id = tx.last_insert_rowid();
-            let mut link = tx.prepare_cached("INSERT INTO order_batch_orders (batch_id, order_id) VALUES (?1, ?2)")?;
+            let mut link =
+                tx.prepare_cached("INSERT INTO order_batch_orders (batch_id, order_id) VALUES (?1, ?2)")?;
             for order_id in &order_ids {
                 link.execute(params![id, order_id])?;
             }
@@ -203,7 +209,8 @@ fn order_rows(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<Orde
 fn deliver(conn: &mut Connection, batch: &Batch, warehouse_id: i64) -> Result<u64, StepError> {
     let tx = db::write(conn)?;
     let now = now_ms();
-    tx.prepare_cached("UPDATE order_batches SET delivered_at = ?2 WHERE id = ?1")?.execute(params![batch.id, now])?;
+    tx.prepare_cached("UPDATE order_batches SET delivered_at = ?2 WHERE id = ?1")?
+        .execute(params![batch.id, now])?;
     let mut moved = 0;
     for &order_id in &batch.order_ids {
         let changed = tx

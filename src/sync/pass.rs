@@ -2,7 +2,7 @@
 //! each skipped when it has nothing to do. A failed step ends the pass; what earlier steps
 //! did stays done.
 
-use crate::db::{self, DbError};
+use crate::db::DbError;
 use crate::platforms::PlatformError;
 use crate::platforms::files::{FileSession, Location};
 
@@ -73,7 +73,8 @@ impl Pass<'_> {
     /// Notes in the run which step the pass is in now.
     async fn enter(&self, step: Step) -> Result<(), Failure> {
         let run_id = self.run_id;
-        db::run(&self.engine.pool, move |conn| Ok::<_, DbError>(runs::enter(conn, run_id, step)?))
+        self.engine
+            .db(move |conn| Ok::<_, DbError>(runs::enter(conn, run_id, step)?))
             .await
             .map_err(|e| StepError::Db(e).into_failure(step, run_id))
     }
@@ -82,7 +83,8 @@ impl Pass<'_> {
 async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) -> Result<(), Failure> {
     let engine = pass.engine;
     let fail = |step: Step| move |e: StepError| e.into_failure(step, connection_id);
-    let link = db::run(&engine.pool, move |conn| Ok::<_, DbError>(Link::load(conn, connection_id, None)?))
+    let link = engine
+        .db(move |conn| Ok::<_, DbError>(Link::load(conn, connection_id, None)?))
         .await
         .map_err(|e| fail(Step::PullOrders)(StepError::Db(e)))?;
     let Some(link) = link else {
@@ -104,7 +106,9 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
 
     if sales {
         pass.enter(Step::PullOrders).await?;
-        orders_in::pull(engine, &link, &store, &mut counts.orders_pulled).await.map_err(fail(Step::PullOrders))?;
+        orders_in::pull(engine, &link, &store, &mut counts.orders_pulled)
+            .await
+            .map_err(fail(Step::PullOrders))?;
     }
     // The warehouse session is opened once, when a step first needs it.
     let mut files: Option<FileSession> = None;
@@ -130,7 +134,8 @@ async fn warehouse_steps(
         if orders_out::has_work(engine, link).await.map_err(fail(Step::SendOrders))? {
             pass.enter(Step::SendOrders).await?;
             let session = open(engine, location, files).await.map_err(fail(Step::SendOrders))?;
-            counts.orders_sent = orders_out::send(engine, link, session, folders).await.map_err(fail(Step::SendOrders))?;
+            counts.orders_sent =
+                orders_out::send(engine, link, session, folders).await.map_err(fail(Step::SendOrders))?;
         }
         pass.enter(Step::PullShipments).await?;
         let session = open(engine, location, files).await.map_err(fail(Step::PullShipments))?;
@@ -138,7 +143,9 @@ async fn warehouse_steps(
             .await
             .map_err(fail(Step::PullShipments))?;
         pass.enter(Step::Notify).await?;
-        notify::notify(engine, link, store, &mut counts.shipments_notified).await.map_err(fail(Step::Notify))?;
+        notify::notify(engine, link, store, &mut counts.shipments_notified)
+            .await
+            .map_err(fail(Step::Notify))?;
     }
     if link.inventory_syncs() {
         pass.enter(Step::Stock).await?;

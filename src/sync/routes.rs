@@ -42,7 +42,8 @@ async fn start(
     let id = id.get("Connection")?;
     let mode = config.sync_mode;
     user.run(pool, move |conn, user| {
-        let link = Link::load(conn, id, user.scope())?.ok_or_else(|| ApiError::not_found(format!("Connection {id}")))?;
+        let link = Link::load(conn, id, user.scope())?
+            .ok_or_else(|| ApiError::not_found(format!("Connection {id}")))?;
         let why = link.why_not(Some(mode));
         if why.is_empty() { Ok(()) } else { Err(ApiError::NotSyncing(why)) }
     })
@@ -116,7 +117,8 @@ async fn retry_shipment(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult
             return Err(ApiError::not_found(format!("Shipment {id}")));
         }
         if notify::retry(&tx, id)?.is_none() {
-            let state: Option<String> = tx.query_row("SELECT state FROM shipments WHERE id = ?1", [id], |r| r.get(0))?;
+            let state: Option<String> =
+                tx.query_row("SELECT state FROM shipments WHERE id = ?1", [id], |r| r.get(0))?;
             return Err(not_errored("Shipment", id, state.as_deref()));
         }
         tx.commit()?;

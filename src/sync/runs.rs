@@ -176,7 +176,8 @@ pub fn finish(conn: &mut Connection, id: i64, outcome: &Outcome) -> rusqlite::Re
 /// Records the step a pass is in (kept in `error_step` while the run has no `error_code`),
 /// so a run interrupted by a crash can say where it stopped.
 pub fn enter(conn: &Connection, id: i64, step: Step) -> rusqlite::Result<()> {
-    conn.prepare_cached("UPDATE sync_runs SET error_step = ?2 WHERE id = ?1")?.execute(params![id, step.as_str()])?;
+    conn.prepare_cached("UPDATE sync_runs SET error_step = ?2 WHERE id = ?1")?
+        .execute(params![id, step.as_str()])?;
     Ok(())
 }
 

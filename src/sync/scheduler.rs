@@ -13,7 +13,7 @@ use rocket::fairing::AdHoc;
 
 use crate::config::SyncMode;
 use crate::dates::now_ms;
-use crate::db::{self, DbError};
+use crate::db::DbError;
 
 use super::runs::{self, Trigger};
 use super::{Engine, Link};
@@ -32,7 +32,7 @@ pub fn fairing() -> AdHoc {
 
 async fn start(rocket: &Rocket<Orbit>) {
     let Some(engine) = rocket.state::<Arc<Engine>>().cloned() else { return };
-    if let Err(e) = db::run(&engine.pool, |conn| Ok::<_, DbError>(runs::close_interrupted(conn)?)).await {
+    if let Err(e) = engine.db(|conn| Ok::<_, DbError>(runs::close_interrupted(conn)?)).await {
         log::error!("sync: could not close interrupted runs: {e}");
     }
     if engine.settings().mode == SyncMode::Off {
@@ -63,17 +63,18 @@ impl Schedule {
     async fn tick(&mut self, engine: &Arc<Engine>) {
         let interval = i64::try_from(engine.settings().interval.as_millis()).unwrap_or(i64::MAX);
         if self.refreshed_at.is_none_or(|at| at.elapsed() >= REFRESH) {
-            match db::run(&engine.pool, |conn| {
-                Ok::<_, DbError>((Link::syncing_ids(conn)?, runs::last_started(conn)?))
-            })
-            .await
+            match engine
+                .db(|conn| Ok::<_, DbError>((Link::syncing_ids(conn)?, runs::last_started(conn)?)))
+                .await
             {
                 Ok((ids, last)) => {
                     let last: HashMap<i64, i64> = last.into_iter().collect();
                     let now = now_ms();
                     self.due.retain(|id, _| ids.contains(id));
                     for id in ids {
-                        self.due.entry(id).or_insert_with(|| last.get(&id).copied().unwrap_or(now).saturating_add(interval));
+                        self.due.entry(id).or_insert_with(|| {
+                            last.get(&id).copied().unwrap_or(now).saturating_add(interval)
+                        });
                     }
                     self.refreshed_at = Some(tokio::time::Instant::now());
                 }

@@ -65,7 +65,9 @@ pub async fn pull(
         drop(bytes);
         let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
         let imported = match rows {
-            Ok(rows) => db::run(&engine.pool, move |conn| import_file(conn, store_id, warehouse_id, &rows, read_at)).await?,
+            Ok(rows) => {
+                engine.db(move |conn| import_file(conn, store_id, warehouse_id, &rows, read_at)).await?
+            }
             Err(bad) => Err(bad),
         };
         match imported {
@@ -78,14 +80,19 @@ pub async fn pull(
             Err(bad) => {
                 let place = join(dir, "failed");
                 files.make_dir_all(&place).await?;
-                files.write(&join(&place, &format!("{name}.errors.txt")), files_csv::error_report(&name, &bad).as_bytes()).await?;
+                files
+                    .write(
+                        &join(&place, &format!("{name}.errors.txt")),
+                        files_csv::error_report(&name, &bad).as_bytes(),
+                    )
+                    .await?;
                 files.rename(&path, &join(&place, &name)).await?;
                 failed.push(name);
             }
         }
     }
     let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
-    db::run(&engine.pool, move |conn| Ok::<_, StepError>(process(conn, store_id, warehouse_id)?)).await?;
+    engine.db(move |conn| Ok::<_, StepError>(process(conn, store_id, warehouse_id)?)).await?;
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
             "The warehouse's shipment file {} could not be imported; see {}/failed/ for the lines at fault.",
@@ -93,12 +100,13 @@ pub async fn pull(
             if dir.is_empty() { "." } else { dir }
         )));
     }
-    db::run(&engine.pool, move |conn| {
-        conn.prepare_cached("UPDATE warehouses SET order_status_imported_at = ?1 WHERE id = ?2")?
-            .execute(params![started, warehouse_id])?;
-        Ok::<_, StepError>(())
-    })
-    .await
+    engine
+        .db(move |conn| {
+            conn.prepare_cached("UPDATE warehouses SET order_status_imported_at = ?1 WHERE id = ?2")?
+                .execute(params![started, warehouse_id])?;
+            Ok::<_, StepError>(())
+        })
+        .await
 }
 
 /// Checks every row, then writes the file's new shipments in one transaction. Bad rows
@@ -133,7 +141,9 @@ fn import_file(
     let mut created = 0;
     for group in groups {
         let known: bool = tx
-            .prepare_cached("SELECT EXISTS (SELECT 1 FROM shipments WHERE order_id = ?1 AND tracking_number = ?2)")?
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM shipments WHERE order_id = ?1 AND tracking_number = ?2)",
+            )?
             .query_row(params![group.order_id, group.tracking_number], |r| r.get(0))?;
         if known {
             continue;
@@ -168,7 +178,12 @@ fn import_file(
 }
 
 /// One row as a shipment of one item, or what is wrong with it.
-fn check_row(conn: &Connection, store_id: i64, row: &ShipmentRow, read_at: i64) -> rusqlite::Result<Result<Group, String>> {
+fn check_row(
+    conn: &Connection,
+    store_id: i64,
+    row: &ShipmentRow,
+    read_at: i64,
+) -> rusqlite::Result<Result<Group, String>> {
     let order_id = if !row.order_id.is_empty() {
         let Ok(id) = row.order_id.parse::<i64>() else {
             return Ok(Err(format!("order_id {:?} is not a number", row.order_id)));
@@ -218,7 +233,12 @@ fn check_row(conn: &Connection, store_id: i64, row: &ShipmentRow, read_at: i64) 
         } else {
             match row.quantity.parse::<i64>() {
                 Ok(q) if q >= 1 => q,
-                _ => return Ok(Err(format!("quantity {:?} is not a whole number of at least 1", row.quantity))),
+                _ => {
+                    return Ok(Err(format!(
+                        "quantity {:?} is not a whole number of at least 1",
+                        row.quantity
+                    )));
+                }
             }
         };
         items.push(Requested { sku: row.sku.clone(), quantity });
@@ -243,7 +263,8 @@ pub fn process(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusql
         "SELECT id, order_id FROM shipments WHERE store_id = ?1 AND warehouse_id = ?2
            AND state IN ('new', 'scheduled_processing_shipment') ORDER BY id",
     )?;
-    let waiting = stmt.query_map(params![store_id, warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+    let waiting = stmt
+        .query_map(params![store_id, warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<Vec<(i64, i64)>>>()?;
     drop(stmt);
     for (shipment_id, order_id) in waiting {
@@ -284,13 +305,17 @@ fn match_items(conn: &Connection, shipment_id: i64, order_id: i64) -> rusqlite::
            FROM order_items oi WHERE oi.order_id = ?1 ORDER BY oi.position",
     )?;
     let mut left = stmt
-        .query_map(params![order_id, shipment_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)?)))?
+        .query_map(params![order_id, shipment_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)?))
+        })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut links: Vec<(i64, i64)> = Vec::new();
     if requested.is_empty() {
         links = left.iter().filter(|(_, _, n)| *n > 0).map(|(id, _, n)| (*id, *n)).collect();
         if links.is_empty() {
-            return Ok(Err(format!("ships every unit left, but every unit of order {order_id} is already in a shipment")));
+            return Ok(Err(format!(
+                "ships every unit left, but every unit of order {order_id} is already in a shipment"
+            )));
         }
     }
     for want in &requested {

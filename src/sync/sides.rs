@@ -36,7 +36,11 @@ impl StoreSide {
     }
 
     /// Orders the store lists in one page of its orders changed since `since_ms`.
-    pub async fn orders_page(&self, since_ms: Option<i64>, page: u32) -> Result<Vec<ListedOrder>, PlatformError> {
+    pub async fn orders_page(
+        &self,
+        since_ms: Option<i64>,
+        page: u32,
+    ) -> Result<Vec<ListedOrder>, PlatformError> {
         match self {
             StoreSide::BigCommerce(client) => client.orders_page(since_ms, page).await,
         }
@@ -108,10 +112,10 @@ pub fn warehouse_location(link: &Link) -> Result<Location, PlatformError> {
     if !matches!(link.warehouse_platform.as_str(), "sftp" | "ftp" | "dropstream" | "folder") {
         return Err(not_files());
     }
-    let raw = link.warehouse_adapter.get("connection_string").and_then(serde_json::Value::as_str).unwrap_or("");
-    Location::parse(&link.warehouse_platform, raw).map_err(|problem| {
-        PlatformError::Refused(format!("The warehouse's connection_string {problem}."))
-    })
+    let raw =
+        link.warehouse_adapter.get("connection_string").and_then(serde_json::Value::as_str).unwrap_or("");
+    Location::parse(&link.warehouse_platform, raw)
+        .map_err(|problem| PlatformError::Refused(format!("The warehouse's connection_string {problem}.")))
 }
 
 /// Opens a session with the warehouse's files.

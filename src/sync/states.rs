@@ -42,7 +42,10 @@ impl OrderState {
     pub fn can_cancel(self) -> bool {
         matches!(
             self,
-            OrderState::New | OrderState::PendingShipment | OrderState::PartiallyShipped | OrderState::Errored
+            OrderState::New
+                | OrderState::PendingShipment
+                | OrderState::PartiallyShipped
+                | OrderState::Errored
         )
     }
 
@@ -82,7 +85,9 @@ pub fn update_progress(conn: &Connection, order_id: i64, now: i64) -> rusqlite::
         )?
         .query_row([order_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     let any_shipment: bool = conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM shipments WHERE order_id = ?1 AND state != 'errored_processing')")?
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM shipments WHERE order_id = ?1 AND state != 'errored_processing')",
+        )?
         .query_row([order_id], |r| r.get(0))?;
     let to = if items == complete && any_shipment {
         OrderState::Shipped
@@ -99,6 +104,7 @@ pub fn update_progress(conn: &Connection, order_id: i64, now: i64) -> rusqlite::
 
 /// Sets a shipment's state and renders its document again.
 pub fn move_shipment(conn: &Connection, shipment_id: i64, to: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached("UPDATE shipments SET state = ?2 WHERE id = ?1")?.execute(params![shipment_id, to])?;
+    conn.prepare_cached("UPDATE shipments SET state = ?2 WHERE id = ?1")?
+        .execute(params![shipment_id, to])?;
     crate::shipments::rerender(conn, shipment_id)
 }

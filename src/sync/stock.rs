@@ -44,7 +44,7 @@ pub async fn sync(
         match files_csv::read_stock(&bytes) {
             Ok(rows) => {
                 let warehouse_id = link.warehouse_id;
-                db::run(&engine.pool, move |conn| Ok::<_, StepError>(record(conn, warehouse_id, &rows)?)).await?;
+                engine.db(move |conn| Ok::<_, StepError>(record(conn, warehouse_id, &rows)?)).await?;
                 let done = join(dir, "processed");
                 files.make_dir_all(&done).await?;
                 files.rename(&path, &join(&done, &name)).await?;
@@ -52,23 +52,35 @@ pub async fn sync(
             Err(bad) => {
                 let place = join(dir, "failed");
                 files.make_dir_all(&place).await?;
-                files.write(&join(&place, &format!("{name}.errors.txt")), files_csv::error_report(&name, &bad).as_bytes()).await?;
+                files
+                    .write(
+                        &join(&place, &format!("{name}.errors.txt")),
+                        files_csv::error_report(&name, &bad).as_bytes(),
+                    )
+                    .await?;
                 files.rename(&path, &join(&place, &name)).await?;
                 failed.push(name);
             }
         }
     }
     let (connection_id, customer_id, warehouse_id) = (link.id, link.customer_id, link.warehouse_id);
-    let (changed, unknown) =
-        db::run(&engine.pool, move |conn| Ok::<_, StepError>(changed_levels(conn, connection_id, customer_id, warehouse_id)?)).await?;
+    let (changed, unknown) = engine
+        .db(move |conn| Ok::<_, StepError>(changed_levels(conn, connection_id, customer_id, warehouse_id)?))
+        .await?;
     if unknown > 0 {
-        log::info!("sync: connection {connection_id}: {unknown} warehouse SKU(s) are no product of the customer; skipped");
+        log::info!(
+            "sync: connection {connection_id}: {unknown} warehouse SKU(s) are no product of the customer; skipped"
+        );
     }
     for chunk in changed.chunks(LEVELS_PER_COMMIT) {
         store.set_stock(chunk).await?;
         let levels = chunk.to_vec();
         let store_id = link.store_id;
-        db::run(&engine.pool, move |conn| Ok::<_, StepError>(mark_sent(conn, connection_id, store_id, warehouse_id, &levels)?)).await?;
+        engine
+            .db(move |conn| {
+                Ok::<_, StepError>(mark_sent(conn, connection_id, store_id, warehouse_id, &levels)?)
+            })
+            .await?;
         *sent += chunk.len() as u64;
     }
     if !failed.is_empty() {
@@ -104,7 +116,8 @@ fn changed_levels(
     customer_id: i64,
     warehouse_id: i64,
 ) -> rusqlite::Result<(Vec<(String, i64)>, usize)> {
-    let mut stmt = conn.prepare_cached("SELECT sku, quantity FROM warehouse_stock WHERE warehouse_id = ?1")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT sku, quantity FROM warehouse_stock WHERE warehouse_id = ?1")?;
     let held: HashMap<String, i64> =
         stmt.query_map([warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     let mut stmt = conn.prepare_cached("SELECT id, sku FROM products WHERE customer_id = ?1")?;
@@ -115,7 +128,9 @@ fn changed_levels(
            JOIN products p ON p.id = b.product_id WHERE p.customer_id = ?1",
     )?;
     let mut bundles: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
-    for row in stmt.query_map([customer_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))? {
+    for row in stmt
+        .query_map([customer_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))?
+    {
         let (bundle, component, qty) = row?;
         bundles.entry(bundle).or_default().push((component, qty));
     }
@@ -163,7 +178,9 @@ fn mark_sent(
         upsert.execute(params![connection_id, sku, level, now])?;
     }
     drop(upsert);
-    tx.prepare_cached("UPDATE stores SET inventory_updated_at = ?2 WHERE id = ?1")?.execute(params![store_id, now])?;
-    tx.prepare_cached("UPDATE warehouses SET inventory_updated_at = ?2 WHERE id = ?1")?.execute(params![warehouse_id, now])?;
+    tx.prepare_cached("UPDATE stores SET inventory_updated_at = ?2 WHERE id = ?1")?
+        .execute(params![store_id, now])?;
+    tx.prepare_cached("UPDATE warehouses SET inventory_updated_at = ?2 WHERE id = ?1")?
+        .execute(params![warehouse_id, now])?;
     tx.commit()
 }

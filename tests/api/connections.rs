@@ -32,7 +32,7 @@ fn table_counts(app: &TestApp) -> [i64; 5] {
 }
 
 #[rocket::async_test]
-async fn create_from_ids_then_get_returns_every_field_and_a_disabled_sales_channel() {
+async fn create_from_ids_then_get_returns_every_field_and_disabled_sales_and_inventory_channels() {
     let app = spawn_app().await;
     let (c, s, w) = parties(&app, "Acme").await;
     let r = app
@@ -56,7 +56,12 @@ async fn create_from_ids_then_get_returns_every_field_and_a_disabled_sales_chann
     let channels = app.get(&format!("/connections/{id}/channels"), &app.admin).await;
     assert_eq!(channels.status, Status::Ok);
     let channel = channels.body[0]["id"].as_i64().unwrap();
-    assert_eq!(channels.body, json!([{"id": channel, "type": "sales", "enabled_at": null}]));
+    assert_eq!(
+        channels.body,
+        json!([{"id": channel, "type": "sales", "enabled_at": null},
+               {"id": channel + 1, "type": "inventory", "enabled_at": null}]),
+        "both channels, disabled, sales first"
+    );
 }
 
 #[rocket::async_test]
@@ -109,7 +114,7 @@ async fn nested_customer_store_and_warehouse_are_created_together() {
     assert!(!store.text.contains(ACCESS_TOKEN));
     let warehouse = app.get(&format!("/warehouses/{}", conn["warehouse_id"]), &app.admin).await.body;
     assert_eq!(warehouse["customer_id"], c);
-    assert_eq!(table_counts(&app), [1, 1, 1, 1, 1]);
+    assert_eq!(table_counts(&app), [1, 1, 1, 1, 2], "two channels");
 }
 
 #[rocket::async_test]

@@ -170,4 +170,3 @@ pub fn run_cli(db: &Path, args: &[&str], stdin: &str) -> (bool, String, String) 
         String::from_utf8_lossy(&out.stderr).into(),
     )
 }
-

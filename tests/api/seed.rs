@@ -36,7 +36,12 @@ async fn the_demo_seed_is_deterministic_complete_and_served() {
     );
     assert_eq!(scalar("SELECT count(*) FROM warehouses WHERE platform <> 'sftp'"), 0);
     assert_eq!(scalar("SELECT count(*) FROM connections WHERE enabled_at IS NULL"), 0);
-    assert_eq!(scalar("SELECT count(*) FROM channels WHERE enabled_at IS NULL"), 0);
+    assert_eq!(scalar("SELECT count(*) FROM channels WHERE type = 'sales' AND enabled_at IS NULL"), 0);
+    assert_eq!(
+        scalar("SELECT count(*) FROM channels WHERE type = 'inventory'"),
+        scalar("SELECT count(*) FROM connections"),
+        "every connection has its inventory channel"
+    );
     assert!(scalar("SELECT count(*) FROM products WHERE master_id IS NOT NULL") > 0);
     assert!(scalar("SELECT count(*) FROM product_bundle_items") > 0);
     assert!(scalar("SELECT count(*) FROM variant_collection_products") > 0);
@@ -45,7 +50,7 @@ async fn the_demo_seed_is_deterministic_complete_and_served() {
     let indexes = scalar(
         "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'orders' AND sql IS NOT NULL",
     );
-    assert_eq!(indexes, 10, "the secondary indexes were rebuilt");
+    assert_eq!(indexes, 11, "the secondary indexes were rebuilt");
     drop(conn);
 
     let login = &summary.logins[0];

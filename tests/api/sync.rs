@@ -56,7 +56,11 @@ async fn a_pass_pulls_orders_sends_them_in_one_file_and_reports_shipments_back()
     );
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!((run["shipments_pulled"].as_i64(), run["shipments_notified"].as_i64()), (Some(2), Some(2)), "{run}");
+    assert_eq!(
+        (run["shipments_pulled"].as_i64(), run["shipments_notified"].as_i64()),
+        (Some(2), Some(2)),
+        "{run}"
+    );
     assert_eq!(rig.files("shipments/processed"), vec!["confirm-1.csv"]);
     assert!(rig.files("shipments").is_empty());
 
@@ -91,7 +95,12 @@ async fn a_pull_reads_every_page_then_only_what_changed() {
     let rig = Rig::new(600).await;
     let run = rig.sync().await;
     assert_eq!(run["orders_pulled"], 600, "{run}");
-    let lists = rig.sim.requests().iter().filter(|r| r.split('?').next().is_some_and(|p| p.ends_with("/v2/orders"))).count();
+    let lists = rig
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.split('?').next().is_some_and(|p| p.ends_with("/v2/orders")))
+        .count();
     assert_eq!(lists, 3, "250 + 250 + 100: the short page ends the pull");
     assert_eq!(rig.sim.requests().len(), 3 + 2 * 600, "2 + 1/250 requests per order");
     assert_eq!(rig.orders().await.len(), 600);
@@ -105,10 +114,7 @@ async fn a_pull_reads_every_page_then_only_what_changed() {
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["orders_pulled"], 2, "the changed order and the new one: {run}");
     assert_eq!(run["orders_sent"], 1, "only the new order goes out");
-    let canceled = rig
-        .app
-        .get(&format!("/orders?page=1&external_id={}", external[20]), rig.admin())
-        .await;
+    let canceled = rig.app.get(&format!("/orders?page=1&external_id={}", external[20]), rig.admin()).await;
     assert_eq!(canceled.body["orders"][0]["fulfillment_state"], "canceled", "{canceled:?}");
     let rows = rig.order_file_rows();
     let mut per_order = std::collections::HashMap::<i64, std::collections::BTreeSet<String>>::new();
@@ -168,7 +174,10 @@ async fn a_shipment_of_an_item_the_order_lacks_is_errored_and_can_be_retried() {
     let rig = Rig::new(1).await;
     rig.sync().await;
     let order = ids(&rig.orders().await)[0];
-    rig.drop_shipments("s.csv", &format!("order_id,tracking_number,sku,quantity\n{order},1Z-1,NO-SUCH-SKU,1\n"));
+    rig.drop_shipments(
+        "s.csv",
+        &format!("order_id,tracking_number,sku,quantity\n{order},1Z-1,NO-SUCH-SKU,1\n"),
+    );
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "a shipment that fails processing is not a bad file: {run}");
     let shipment = &rig.shipments().await[0];
@@ -271,11 +280,17 @@ async fn an_unreachable_warehouse_fails_the_send_step_and_keeps_the_orders_new()
         .await
         .id();
     // The first connection is switched off, so the store's orders go through the new one.
-    rig.app.patch_json(&format!("/connections/{}", rig.connection_id), rig.admin(), json!({"enabled_at": null})).await;
+    rig.app
+        .patch_json(&format!("/connections/{}", rig.connection_id), rig.admin(), json!({"enabled_at": null}))
+        .await;
     let channels = rig.app.get(&format!("/connections/{connection}/channels"), rig.admin()).await;
     let sales = channels.body[0]["id"].as_i64().unwrap();
     rig.app
-        .patch_json(&format!("/connections/{connection}/channels/{sales}"), rig.admin(), json!({"enabled_at": "now"}))
+        .patch_json(
+            &format!("/connections/{connection}/channels/{sales}"),
+            rig.admin(),
+            json!({"enabled_at": "now"}),
+        )
         .await;
     let started = rig.app.post_json(&format!("/connections/{connection}/sync"), rig.admin(), json!({})).await;
     let run_id = started.body["run_id"].as_i64().unwrap();
@@ -311,7 +326,8 @@ async fn a_connection_that_does_not_sync_says_what_is_off_and_tenants_see_only_t
     rig.app.patch_json(&format!("/stores/{}", rig.store_id), rig.admin(), json!({"enabled_at": "now"})).await;
     let run = rig.sync().await;
     let (_, other) = rig.app.tenant("Other Co").await;
-    let own = rig.app.user_token("acme-user", orderbridge::users::Role::Customer, Some(rig.customer_id)).await;
+    let own =
+        rig.app.user_token("acme-user", orderbridge::users::Role::Customer, Some(rig.customer_id)).await;
     for p in [format!("{path}/sync_runs"), format!("{path}/sync_runs/{}", run["id"])] {
         assert_error(&rig.app.get(&p, &other).await, 404, "not_found");
         assert_eq!(rig.app.get(&p, &own).await.status.code, 200, "{p}");
@@ -320,8 +336,19 @@ async fn a_connection_that_does_not_sync_says_what_is_off_and_tenants_see_only_t
     let runs = rig.app.get(&format!("{path}/sync_runs"), &own).await;
     assert_eq!(runs.body.as_array().unwrap().len(), 1);
     assert_eq!(runs.body[0]["connection_id"], rig.connection_id);
-    for key in ["id", "trigger", "started_at", "finished_at", "status", "orders_pulled", "orders_sent",
-                "shipments_pulled", "shipments_notified", "stock_levels_sent", "error"] {
+    for key in [
+        "id",
+        "trigger",
+        "started_at",
+        "finished_at",
+        "status",
+        "orders_pulled",
+        "orders_sent",
+        "shipments_pulled",
+        "shipments_notified",
+        "stock_levels_sent",
+        "error",
+    ] {
         assert!(runs.body[0].get(key).is_some(), "{key} in {}", runs.body[0]);
     }
 }
@@ -367,7 +394,8 @@ async fn two_thousand_and_one_levels_are_sent_in_two_requests() {
     let rig = Rig::new(0).await;
     rig.enable_channel("inventory").await;
     let mut file = String::from("sku,quantity\n");
-    let records: Vec<Value> = (0..2001).map(|i| json!({"customer_id": rig.customer_id, "sku": format!("SKU-{i:04}")})).collect();
+    let records: Vec<Value> =
+        (0..2001).map(|i| json!({"customer_id": rig.customer_id, "sku": format!("SKU-{i:04}")})).collect();
     for record in &records {
         rig.app.post_json("/products", rig.admin(), record.clone()).await.id();
     }

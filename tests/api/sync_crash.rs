@@ -89,7 +89,8 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     let env = envs(&base, &folders_text);
 
     let boot = {
-        let (db, env) = (db.clone(), env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+        let (db, env) =
+            (db.clone(), env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
         move || {
             let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             start(&db, &pairs).0
@@ -113,7 +114,8 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
         json!({"name": "c", "customer_id": customer, "store_id": store, "warehouse_id": warehouse, "enabled_at": "now"}),
     );
     let (_, channels) = api.call("GET", &format!("/connections/{connection}/channels"), Value::Null);
-    let sales = channels.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].as_i64().unwrap();
+    let sales =
+        channels.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].as_i64().unwrap();
     api.call("PATCH", &format!("/connections/{connection}/channels/{sales}"), json!({"enabled_at": "now"}));
 
     let mut server = Some(server);
@@ -161,13 +163,20 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert_eq!(run["status"], "succeeded", "{run}");
-        let idle = ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"].iter().all(|k| run[*k] == 0);
+        let idle = ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"]
+            .iter()
+            .all(|k| run[*k] == 0);
         if idle {
             settled = true;
             break;
         }
     }
     assert!(settled, "the passes settle");
+
+    // The kills did land in passes: those runs say they were interrupted.
+    let (_, runs) = api.call("GET", &format!("/connections/{connection}/sync_runs"), Value::Null);
+    let interrupted = runs.as_array().unwrap().iter().filter(|r| r["error"]["code"] == "interrupted").count();
+    assert!(interrupted >= 4, "{interrupted} of 6 kills interrupted a pass: {runs}");
 
     // Every order once.
     let orders = api.all("orders");
@@ -193,7 +202,11 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     // Every shipment once, notified once.
     let shipments = api.all("shipments");
     assert_eq!(shipments.len(), shipped.len());
-    assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{:?}", shipments.iter().map(|s| s["state"].to_string()).collect::<BTreeSet<_>>());
+    assert!(
+        shipments.iter().all(|s| s["state"] == "notified_shipped"),
+        "{:?}",
+        shipments.iter().map(|s| s["state"].to_string()).collect::<BTreeSet<_>>()
+    );
     let posted = sim.shipments(HASH);
     let mut seen = BTreeSet::new();
     for shipment in &posted {

@@ -83,7 +83,8 @@ impl Rig {
             )
             .await
             .id();
-        let rig = Rig { app, sim, root, customer_id, store_id, warehouse_id, connection_id, _folders: folders };
+        let rig =
+            Rig { app, sim, root, customer_id, store_id, warehouse_id, connection_id, _folders: folders };
         rig.enable_channel("sales").await;
         rig
     }
@@ -98,13 +99,17 @@ impl Rig {
         let id = channels.body.as_array().unwrap().iter().find(|c| c["type"] == kind).expect("channel")["id"]
             .as_i64()
             .unwrap();
-        let r = self.app.patch_json(&format!("{path}/{id}"), self.admin(), json!({"enabled_at": "now"})).await;
+        let r =
+            self.app.patch_json(&format!("{path}/{id}"), self.admin(), json!({"enabled_at": "now"})).await;
         assert_eq!(r.status.code, 204, "{r:?}");
     }
 
     /// Asks for a pass and waits until it has finished; returns the run.
     pub async fn sync(&self) -> Value {
-        let started = self.app.post_json(&format!("/connections/{}/sync", self.connection_id), self.admin(), json!({})).await;
+        let started = self
+            .app
+            .post_json(&format!("/connections/{}/sync", self.connection_id), self.admin(), json!({}))
+            .await;
         assert_eq!(started.status.code, 202, "{started:?}");
         let run_id = started.body["run_id"].as_i64().expect("run_id");
         self.wait_for(run_id).await

@@ -108,10 +108,14 @@ impl BigCommerce {
         let text = |key: &str| adapter.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
         let (secret, store_hash) = (text("access_token"), text("store_hash"));
         if !crate::ping::http::is_store_hash(&store_hash) {
-            return Err(PlatformError::Refused("The store's BigCommerce store_hash is not a store hash.".into()));
+            return Err(PlatformError::Refused(
+                "The store's BigCommerce store_hash is not a store hash.".into(),
+            ));
         }
         let mut token = HeaderValue::from_str(&secret).map_err(|_| {
-            PlatformError::Refused("The BigCommerce access token has characters no HTTP header can carry.".into())
+            PlatformError::Refused(
+                "The BigCommerce access token has characters no HTTP header can carry.".into(),
+            )
         })?;
         token.set_sensitive(true);
         let import_status_ids = match adapter.get("import_status_ids") {
@@ -134,7 +138,11 @@ impl BigCommerce {
 
     /// One page (from 1) of the orders changed since `since_ms`, oldest change first. A
     /// `204 No Content` is how v2 says there are none.
-    pub async fn orders_page(&self, since_ms: Option<i64>, page: u32) -> Result<Vec<ListedOrder>, PlatformError> {
+    pub async fn orders_page(
+        &self,
+        since_ms: Option<i64>,
+        page: u32,
+    ) -> Result<Vec<ListedOrder>, PlatformError> {
         let mut query = vec![
             ("sort".to_string(), "date_modified:asc".to_string()),
             ("limit".to_string(), Self::PAGE_SIZE.to_string()),
@@ -156,8 +164,8 @@ impl BigCommerce {
         let id = raw.get("id").and_then(integer).ok_or_else(|| {
             PlatformError::BadData("BigCommerce listed an order without a numeric id.".into())
         })?;
-        let modified_at_ms = date(&raw, "date_modified", id)?
-            .ok_or_else(|| bad(id, "date_modified", "is missing"))?;
+        let modified_at_ms =
+            date(&raw, "date_modified", id)?.ok_or_else(|| bad(id, "date_modified", "is missing"))?;
         let status = raw.get("status_id").and_then(integer).unwrap_or(-1);
         let disposition = if self.import_status_ids.contains(&status) {
             Disposition::Import
@@ -173,7 +181,8 @@ impl BigCommerce {
     pub async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
         let id = &order.external_id;
         let limit = [("limit".to_string(), "250".to_string())];
-        let (products_path, addresses_path) = (format!("v2/orders/{id}/products"), format!("v2/orders/{id}/shipping_addresses"));
+        let (products_path, addresses_path) =
+            (format!("v2/orders/{id}/products"), format!("v2/orders/{id}/shipping_addresses"));
         let (products, addresses) = futures::try_join!(
             self.call(Method::GET, &products_path, &limit, None, Scope::Order),
             self.call(Method::GET, &addresses_path, &limit, None, Scope::Order),
@@ -181,7 +190,9 @@ impl BigCommerce {
         let list = |v: Option<Value>, what: &str| match v {
             None => Ok(Vec::new()),
             Some(Value::Array(items)) => Ok(items),
-            Some(_) => Err(PlatformError::BadData(format!("BigCommerce's {what} of order {id} are not a JSON array."))),
+            Some(_) => Err(PlatformError::BadData(format!(
+                "BigCommerce's {what} of order {id} are not a JSON array."
+            ))),
         };
         let products = list(products, "products")?;
         let addresses = list(addresses, "shipping addresses")?;
@@ -195,7 +206,9 @@ impl BigCommerce {
         let path = format!("v2/orders/{order}/shipments");
         let existing = self.call(Method::GET, &path, &[], None, Scope::Order).await?;
         if let Some(Value::Array(shipments)) = &existing
-            && shipments.iter().any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number))
+            && shipments
+                .iter()
+                .any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number))
         {
             return Ok(Notified::AlreadyThere);
         }
@@ -227,14 +240,12 @@ impl BigCommerce {
 
     async fn first_address_id(&self, order: &str) -> Result<i64, PlatformError> {
         let limit = [("limit".to_string(), "250".to_string())];
-        let addresses =
-            self.call(Method::GET, &format!("v2/orders/{order}/shipping_addresses"), &limit, None, Scope::Order).await?;
-        addresses
-            .as_ref()
-            .and_then(|a| a.get(0))
-            .and_then(|a| a.get("id"))
-            .and_then(integer)
-            .ok_or_else(|| PlatformError::BadData(format!("BigCommerce's order {order} has no shipping address.")))
+        let addresses = self
+            .call(Method::GET, &format!("v2/orders/{order}/shipping_addresses"), &limit, None, Scope::Order)
+            .await?;
+        addresses.as_ref().and_then(|a| a.get(0)).and_then(|a| a.get("id")).and_then(integer).ok_or_else(
+            || PlatformError::BadData(format!("BigCommerce's order {order} has no shipping address.")),
+        )
     }
 
     /// Sends absolute levels, `STOCK_PER_REQUEST` at a time; returns the requests made.
@@ -246,7 +257,8 @@ impl BigCommerce {
                 .map(|(sku, quantity)| json!({"location_id": self.location_id, "sku": sku, "quantity": quantity}))
                 .collect();
             let body = json!({"reason": "orderbridge: warehouse stock", "items": items});
-            self.call(Method::PUT, "v3/inventory/adjustments/absolute", &[], Some(&body), Scope::Store).await?;
+            self.call(Method::PUT, "v3/inventory/adjustments/absolute", &[], Some(&body), Scope::Store)
+                .await?;
             requests += 1;
         }
         Ok(requests)
@@ -286,7 +298,9 @@ impl BigCommerce {
                     return Ok(None);
                 }
                 return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                    PlatformError::BadData(format!("BigCommerce answered {path} with JSON that cannot be read: {e}."))
+                    PlatformError::BadData(format!(
+                        "BigCommerce answered {path} with JSON that cannot be read: {e}."
+                    ))
                 });
             }
             if status == StatusCode::NOT_FOUND && scope == Scope::Store {
@@ -342,7 +356,8 @@ fn money(v: &Value, field: &str, order: i64) -> Result<Value, PlatformError> {
         Some(Value::Number(n)) => n.to_string(),
         Some(_) => return Err(bad(order, field, "is not a decimal")),
     };
-    let amount: Decimal = text.parse().map_err(|_| bad(order, field, &format!("is not a decimal: {text:?}")))?;
+    let amount: Decimal =
+        text.parse().map_err(|_| bad(order, field, &format!("is not a decimal: {text:?}")))?;
     let rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven);
     Ok(Value::String(format!("{rounded:.2}")))
 }
@@ -388,7 +403,10 @@ fn map_order(order: &Value, products: &[Value], addresses: &[Value]) -> Result<P
     };
     let mut items = Vec::with_capacity(products.len());
     for p in products {
-        let quantity = p.get("quantity").and_then(integer).ok_or_else(|| bad(id, "products[].quantity", "is not a whole number"))?;
+        let quantity = p
+            .get("quantity")
+            .and_then(integer)
+            .ok_or_else(|| bad(id, "products[].quantity", "is not a whole number"))?;
         items.push(json!({
             "name": text(p, "name"),
             "sku": text(p, "sku"),

@@ -18,7 +18,8 @@ pub fn parse(connection_string: &str) -> Result<PathBuf, String> {
     if !path.starts_with('/') {
         return Err(shape.to_string());
     }
-    let path = percent_decode_str(path).decode_utf8().map_err(|_| "has a path that is not UTF-8 once decoded")?;
+    let path =
+        percent_decode_str(path).decode_utf8().map_err(|_| "has a path that is not UTF-8 once decoded")?;
     if path.contains('\0') {
         return Err("has a path with a NUL character".to_string());
     }
@@ -32,9 +33,10 @@ pub struct Session {
 fn failed(path: &str, doing: &str, e: &std::io::Error) -> PlatformError {
     let message = format!("Could not {doing} {path:?} in the warehouse folder: {e}.");
     match e.kind() {
-        ErrorKind::PermissionDenied | ErrorKind::NotFound | ErrorKind::AlreadyExists | ErrorKind::InvalidInput => {
-            PlatformError::Rejected { status: 0, message }
-        }
+        ErrorKind::PermissionDenied
+        | ErrorKind::NotFound
+        | ErrorKind::AlreadyExists
+        | ErrorKind::InvalidInput => PlatformError::Rejected { status: 0, message },
         _ => PlatformError::unreachable(message),
     }
 }
@@ -43,8 +45,14 @@ impl Session {
     pub async fn open(root: PathBuf) -> Result<Session, PlatformError> {
         match tokio::fs::metadata(&root).await {
             Ok(m) if m.is_dir() => Ok(Session { root }),
-            Ok(_) => Err(PlatformError::Refused(format!("The warehouse folder {} is not a folder.", root.display()))),
-            Err(e) => Err(PlatformError::Refused(format!("The warehouse folder {} cannot be opened: {e}.", root.display()))),
+            Ok(_) => Err(PlatformError::Refused(format!(
+                "The warehouse folder {} is not a folder.",
+                root.display()
+            ))),
+            Err(e) => Err(PlatformError::Refused(format!(
+                "The warehouse folder {} cannot be opened: {e}.",
+                root.display()
+            ))),
         }
     }
 
@@ -107,7 +115,9 @@ impl Session {
     /// The folder exists and a file can be written in it (the `folder` credential check).
     pub async fn check_writable(&self) -> Result<(), PlatformError> {
         let probe = format!(".orderbridge-check-{}", std::process::id());
-        self.write(&probe, b"orderbridge").await.map_err(|e| PlatformError::Refused(e.message().to_string()))?;
+        self.write(&probe, b"orderbridge")
+            .await
+            .map_err(|e| PlatformError::Refused(e.message().to_string()))?;
         self.remove(&probe).await
     }
 

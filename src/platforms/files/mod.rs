@@ -47,14 +47,14 @@ impl Location {
 
 /// An open connection to a warehouse's files.
 pub enum FileSession {
-    Sftp(sftp::Session),
+    Sftp(Box<sftp::Session>),
     Folder(folder::Session),
 }
 
 /// Opens a session: connects and logs in where the warehouse is a server.
 pub async fn open(location: &Location, timeout: Duration) -> Result<FileSession, PlatformError> {
     Ok(match location {
-        Location::Sftp(target) => FileSession::Sftp(sftp::Session::open(target, timeout).await?),
+        Location::Sftp(target) => FileSession::Sftp(Box::new(sftp::Session::open(target, timeout).await?)),
         Location::Folder(root) => FileSession::Folder(folder::Session::open(root.clone()).await?),
     })
 }
@@ -161,9 +161,17 @@ mod tests {
 
     #[test]
     fn connection_strings_name_their_transport_and_hide_the_password() {
-        assert!(matches!(Location::parse("dropstream", "sftp://wh1:s%40cret@ftp.example.com"), Ok(Location::Sftp(_))));
-        let Ok(Location::Sftp(t)) = Location::parse("sftp", "sftp://u:p%2Fw@[::1]:2022/in%20box") else { panic!() };
-        assert_eq!((t.user.as_str(), t.password.as_str(), t.path.as_str(), t.port), ("u", "p/w", "/in box", 2022));
+        assert!(matches!(
+            Location::parse("dropstream", "sftp://wh1:s%40cret@ftp.example.com"),
+            Ok(Location::Sftp(_))
+        ));
+        let Ok(Location::Sftp(t)) = Location::parse("sftp", "sftp://u:p%2Fw@[::1]:2022/in%20box") else {
+            panic!()
+        };
+        assert_eq!(
+            (t.user.as_str(), t.password.as_str(), t.path.as_str(), t.port),
+            ("u", "p/w", "/in box", 2022)
+        );
         let e = Location::parse("sftp", "ftp://u:pw-SECRET@host/x").err().unwrap();
         assert!(!e.contains("pw-SECRET"), "{e}");
         assert!(Location::parse("skubana", "x").is_err());

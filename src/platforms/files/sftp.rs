@@ -39,8 +39,12 @@ impl Session {
             ))
         };
         let opened = async {
-            let stream = target.connect("SFTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
-            let config = client::Config { inactivity_timeout: Some(timeout.max(Duration::from_secs(1)) * 6), ..client::Config::default() };
+            let stream =
+                target.connect("SFTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
+            let config = client::Config {
+                inactivity_timeout: Some(timeout.max(Duration::from_secs(1)) * 6),
+                ..client::Config::default()
+            };
             let mut ssh = client::connect_stream(Arc::new(config), stream, AnyHostKey)
                 .await
                 .map_err(|e| broke_off("the SSH handshake", &e))?;
@@ -49,12 +53,13 @@ impl Session {
             }
             let channel = ssh.channel_open_session().await.map_err(|e| broke_off("opening a session", &e))?;
             channel.request_subsystem(true, "sftp").await.map_err(|e| broke_off("starting SFTP", &e))?;
-            let sftp = SftpSession::new(channel.into_stream()).await.map_err(|e| broke_off("starting SFTP", &e))?;
+            let sftp =
+                SftpSession::new(channel.into_stream()).await.map_err(|e| broke_off("starting SFTP", &e))?;
             Ok((ssh, sftp))
         };
-        let (ssh, sftp) = tokio::time::timeout(timeout, opened)
-            .await
-            .map_err(|_| PlatformError::unreachable(format!("The SFTP server at {address} did not answer in time.")))??;
+        let (ssh, sftp) = tokio::time::timeout(timeout, opened).await.map_err(|_| {
+            PlatformError::unreachable(format!("The SFTP server at {address} did not answer in time."))
+        })??;
         let root = target.path.trim_end_matches('/').to_string();
         Ok(Session { ssh, sftp, root, address, secrets, timeout })
     }
@@ -98,7 +103,12 @@ impl Session {
     pub async fn list(&self, dir: &str) -> Result<Vec<String>, PlatformError> {
         let full = self.at(dir)?;
         let entries = match tokio::time::timeout(self.timeout, self.sftp.read_dir(full)).await {
-            Err(_) => return Err(PlatformError::unreachable(format!("The SFTP server at {} did not answer in time to list {dir:?}.", self.address))),
+            Err(_) => {
+                return Err(PlatformError::unreachable(format!(
+                    "The SFTP server at {} did not answer in time to list {dir:?}.",
+                    self.address
+                )));
+            }
             Ok(Err(SftpError::Status(s))) if s.status_code == StatusCode::NoSuchFile => return Ok(Vec::new()),
             Ok(Err(e)) => return Err(self.failed("list", dir, &e)),
             Ok(Ok(entries)) => entries,
@@ -144,7 +154,10 @@ impl Session {
             Ok(Err(SftpError::Status(s))) if s.status_code == StatusCode::NoSuchFile => Ok(()),
             Ok(Err(e)) => Err(self.failed("remove", path, &e)),
             Ok(Ok(())) => Ok(()),
-            Err(_) => Err(PlatformError::unreachable(format!("The SFTP server at {} did not answer in time.", self.address))),
+            Err(_) => Err(PlatformError::unreachable(format!(
+                "The SFTP server at {} did not answer in time.",
+                self.address
+            ))),
         }
     }
 
@@ -163,6 +176,7 @@ impl Session {
 
     pub async fn close(self) {
         let _ = tokio::time::timeout(self.timeout, self.sftp.close()).await;
-        let _ = tokio::time::timeout(self.timeout, self.ssh.disconnect(Disconnect::ByApplication, "", "en")).await;
+        let _ = tokio::time::timeout(self.timeout, self.ssh.disconnect(Disconnect::ByApplication, "", "en"))
+            .await;
     }
 }
