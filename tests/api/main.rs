@@ -20,6 +20,6 @@ mod seed;
 mod shipments;
 mod stores;
 mod sync;
-mod sync_crash;
+mod sync_binary;
 mod variant_collections;
 mod warehouses;

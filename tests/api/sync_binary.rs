@@ -1,7 +1,8 @@
-//! Crash safety (CONTRACT §11): the real binary is killed with SIGKILL in the middle of sync
-//! passes, again and again, and started over the same file. When it has caught up, nothing
-//! is lost or doubled: every order once, in exactly one order file, every shipment once,
-//! and the store told of each shipment once.
+//! Sync through the real binary. Crash safety (CONTRACT §11): the server is killed with
+//! SIGKILL in the middle of sync passes, again and again, and started over the same file.
+//! When it has caught up, nothing is lost or doubled: every order once, in exactly one order
+//! file, every shipment once, and the store told of each shipment once. And `orderbridge
+//! sync`, the command that runs a pass in the foreground.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -214,4 +215,79 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     }
     assert_eq!(seen.len(), shipped.len());
     drop(running);
+}
+
+/// A switched-on connection written straight into a new database file, for the CLI.
+fn connection_in(db: &std::path::Path, root: &std::path::Path, token: &str) {
+    let pool = orderbridge::db::open(db).unwrap();
+    let conn = pool.get().unwrap();
+    let now = orderbridge::dates::now_ms();
+    let adapter = json!({"access_token": token, "store_hash": HASH}).to_string();
+    let warehouse = json!({"connection_string": format!("file://{}", root.display())}).to_string();
+    conn.execute_batch(&format!(
+        "INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Cli', {now})"
+    ))
+    .unwrap();
+    conn.execute(
+        "INSERT INTO stores (id, customer_id, name, platform, adapter, created_at, enabled_at)
+         VALUES (1, 1, 'Shop', 'big_commerce', ?1, ?2, ?2)",
+        rusqlite::params![adapter, now],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO warehouses (id, customer_id, platform, adapter, created_at, enabled_at)
+         VALUES (1, 1, 'folder', ?1, ?2, ?2)",
+        rusqlite::params![warehouse, now],
+    )
+    .unwrap();
+    conn.execute_batch(&format!(
+        "INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+           VALUES (1, 1, 1, 1, 'c', 'fulfillment', {now}, {now});
+         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'sales', {now}, {now});"
+    ))
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sync_command_runs_a_pass_prints_each_step_and_fails_when_the_pass_does() {
+    let sim = Simulator::start().await;
+    sim.add_store(HASH, TOKEN);
+    sim.add_orders(HASH, 5, 3);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let root = dir.path().join("folders/wh");
+    std::fs::create_dir_all(&root).unwrap();
+    connection_in(&db, &root, TOKEN);
+    let base = sim.base_url();
+    let folders = dir.path().join("folders").display().to_string();
+    let run = |db: std::path::PathBuf, base: String, folders: String| {
+        tokio::task::spawn_blocking(move || {
+            let mut cmd = crate::process::command(&db);
+            cmd.args(["sync", "--connection", "1"])
+                .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
+                .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
+                .env("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1")
+                .env("ORDERBRIDGE_SYNC_MODE", "off");
+            let out = cmd.output().unwrap();
+            (
+                out.status.success(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        })
+    };
+    let (ok, out, err) = run(db.clone(), base.clone(), folders.clone()).await.unwrap();
+    assert!(ok, "sync_mode off does not stop the command: {out}\n{err}");
+    assert!(out.contains("run 1 succeeded"), "{out}");
+    assert!(out.contains("5 order(s) pulled from the store"), "{out}");
+    assert!(out.contains("5 order(s) sent to the warehouse"), "{out}");
+    assert_eq!(files_in(&root.join("orders")).len(), 1);
+
+    // The store now refuses the token: the pass fails, and so does the command.
+    sim.add_store(HASH, "another-token");
+    let (ok, out, err) = run(db, base, folders).await.unwrap();
+    assert!(!ok, "{out}");
+    assert!(out.contains("failed at pull_orders (adapter_authentication_failed)"), "{out}");
+    assert!(err.contains("a sync pass failed"), "{err}");
+    assert!(!out.contains(TOKEN) && !err.contains(TOKEN));
 }
