@@ -205,6 +205,12 @@ pub fn write(conn: &mut Connection) -> rusqlite::Result<rusqlite::Transaction<'_
     Ok(tx)
 }
 
+/// A write transaction (the write lock taken up front, as `write`) for rows no listing
+/// counts (sync runs), so it leaves cached listing counts valid.
+pub fn write_unlisted(conn: &mut Connection) -> rusqlite::Result<rusqlite::Transaction<'_>> {
+    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+}
+
 /// The current data generation (see `write`).
 pub fn generation(conn: &Connection) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT value FROM data_generation WHERE id = 1")?.query_row([], |r| r.get(0))

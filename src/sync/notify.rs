@@ -120,8 +120,21 @@ pub async fn notify(
 
 /// Archives old notified shipments, then claims every shipment due for notification.
 fn claim(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::Result<Vec<Claimed>> {
-    let tx = db::write(conn)?;
     let now = now_ms();
+    // Most passes have nothing to report: say so without taking the write lock.
+    let anything: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM shipments s LEFT JOIN shipment_sync y ON y.shipment_id = s.id
+             WHERE s.store_id = ?1 AND s.warehouse_id = ?2
+               AND (s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment')
+                    OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?3)
+                    OR (s.state = 'notified_shipped' AND y.notified_at < ?4)))",
+        )?
+        .query_row(params![store_id, warehouse_id, now, now - ARCHIVE_AFTER_MS], |r| r.get(0))?;
+    if !anything {
+        return Ok(Vec::new());
+    }
+    let tx = db::write(conn)?;
     let mut stmt = tx.prepare_cached(
         "SELECT s.id FROM shipments s JOIN shipment_sync y ON y.shipment_id = s.id
          WHERE s.store_id = ?1 AND s.warehouse_id = ?2 AND s.state = 'notified_shipped' AND y.notified_at < ?3",

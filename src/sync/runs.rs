@@ -130,7 +130,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
 
 /// Records a pass that starts now, and prunes the connection's runs past the kept ones.
 pub fn create(conn: &mut Connection, connection_id: i64, trigger: Trigger) -> rusqlite::Result<i64> {
-    let tx = crate::db::write(conn)?;
+    let tx = crate::db::write_unlisted(conn)?;
     tx.prepare_cached(
         "INSERT INTO sync_runs (connection_id, trigger, started_at, status) VALUES (?1, ?2, ?3, 'running')",
     )?
@@ -150,7 +150,7 @@ pub fn create(conn: &mut Connection, connection_id: i64, trigger: Trigger) -> ru
 pub fn finish(conn: &mut Connection, id: i64, outcome: &Outcome) -> rusqlite::Result<()> {
     let c = &outcome.counts;
     let failure = outcome.failure.as_ref();
-    let tx = crate::db::write(conn)?;
+    let tx = crate::db::write_unlisted(conn)?;
     tx.prepare_cached(
         "UPDATE sync_runs SET finished_at = ?2, status = ?3, orders_pulled = ?4, orders_sent = ?5,
            shipments_pulled = ?6, shipments_notified = ?7, stock_levels_sent = ?8,

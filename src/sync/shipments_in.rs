@@ -257,6 +257,15 @@ fn check_row(
 
 /// Matches this connection's unprocessed shipments to their orders' items.
 pub fn process(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::Result<()> {
+    let waiting: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM shipments WHERE store_id = ?1 AND warehouse_id = ?2
+               AND state IN ('new', 'scheduled_processing_shipment'))",
+        )?
+        .query_row(params![store_id, warehouse_id], |r| r.get(0))?;
+    if !waiting {
+        return Ok(());
+    }
     let tx = db::write(conn)?;
     let now = now_ms();
     let mut stmt = tx.prepare_cached(
