@@ -4,6 +4,7 @@
 //! the connection string's password.
 
 mod folder;
+mod ftp;
 mod sftp;
 
 use std::path::PathBuf;
@@ -20,6 +21,8 @@ pub enum Location {
     /// An SFTP server (`sftp` and `dropstream`); the root is the URL's path or the login
     /// directory.
     Sftp(Target),
+    /// An FTP server (`ftp`); the root is the URL's path or the login directory.
+    Ftp(Target),
     /// A folder on this machine (`folder`), already checked to lie inside
     /// `folder_warehouse_root` when the warehouse was saved.
     Folder(PathBuf),
@@ -39,6 +42,7 @@ impl Location {
         };
         match platform {
             "sftp" | "dropstream" => Ok(Location::Sftp(target("sftp", 22)?)),
+            "ftp" => Ok(Location::Ftp(target("ftp", 21)?)),
             "folder" => folder::parse(connection_string).map(Location::Folder),
             other => Err(format!("names platform '{other}', which has no file exchange orderbridge can use")),
         }
@@ -48,6 +52,7 @@ impl Location {
 /// An open connection to a warehouse's files.
 pub enum FileSession {
     Sftp(Box<sftp::Session>),
+    Ftp(Box<ftp::Session>),
     Folder(folder::Session),
 }
 
@@ -55,6 +60,7 @@ pub enum FileSession {
 pub async fn open(location: &Location, timeout: Duration) -> Result<FileSession, PlatformError> {
     Ok(match location {
         Location::Sftp(target) => FileSession::Sftp(Box::new(sftp::Session::open(target, timeout).await?)),
+        Location::Ftp(target) => FileSession::Ftp(Box::new(ftp::Session::open(target, timeout).await?)),
         Location::Folder(root) => FileSession::Folder(folder::Session::open(root.clone()).await?),
     })
 }
@@ -76,6 +82,7 @@ impl FileSession {
     pub async fn list(&mut self, dir: &str) -> Result<Vec<String>, PlatformError> {
         let mut names = match self {
             FileSession::Sftp(s) => s.list(dir).await?,
+            FileSession::Ftp(s) => s.list(dir).await?,
             FileSession::Folder(s) => s.list(dir).await?,
         };
         names.sort();
@@ -85,6 +92,7 @@ impl FileSession {
     pub async fn read(&mut self, path: &str) -> Result<Vec<u8>, PlatformError> {
         match self {
             FileSession::Sftp(s) => s.read(path).await,
+            FileSession::Ftp(s) => s.read(path).await,
             FileSession::Folder(s) => s.read(path).await,
         }
     }
@@ -93,6 +101,7 @@ impl FileSession {
     pub async fn write(&mut self, path: &str, bytes: &[u8]) -> Result<(), PlatformError> {
         match self {
             FileSession::Sftp(s) => s.write(path, bytes).await,
+            FileSession::Ftp(s) => s.write(path, bytes).await,
             FileSession::Folder(s) => s.write(path, bytes).await,
         }
     }
@@ -101,6 +110,7 @@ impl FileSession {
     pub async fn rename(&mut self, from: &str, to: &str) -> Result<(), PlatformError> {
         match self {
             FileSession::Sftp(s) => s.rename(from, to).await,
+            FileSession::Ftp(s) => s.rename(from, to).await,
             FileSession::Folder(s) => s.rename(from, to).await,
         }
     }
@@ -109,6 +119,7 @@ impl FileSession {
     pub async fn remove(&mut self, path: &str) -> Result<(), PlatformError> {
         match self {
             FileSession::Sftp(s) => s.remove(path).await,
+            FileSession::Ftp(s) => s.remove(path).await,
             FileSession::Folder(s) => s.remove(path).await,
         }
     }
@@ -117,14 +128,17 @@ impl FileSession {
     pub async fn make_dir_all(&mut self, dir: &str) -> Result<(), PlatformError> {
         match self {
             FileSession::Sftp(s) => s.make_dir_all(dir).await,
+            FileSession::Ftp(s) => s.make_dir_all(dir).await,
             FileSession::Folder(s) => s.make_dir_all(dir).await,
         }
     }
 
     /// Ends the session politely; errors here change nothing.
     pub async fn close(self) {
-        if let FileSession::Sftp(s) = self {
-            s.close().await;
+        match self {
+            FileSession::Sftp(s) => s.close().await,
+            FileSession::Ftp(s) => s.close().await,
+            FileSession::Folder(_) => {}
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod ftp;
 pub mod http;
+pub mod ftp_files;
 pub mod sftp;
 
 use std::future::Future;
