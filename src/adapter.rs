@@ -1,6 +1,7 @@
 //! A store's or warehouse's `platform` and `adapter` (CONTRACT §4, §6, §8): the platform
-//! token, the adapter shapes of the platforms we know, masking of secrets in every response,
-//! and the live credential check behind the ping routes. Shared by `stores` and `warehouses`.
+//! token, masking of secrets in every response, and PATCH's merge of secrets sent back
+//! masked. What a platform's adapter must hold and how its credentials are checked belongs
+//! to its module under `platforms`; this module dispatches there.
 
 use serde_json::{Map, Value};
 
@@ -8,14 +9,9 @@ use crate::api::{ApiResult, NoContent};
 use crate::body::{Fields, Patch};
 use crate::config::{Config, PingMode};
 use crate::error::ApiError;
-use crate::ping::{self, PingError, PingSettings};
+use crate::platforms::{self, PingError, PingSettings, validate};
 
-/// Which resource an adapter belongs to: the same platform name may mean different things.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
-    Store,
-    Warehouse,
-}
+pub use crate::platforms::Owner;
 
 /// What replaces a secret in responses.
 pub const MASK: &str = "********";
@@ -58,8 +54,8 @@ impl Adapter {
             sellbrite_api_base: config.sellbrite_api_base.clone(),
         };
         let outcome = match owner {
-            Owner::Store => ping::check_store(&settings, &self.platform, &self.settings).await,
-            Owner::Warehouse => ping::check_warehouse(&settings, &self.platform, &self.settings).await,
+            Owner::Store => platforms::check_store(&settings, &self.platform, &self.settings).await,
+            Owner::Warehouse => platforms::check_warehouse(&settings, &self.platform, &self.settings).await,
         };
         outcome.map(|()| NoContent).map_err(|e| match e {
             PingError::AuthenticationFailed(reason) => ApiError::AdapterAuthenticationFailed(reason),
@@ -141,108 +137,6 @@ pub fn read_snake_case(fields: &mut Fields, key: &str) -> Patch<String> {
         }
         other => other,
     }
-}
-
-/// Checks the adapter shape of the platforms we know; problems are named `adapter[field]`
-/// under `fields`. Other platforms accept any object.
-pub fn validate(fields: &mut Fields, owner: Owner, platform: &str, settings: &Map<String, Value>) {
-    let mut adapter = fields.child("adapter", settings.clone());
-    match (owner, platform) {
-        (Owner::Store, "bigcommerce") => {
-            adapter.required("access_token", Fields::text);
-            adapter.required("store_hash", Fields::text);
-            adapter.text("client_id");
-        }
-        (Owner::Store, "sellbrite") => {
-            adapter.required("auth_token", Fields::text);
-            adapter.required("secret_key", Fields::text);
-        }
-        (Owner::Warehouse, scheme @ ("sftp" | "ftp")) => {
-            if let Some(url) = adapter.required("connection_string", Fields::text)
-                && let Err(problem) = FileTransferUrl::parse(&url, scheme)
-            {
-                adapter.error("connection_string", problem);
-            }
-        }
-        _ => {}
-    }
-    fields.absorb(adapter);
-}
-
-/// The parts of an `sftp://user:password@host[:port]/path` (or `ftp://`) URL.
-#[derive(Debug, PartialEq, Eq)]
-pub struct FileTransferUrl<'a> {
-    pub user: &'a str,
-    pub password: &'a str,
-    pub host: &'a str,
-    pub port: Option<u16>,
-    pub path: &'a str,
-}
-
-impl<'a> FileTransferUrl<'a> {
-    pub fn parse(url: &'a str, scheme: &str) -> Result<FileTransferUrl<'a>, String> {
-        let shape = format!("{scheme}://user:password@host[:port]/path");
-        let rest = url
-            .strip_prefix(scheme)
-            .and_then(|r| r.strip_prefix("://"))
-            .ok_or_else(|| format!("must be a URL of the form {shape}"))?;
-        if rest.chars().any(char::is_whitespace) {
-            return Err(format!("must not contain spaces; expected {shape}"));
-        }
-        let (authority, path) = match rest.find('/') {
-            Some(i) => rest.split_at(i),
-            None => return Err(format!("needs a path; expected {shape}")),
-        };
-        // The password may hold an unescaped '@'; the host never does.
-        let (userinfo, host_port) = authority
-            .rsplit_once('@')
-            .ok_or_else(|| format!("needs a user and password; expected {shape}"))?;
-        let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-        if user.is_empty() {
-            return Err(format!("needs a user name; expected {shape}"));
-        }
-        if password.is_empty() {
-            return Err(format!("needs a password; expected {shape}"));
-        }
-        let (host, port) = split_port(host_port).map_err(|p| format!("{p}; expected {shape}"))?;
-        Ok(FileTransferUrl { user, password, host, port, path })
-    }
-}
-
-fn split_port(host_port: &str) -> Result<(&str, Option<u16>), &'static str> {
-    let (host, port) = if let Some(inner) = host_port.strip_prefix('[') {
-        // A bracketed IPv6 literal: [::1] or [::1]:22.
-        let close = inner.find(']').ok_or("has an unclosed '[' in the host")?;
-        let host = &host_port[..close + 2];
-        let after = &inner[close + 1..];
-        let ip = &inner[..close];
-        if ip.is_empty() || !ip.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.') {
-            return Err("has an invalid IPv6 host");
-        }
-        match after {
-            "" => (host, None),
-            _ => (host, Some(after.strip_prefix(':').ok_or("has text after the host")?)),
-        }
-    } else {
-        match host_port.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (host_port, None),
-        }
-    };
-    if host.is_empty() {
-        return Err("needs a host");
-    }
-    if !host.starts_with('[') && !host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
-        return Err("has an invalid host name");
-    }
-    let port = match port {
-        None => None,
-        Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
-            Some(p.parse::<u16>().ok().filter(|p| *p >= 1).ok_or("has a port outside 1..65535")?)
-        }
-        Some(_) => return Err("has a port that is not a number"),
-    };
-    Ok((host, port))
 }
 
 /// Whether an adapter key names a secret: it contains token, secret, password or key.
@@ -366,39 +260,6 @@ mod tests {
         // The platform names of the other resource kind are not checked.
         assert!(problems(Owner::Warehouse, "bigcommerce", json!({})).is_empty());
         assert!(problems(Owner::Store, "sftp", json!({})).is_empty());
-    }
-
-    #[test]
-    fn file_transfer_urls_are_checked_part_by_part() {
-        assert_eq!(
-            FileTransferUrl::parse("sftp://bob:p@ss@files.example.com:2222/in/orders", "sftp"),
-            Ok(FileTransferUrl {
-                user: "bob",
-                password: "p@ss",
-                host: "files.example.com",
-                port: Some(2222),
-                path: "/in/orders"
-            })
-        );
-        assert!(FileTransferUrl::parse("ftp://u:p@10.0.0.1/", "ftp").is_ok());
-        assert!(FileTransferUrl::parse("sftp://u:p@[::1]:22/x", "sftp").is_ok());
-        for bad in [
-            "ftp://u:p@host/x",
-            "sftp:/u:p@host/x",
-            "sftp://host/x",
-            "sftp://u@host/x",
-            "sftp://:p@host/x",
-            "sftp://u:@host/x",
-            "sftp://u:p@/x",
-            "sftp://u:p@host",
-            "sftp://u:p@host:abc/x",
-            "sftp://u:p@host:70000/x",
-            "sftp://u:p@host:/x",
-            "sftp://u:p@ho st/x",
-            "sftp://u:p@ho_st!/x",
-        ] {
-            assert!(FileTransferUrl::parse(bad, "sftp").is_err(), "{bad}");
-        }
     }
 
     #[test]

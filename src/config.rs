@@ -54,6 +54,8 @@ pub struct Config {
     pub ping_timeout_secs: u64,
     pub bigcommerce_api_base: String,
     pub sellbrite_api_base: String,
+    /// The only place `folder` warehouses may use; relative to the database file's directory.
+    pub folder_warehouse_root: PathBuf,
     /// Threads that run database work; 0 means the number of cores (at least 2).
     pub db_workers: usize,
     /// Largest accepted request body in bytes (JSON, urlencoded or multipart).
@@ -75,6 +77,7 @@ impl Default for Config {
             ping_timeout_secs: 10,
             bigcommerce_api_base: "https://api.bigcommerce.com".to_string(),
             sellbrite_api_base: "https://api.sellbrite.com".to_string(),
+            folder_warehouse_root: PathBuf::from("warehouses"),
             db_workers: 0,
             body_limit: 1024 * 1024,
             import_body_limit: 64 * 1024 * 1024,

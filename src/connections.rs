@@ -11,7 +11,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::adapter::read_snake_case;
-use crate::api::{ApiResult, Created, Id, NoContent, Owned, check_customer, owned_row_exists};
+use crate::api::{
+    ApiResult, Created, Id, NoContent, Owned, check_customer, owned_row_exists, update_columns,
+};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields, Patch};
 use crate::customers::NewCustomer;
@@ -357,10 +359,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
         if !owned_row_exists(&tx, "connections", id, user.scope())? {
             return Err(not_found(id));
         }
-        for (column, value) in changes {
-            // `column` is one of the literals above, never from the request.
-            tx.execute(&format!("UPDATE connections SET {column} = ?1 WHERE id = ?2"), params![value, id])?;
-        }
+        update_columns(&tx, "connections", id, changes)?;
         tx.commit()?;
         Ok(NoContent)
     })

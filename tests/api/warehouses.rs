@@ -128,7 +128,6 @@ fn bad_warehouse_bodies(c: i64) -> Vec<(&'static str, Value, &'static str)> {
         ("no host", url("sftp://u:p@/x"), "adapter[connection_string]"),
         ("port not a number", url("sftp://u:p@host:ssh/x"), "adapter[connection_string]"),
         ("port out of range", url("sftp://u:p@host:99999/x"), "adapter[connection_string]"),
-        ("no path", url("sftp://u:p@host:22"), "adapter[connection_string]"),
         ("enabled_at not a date", with("enabled_at", json!("2024-13-45")), "enabled_at"),
     ]
 }
