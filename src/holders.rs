@@ -41,6 +41,9 @@ pub struct NewHolder {
     extra: Vec<Option<String>>,
     adapter: Adapter,
     enabled_at: Option<i64>,
+    /// Whether [`NewHolder::authorize`] passed: a `folder` warehouse is inserted only then, so
+    /// a caller that forgets to ask fails closed rather than letting anyone name a folder.
+    authorized: bool,
 }
 
 impl NewHolder {
@@ -62,6 +65,7 @@ impl NewHolder {
             extra,
             adapter: adapter?,
             enabled_at,
+            authorized: false,
         })
     }
 
@@ -71,12 +75,17 @@ impl NewHolder {
 
     /// The rules that need the user and the configuration: a `folder` warehouse is an
     /// admin's (403 otherwise) and lies inside `folder_warehouse_root` (422 otherwise).
-    pub fn authorize(&self, user: &AuthUser, config: &Config) -> ApiResult<()> {
-        check_folder(self.kind.owner, &self.adapter, user, config)
+    pub fn authorize(&mut self, user: &AuthUser, config: &Config) -> ApiResult<()> {
+        check_folder(self.kind.owner, &self.adapter, user, config)?;
+        self.authorized = true;
+        Ok(())
     }
 
     /// Inserts the row for `customer_id`, which the caller has checked.
     pub fn insert(&self, conn: &Connection, customer_id: i64) -> ApiResult<i64> {
+        if is_folder(self.kind.owner, &self.adapter) && !self.authorized {
+            return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
+        }
         let mut columns = vec!["customer_id", "name", "description"];
         columns.extend(self.kind.extra_text);
         columns.extend(["platform", "adapter", "created_at", "enabled_at"]);
@@ -101,15 +110,21 @@ impl NewHolder {
 /// 403 unless an admin, and 422 naming `adapter[connection_string]` unless inside the root,
 /// for a `folder` warehouse; nothing for anything else.
 fn check_folder(owner: Owner, adapter: &Adapter, user: &AuthUser, config: &Config) -> ApiResult<()> {
-    if owner != Owner::Warehouse || adapter.platform != folder::TOKEN {
+    if !is_folder(owner, adapter) {
         return Ok(());
     }
     if !user.is_admin() {
-        return Err(ApiError::Forbidden("Only admins may create or change folder warehouses.".to_string()));
+        return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
     }
     let url = adapter.settings.get("connection_string").and_then(|v| v.as_str()).unwrap_or_default();
     folder::check_inside_root(url, &folder::root(config))
         .map_err(|problem| ApiError::invalid("adapter[connection_string]", problem))
+}
+
+const FOLDER_ADMINS_ONLY: &str = "Only admins may create or change folder warehouses.";
+
+fn is_folder(owner: Owner, adapter: &Adapter) -> bool {
+    owner == Owner::Warehouse && adapter.platform == folder::TOKEN
 }
 
 /// The body of a create or ping call: the customer and the new row.
@@ -129,7 +144,7 @@ pub async fn create(
     pool: &Pool,
     config: &Config,
 ) -> ApiResult<Created> {
-    let (customer_id, new) = read_create(kind, body, &user)?;
+    let (customer_id, mut new) = read_create(kind, body, &user)?;
     new.authorize(&user, config)?;
     let id = user
         .run(pool, move |conn, user| {
@@ -151,7 +166,7 @@ pub async fn ping(
     pool: &Pool,
     config: &Config,
 ) -> ApiResult<NoContent> {
-    let (customer_id, new) = read_create(kind, body, &user)?;
+    let (customer_id, mut new) = read_create(kind, body, &user)?;
     new.authorize(&user, config)?;
     user.run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id")).await?;
     new.adapter.ping(config, kind.owner).await
@@ -212,11 +227,8 @@ pub async fn update(
             changes.push(("enabled_at", enabled_at.into()));
         }
         if !adapter.is_empty() {
-            let was_folder = kind.owner == Owner::Warehouse && stored.platform == folder::TOKEN;
-            if was_folder && !user.is_admin() {
-                return Err(ApiError::Forbidden(
-                    "Only admins may create or change folder warehouses.".to_string(),
-                ));
+            if is_folder(kind.owner, &stored) && !user.is_admin() {
+                return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
             }
             let resolved = adapter.resolve(kind.owner, stored)?;
             check_folder(kind.owner, &resolved, user, &config)?;

@@ -98,7 +98,8 @@ impl NewWarehouse {
     }
 
     /// The rules that need the user and the configuration (`folder` warehouses).
-    pub fn authorize(&self, user: &AuthUser, config: &Config) -> ApiResult<()> {
+    /// A connection's nested warehouse must pass it before `insert`, as `POST /warehouses` does.
+    pub fn authorize(&mut self, user: &AuthUser, config: &Config) -> ApiResult<()> {
         self.0.authorize(user, config)
     }
 
