@@ -263,6 +263,33 @@ mod tests {
     }
 
     #[test]
+    fn the_hosted_service_names_are_validated_like_their_platforms() {
+        let keys = |p: Vec<(String, String)>| p.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(
+            keys(problems(Owner::Store, "big_commerce", json!({"store_hash": "h"}))),
+            ["adapter[access_token]"]
+        );
+        assert_eq!(
+            keys(problems(
+                Owner::Store,
+                "sellbrite",
+                json!({"auth_token": "a", "secret_key": "s", "warehouse_uuid": 1})
+            )),
+            ["adapter[warehouse_uuid]"]
+        );
+        let url = |u: &str| json!({"connection_string": u});
+        assert!(
+            problems(Owner::Warehouse, "dropstream", url("sftp://wh1:secret@ftp.example.com")).is_empty()
+        );
+        assert_eq!(
+            keys(problems(Owner::Warehouse, "dropstream", url("ftp://u:p@h/x"))),
+            ["adapter[connection_string]"]
+        );
+        assert!(problems(Owner::Warehouse, "folder", url("file:///srv/wh")).is_empty());
+        assert_eq!(keys(problems(Owner::Warehouse, "folder", url("srv/wh"))), ["adapter[connection_string]"]);
+    }
+
+    #[test]
     fn secrets_are_masked_to_their_last_four_characters() {
         assert_eq!(mask_secret("abcdefghijkl"), "********ijkl");
         assert_eq!(mask_secret("abcdefgh"), "********");
