@@ -1,6 +1,7 @@
 //! A store's or warehouse's `platform` and `adapter` (CONTRACT §4, §6, §8): the platform
-//! token, the adapter shapes of the platforms we know, masking of secrets in every response,
-//! and the live credential check behind the ping routes. Shared by `stores` and `warehouses`.
+//! token, masking of secrets in every response, and PATCH's merge of secrets sent back
+//! masked. What a platform's adapter must hold and how its credentials are checked belongs
+//! to its module under `platforms`; this module dispatches there.
 
 use serde_json::{Map, Value};
 
@@ -8,14 +9,9 @@ use crate::api::{ApiResult, NoContent};
 use crate::body::{Fields, Patch};
 use crate::config::{Config, PingMode};
 use crate::error::ApiError;
-use crate::ping::{self, PingError, PingSettings};
+use crate::platforms::{self, PingError, PingSettings, validate};
 
-/// Which resource an adapter belongs to: the same platform name may mean different things.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
-    Store,
-    Warehouse,
-}
+pub use crate::platforms::Owner;
 
 /// What replaces a secret in responses.
 pub const MASK: &str = "********";
@@ -58,8 +54,8 @@ impl Adapter {
             sellbrite_api_base: config.sellbrite_api_base.clone(),
         };
         let outcome = match owner {
-            Owner::Store => ping::check_store(&settings, &self.platform, &self.settings).await,
-            Owner::Warehouse => ping::check_warehouse(&settings, &self.platform, &self.settings).await,
+            Owner::Store => platforms::check_store(&settings, &self.platform, &self.settings).await,
+            Owner::Warehouse => platforms::check_warehouse(&settings, &self.platform, &self.settings).await,
         };
         outcome.map(|()| NoContent).map_err(|e| match e {
             PingError::AuthenticationFailed(reason) => ApiError::AdapterAuthenticationFailed(reason),
@@ -141,175 +137,6 @@ pub fn read_snake_case(fields: &mut Fields, key: &str) -> Patch<String> {
         }
         other => other,
     }
-}
-
-/// Checks the adapter shape of the platforms we know; problems are named `adapter[field]`
-/// under `fields`. Other platforms accept any object.
-pub fn validate(fields: &mut Fields, owner: Owner, platform: &str, settings: &Map<String, Value>) {
-    let mut adapter = fields.child("adapter", settings.clone());
-    match (owner, platform) {
-        // `big_commerce` is the hosted service's own token; `bigcommerce` is kept as sent.
-        (Owner::Store, "big_commerce" | "bigcommerce") => {
-            adapter.required("access_token", Fields::text);
-            adapter.required("store_hash", Fields::text);
-            adapter.text("client_id");
-        }
-        (Owner::Store, "sellbrite") => {
-            adapter.required("auth_token", Fields::text);
-            adapter.required("secret_key", Fields::text);
-            adapter.text("warehouse_uuid");
-        }
-        // `dropstream` is the hosted service's own SFTP file drop.
-        (Owner::Warehouse, platform @ ("sftp" | "ftp" | "dropstream")) => {
-            let scheme = if platform == "ftp" { "ftp" } else { "sftp" };
-            if let Some(url) = adapter.required("connection_string", Fields::text)
-                && let Err(problem) = FileTransferUrl::parse(&url, scheme)
-            {
-                adapter.error("connection_string", problem);
-            }
-            file_folders(&mut adapter);
-        }
-        // Whether the folder lies inside `folder_warehouse_root` is checked by
-        // `check_folder`, which knows the configuration.
-        (Owner::Warehouse, "folder") => {
-            if let Some(url) = adapter.required("connection_string", Fields::text)
-                && let Err(problem) = crate::platforms::files::Location::parse("folder", &url)
-            {
-                adapter.error("connection_string", problem);
-            }
-            file_folders(&mut adapter);
-        }
-        _ => {}
-    }
-    fields.absorb(adapter);
-}
-
-/// The optional folders of a file warehouse (CONTRACT §11): relative paths.
-fn file_folders(adapter: &mut Fields) {
-    for key in ["orders_dir", "shipments_dir", "inventory_dir"] {
-        if let Patch::Value(dir) = adapter.text(key)
-            && (dir.starts_with('/') || dir.split('/').any(|part| part == ".."))
-        {
-            adapter.error(key, "must be a folder relative to the warehouse's root, without '..'");
-        }
-    }
-}
-
-/// A `folder` warehouse may be created or changed by admins only, and its folder must lie
-/// inside `root` (`folder_warehouse_root`): it gives orderbridge's own disk to whoever sets it.
-pub fn check_folder(adapter: &Adapter, root: &std::path::Path, is_admin: bool) -> ApiResult<()> {
-    if adapter.platform != "folder" {
-        return Ok(());
-    }
-    if !is_admin {
-        return Err(ApiError::Forbidden("Only admins may create or change a folder warehouse.".to_string()));
-    }
-    let url = adapter.settings.get("connection_string").and_then(Value::as_str).unwrap_or_default();
-    let inside = match crate::platforms::files::Location::parse("folder", url) {
-        Ok(crate::platforms::files::Location::Folder(path)) => {
-            let normal = |p: &std::path::Path| {
-                p.components().fold(std::path::PathBuf::new(), |mut out, c| {
-                    match c {
-                        std::path::Component::ParentDir => {
-                            out.pop();
-                        }
-                        std::path::Component::CurDir => {}
-                        other => out.push(other),
-                    }
-                    out
-                })
-            };
-            let root = std::fs::canonicalize(root).unwrap_or_else(|_| normal(root));
-            let path = std::fs::canonicalize(&path).unwrap_or_else(|_| normal(&path));
-            path.starts_with(&root)
-        }
-        _ => false,
-    };
-    if inside {
-        Ok(())
-    } else {
-        Err(ApiError::invalid(
-            "adapter[connection_string]",
-            format!("must be a folder inside {} (folder_warehouse_root)", root.display()),
-        ))
-    }
-}
-
-/// The parts of an `sftp://user:password@host[:port]/path` (or `ftp://`) URL.
-#[derive(Debug, PartialEq, Eq)]
-pub struct FileTransferUrl<'a> {
-    pub user: &'a str,
-    pub password: &'a str,
-    pub host: &'a str,
-    pub port: Option<u16>,
-    pub path: &'a str,
-}
-
-impl<'a> FileTransferUrl<'a> {
-    pub fn parse(url: &'a str, scheme: &str) -> Result<FileTransferUrl<'a>, String> {
-        let shape = format!("{scheme}://user:password@host[:port][/path]");
-        let rest = url
-            .strip_prefix(scheme)
-            .and_then(|r| r.strip_prefix("://"))
-            .ok_or_else(|| format!("must be a URL of the form {shape}"))?;
-        if rest.chars().any(char::is_whitespace) {
-            return Err(format!("must not contain spaces; expected {shape}"));
-        }
-        // No path means the login directory.
-        let (authority, path) = match rest.find('/') {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
-        };
-        // The password may hold an unescaped '@'; the host never does.
-        let (userinfo, host_port) = authority
-            .rsplit_once('@')
-            .ok_or_else(|| format!("needs a user and password; expected {shape}"))?;
-        let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-        if user.is_empty() {
-            return Err(format!("needs a user name; expected {shape}"));
-        }
-        if password.is_empty() {
-            return Err(format!("needs a password; expected {shape}"));
-        }
-        let (host, port) = split_port(host_port).map_err(|p| format!("{p}; expected {shape}"))?;
-        Ok(FileTransferUrl { user, password, host, port, path })
-    }
-}
-
-fn split_port(host_port: &str) -> Result<(&str, Option<u16>), &'static str> {
-    let (host, port) = if let Some(inner) = host_port.strip_prefix('[') {
-        // A bracketed IPv6 literal: [::1] or [::1]:22.
-        let close = inner.find(']').ok_or("has an unclosed '[' in the host")?;
-        let host = &host_port[..close + 2];
-        let after = &inner[close + 1..];
-        let ip = &inner[..close];
-        if ip.is_empty() || !ip.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.') {
-            return Err("has an invalid IPv6 host");
-        }
-        match after {
-            "" => (host, None),
-            _ => (host, Some(after.strip_prefix(':').ok_or("has text after the host")?)),
-        }
-    } else {
-        match host_port.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (host_port, None),
-        }
-    };
-    if host.is_empty() {
-        return Err("needs a host");
-    }
-    if !host.starts_with('[') && !host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') {
-        return Err("has an invalid host name");
-    }
-    let port = match port {
-        None => None,
-        Some(p) if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) => {
-            Some(p.parse::<u16>().ok().filter(|p| *p >= 1).ok_or("has a port outside 1..65535")?)
-        }
-        Some(_) => return Err("has a port that is not a number"),
-    };
-    Ok((host, port))
 }
 
 /// Whether an adapter key names a secret: it contains token, secret, password or key.
@@ -436,37 +263,30 @@ mod tests {
     }
 
     #[test]
-    fn file_transfer_urls_are_checked_part_by_part() {
+    fn the_hosted_service_names_are_validated_like_their_platforms() {
+        let keys = |p: Vec<(String, String)>| p.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
         assert_eq!(
-            FileTransferUrl::parse("sftp://bob:p@ss@files.example.com:2222/in/orders", "sftp"),
-            Ok(FileTransferUrl {
-                user: "bob",
-                password: "p@ss",
-                host: "files.example.com",
-                port: Some(2222),
-                path: "/in/orders"
-            })
+            keys(problems(Owner::Store, "big_commerce", json!({"store_hash": "h"}))),
+            ["adapter[access_token]"]
         );
-        assert!(FileTransferUrl::parse("ftp://u:p@10.0.0.1/", "ftp").is_ok());
-        assert!(FileTransferUrl::parse("sftp://u:p@[::1]:22/x", "sftp").is_ok());
-        // No path: the login directory.
-        assert_eq!(FileTransferUrl::parse("sftp://u:p@host", "sftp").map(|u| u.path), Ok(""));
-        for bad in [
-            "ftp://u:p@host/x",
-            "sftp:/u:p@host/x",
-            "sftp://host/x",
-            "sftp://u@host/x",
-            "sftp://:p@host/x",
-            "sftp://u:@host/x",
-            "sftp://u:p@/x",
-            "sftp://u:p@host:abc/x",
-            "sftp://u:p@host:70000/x",
-            "sftp://u:p@host:/x",
-            "sftp://u:p@ho st/x",
-            "sftp://u:p@ho_st!/x",
-        ] {
-            assert!(FileTransferUrl::parse(bad, "sftp").is_err(), "{bad}");
-        }
+        assert_eq!(
+            keys(problems(
+                Owner::Store,
+                "sellbrite",
+                json!({"auth_token": "a", "secret_key": "s", "warehouse_uuid": 1})
+            )),
+            ["adapter[warehouse_uuid]"]
+        );
+        let url = |u: &str| json!({"connection_string": u});
+        assert!(
+            problems(Owner::Warehouse, "dropstream", url("sftp://wh1:secret@ftp.example.com")).is_empty()
+        );
+        assert_eq!(
+            keys(problems(Owner::Warehouse, "dropstream", url("ftp://u:p@h/x"))),
+            ["adapter[connection_string]"]
+        );
+        assert!(problems(Owner::Warehouse, "folder", url("file:///srv/wh")).is_empty());
+        assert_eq!(keys(problems(Owner::Warehouse, "folder", url("srv/wh"))), ["adapter[connection_string]"]);
     }
 
     #[test]

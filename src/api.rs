@@ -138,3 +138,20 @@ impl<T> Owned<T> {
         .ok_or_else(|| ApiError::not_found(format!("{} {id}", self.noun)))
     }
 }
+
+/// Writes a PATCH's column changes to one row of `table`. `table` and every column are
+/// literals of the calling module, never from the request.
+pub fn update_columns(
+    conn: &Connection,
+    table: &str,
+    id: i64,
+    changes: Vec<(&str, rusqlite::types::Value)>,
+) -> rusqlite::Result<()> {
+    for (column, value) in changes {
+        conn.execute(
+            &format!("UPDATE {table} SET {column} = ?1 WHERE id = ?2"),
+            rusqlite::params![value, id],
+        )?;
+    }
+    Ok(())
+}

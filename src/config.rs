@@ -64,14 +64,14 @@ pub struct Config {
     pub ping_timeout_secs: u64,
     pub bigcommerce_api_base: String,
     pub sellbrite_api_base: String,
+    /// The only place `folder` warehouses may use; relative to the database file's directory.
+    pub folder_warehouse_root: PathBuf,
     /// Threads that run database work; 0 means the number of cores (at least 2).
     pub db_workers: usize,
     /// Largest accepted request body in bytes (JSON, urlencoded or multipart).
     pub body_limit: u64,
     /// Largest accepted body of `POST /import/*` in bytes.
     pub import_body_limit: u64,
-    /// The only folder `folder` warehouses may use; relative to the database file's folder.
-    pub folder_warehouse_root: PathBuf,
     pub sync_mode: SyncMode,
     /// Time between scheduled passes of one connection (1..86400).
     pub sync_interval_secs: u64,
@@ -94,10 +94,10 @@ impl Default for Config {
             ping_timeout_secs: 10,
             bigcommerce_api_base: "https://api.bigcommerce.com".to_string(),
             sellbrite_api_base: "https://api.sellbrite.com".to_string(),
+            folder_warehouse_root: PathBuf::from("warehouses"),
             db_workers: 0,
             body_limit: 1024 * 1024,
             import_body_limit: 64 * 1024 * 1024,
-            folder_warehouse_root: PathBuf::from("warehouses"),
             sync_mode: SyncMode::Live,
             sync_interval_secs: 60,
             sync_max_attempts: 8,
@@ -107,15 +107,6 @@ impl Default for Config {
 }
 
 impl Config {
-    /// `folder_warehouse_root` as a path: a relative one lies beside the database file.
-    pub fn folder_root(&self) -> PathBuf {
-        if self.folder_warehouse_root.is_absolute() {
-            return self.folder_warehouse_root.clone();
-        }
-        let beside = self.database.parent().filter(|p| !p.as_os_str().is_empty());
-        beside.map_or_else(|| self.folder_warehouse_root.clone(), |dir| dir.join(&self.folder_warehouse_root))
-    }
-
     /// The figment production reads: our defaults, Rocket's own (`Rocket.toml`, `ROCKET_*`),
     /// then `ORDERBRIDGE_*`.
     pub fn figment() -> Figment {

@@ -11,7 +11,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::adapter::read_snake_case;
-use crate::api::{ApiResult, Created, Id, NoContent, Owned, check_customer, owned_row_exists};
+use crate::api::{
+    ApiResult, Created, Id, NoContent, Owned, check_customer, owned_row_exists, update_columns,
+};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields, Patch};
 use crate::config::Config;
@@ -330,9 +332,10 @@ async fn create(
     pool: &State<Pool>,
     config: &State<Config>,
 ) -> ApiResult<Created> {
-    let connection = NewConnection::read(body.fields(), &user)?;
-    if let Party::New(warehouse) = &connection.warehouse {
-        crate::adapter::check_folder(warehouse.adapter(), &config.folder_root(), user.is_admin())?;
+    let mut connection = NewConnection::read(body.fields(), &user)?;
+    // A nested `folder` warehouse is an admin's to create, inside `folder_warehouse_root`.
+    if let Party::New(warehouse) = &mut connection.warehouse {
+        warehouse.authorize(&user, config)?;
     }
     let id = user.run(pool, move |conn, user| connection.insert(conn, user)).await?;
     Ok(Created::at("connections", id))
@@ -368,10 +371,7 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
         if !owned_row_exists(&tx, "connections", id, user.scope())? {
             return Err(not_found(id));
         }
-        for (column, value) in changes {
-            // `column` is one of the literals above, never from the request.
-            tx.execute(&format!("UPDATE connections SET {column} = ?1 WHERE id = ?2"), params![value, id])?;
-        }
+        update_columns(&tx, "connections", id, changes)?;
         tx.commit()?;
         Ok(NoContent)
     })

@@ -3,10 +3,11 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, patch, post, routes};
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
-use crate::api::{ApiResult, Created, Id, NoContent};
+use crate::api::{ApiResult, Created, Id, NoContent, update_columns};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields, Patch};
 use crate::dates::{self, Timestamp};
@@ -152,15 +153,17 @@ async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiRe
     user.run(pool, move |conn, user| {
         let tx = db::write(conn)?;
         find(&tx, user, id)?;
+        let mut changes: Vec<(&str, SqlValue)> = Vec::new();
         if let Some(name) = company_name {
-            tx.execute("UPDATE customers SET company_name = ?1 WHERE id = ?2", params![name.trim(), id])?;
+            changes.push(("company_name", name.trim().to_string().into()));
         }
+        // `column` comes from OPTIONAL_TEXT, never from the request.
         for (column, value) in optional {
             if let Some(value) = value.present() {
-                // `column` comes from OPTIONAL_TEXT, never from the request.
-                tx.execute(&format!("UPDATE customers SET {column} = ?1 WHERE id = ?2"), params![value, id])?;
+                changes.push((column, value.into()));
             }
         }
+        update_columns(&tx, "customers", id, changes)?;
         tx.commit()?;
         Ok(NoContent)
     })

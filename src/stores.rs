@@ -4,19 +4,18 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, patch, post, routes};
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, Row};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::adapter::{self, Adapter, AdapterPatch, Owner};
-use crate::api::{ApiResult, Created, Id, NoContent, Owned, check_customer, customer_id_for_create};
+use crate::adapter::{self, Adapter, Owner};
+use crate::api::{ApiResult, Created, Id, NoContent, Owned};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields};
 use crate::config::Config;
-use crate::dates::{self, Timestamp};
-use crate::db::{self, Pool};
-use crate::error::ApiError;
+use crate::dates::Timestamp;
+use crate::db::Pool;
+use crate::holders::{self, Kind, NewHolder};
 
 pub fn routes() -> Vec<Route> {
     routes![list, get, create, update, ping]
@@ -59,9 +58,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Store> {
 
 const STORES: Owned<Store> = Owned { table: "stores", columns: COLUMNS, from_row, noun: "Store" };
 
-fn not_found(id: i64) -> ApiError {
-    ApiError::not_found(format!("Store {id}"))
-}
+static KIND: Kind =
+    Kind { owner: Owner::Store, table: "stores", noun: "Store", name_required: true, extra_text: &["url"] };
 
 #[get("/stores")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Store>>> {
@@ -79,71 +77,41 @@ async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Store
     Ok(Json(user.run(pool, move |conn, user| find(conn, user, id)).await?))
 }
 
-/// A validated new store, as the create and ping calls and a connection's nested `store`
-/// take it. Its customer is decided by the caller.
+/// A validated new store, as the create and ping calls and a connection's nested
+/// `store` take it. Its customer is decided by the caller.
 #[derive(Debug)]
-pub struct NewStore {
-    name: String,
-    description: Option<String>,
-    url: Option<String>,
-    adapter: Adapter,
-    enabled_at: Option<i64>,
-}
+pub struct NewStore(NewHolder);
 
 impl NewStore {
     /// Reads a create body (without `customer_id`); problems go into `fields`.
     pub fn read(fields: &mut Fields) -> Option<NewStore> {
-        let name = fields.required("name", Fields::text);
-        let description = fields.text("description").value();
-        let url = fields.text("url").value();
-        let adapter = Adapter::read(fields, Owner::Store);
-        let enabled_at = fields.date("enabled_at").value();
-        Some(NewStore { name: name?.trim().to_string(), description, url, adapter: adapter?, enabled_at })
+        NewHolder::read(&KIND, fields).map(NewStore)
     }
 
     pub fn adapter(&self) -> &Adapter {
-        &self.adapter
+        self.0.adapter()
+    }
+
+    /// The rules that need the user and the configuration (`folder` warehouses).
+    /// A connection's nested warehouse must pass it before `insert`, as `POST /warehouses` does.
+    pub fn authorize(&mut self, user: &AuthUser, config: &Config) -> ApiResult<()> {
+        self.0.authorize(user, config)
     }
 
     /// Inserts the store for `customer_id`, which the caller has checked.
     pub fn insert(&self, conn: &Connection, customer_id: i64) -> ApiResult<i64> {
-        conn.execute(
-            "INSERT INTO stores (customer_id, name, description, url, platform, adapter, created_at, enabled_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                customer_id,
-                self.name,
-                self.description,
-                self.url,
-                self.adapter.platform,
-                self.adapter.settings_json(),
-                dates::now_ms(),
-                self.enabled_at
-            ],
-        )?;
-        Ok(conn.last_insert_rowid())
+        self.0.insert(conn, customer_id)
     }
 }
 
-/// The body of `POST /stores` and `POST /stores/ping`: the customer and the store.
-fn read_create(body: Body, user: &AuthUser) -> ApiResult<(i64, NewStore)> {
-    let mut fields = body.fields();
-    let customer_id = customer_id_for_create(&mut fields, user);
-    let store = NewStore::read(&mut fields);
-    fields.finish()?;
-    customer_id.zip(store).ok_or_else(|| ApiError::internal("a store body passed validation incomplete"))
-}
-
 #[post("/stores", data = "<body>")]
-async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Created> {
-    let (customer_id, store) = read_create(body, &user)?;
-    let id = user
-        .run(pool, move |conn, user| {
-            check_customer(conn, user, customer_id, "customer_id")?;
-            store.insert(conn, customer_id)
-        })
-        .await?;
-    Ok(Created::at("stores", id))
+async fn create(
+    user: AuthUser,
+    body: Body,
+    pool: &State<Pool>,
+    config: &State<Config>,
+) -> ApiResult<Created> {
+    holders::create(&KIND, user, body, pool, config).await
 }
 
 /// Validates exactly as create does, writes nothing, then asks the platform.
@@ -154,58 +122,16 @@ async fn ping(
     pool: &State<Pool>,
     config: &State<Config>,
 ) -> ApiResult<NoContent> {
-    let (customer_id, store) = read_create(body, &user)?;
-    user.run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id")).await?;
-    store.adapter.ping(config, Owner::Store).await
+    holders::ping(&KIND, user, body, pool, config).await
 }
 
-/// `customer_id` is read-only: a store moved to another customer would leave its
-/// connections joining two customers' resources.
 #[patch("/stores/<id>", data = "<body>")]
-async fn update(id: Id, user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<NoContent> {
-    let id = id.get("Store")?;
-    let mut fields = body.fields();
-    let name = fields.not_null("name", Fields::text);
-    let description = fields.text("description");
-    let url = fields.text("url");
-    let enabled_at = fields.date("enabled_at");
-    let adapter = AdapterPatch::read(&mut fields);
-    fields.finish()?;
-
-    user.run(pool, move |conn, user| {
-        let tx = db::write(conn)?;
-        let stored = tx
-            .query_row(
-                "SELECT platform, adapter FROM stores WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",
-                params![id, user.scope()],
-                |row| Adapter::from_columns(row, 0),
-            )
-            .optional()?
-            .ok_or_else(|| not_found(id))?;
-        let mut changes: Vec<(&str, SqlValue)> = Vec::new();
-        if let Some(name) = name {
-            changes.push(("name", name.trim().to_string().into()));
-        }
-        if let Some(description) = description.present() {
-            changes.push(("description", description.into()));
-        }
-        if let Some(url) = url.present() {
-            changes.push(("url", url.into()));
-        }
-        if let Some(enabled_at) = enabled_at.present() {
-            changes.push(("enabled_at", enabled_at.into()));
-        }
-        if !adapter.is_empty() {
-            let resolved = adapter.resolve(Owner::Store, stored)?;
-            changes.push(("adapter", resolved.settings_json().into()));
-            changes.push(("platform", resolved.platform.into()));
-        }
-        for (column, value) in changes {
-            // `column` is one of the literals above, never from the request.
-            tx.execute(&format!("UPDATE stores SET {column} = ?1 WHERE id = ?2"), params![value, id])?;
-        }
-        tx.commit()?;
-        Ok(NoContent)
-    })
-    .await
+async fn update(
+    id: Id,
+    user: AuthUser,
+    body: Body,
+    pool: &State<Pool>,
+    config: &State<Config>,
+) -> ApiResult<NoContent> {
+    holders::update(&KIND, id.get("Store")?, user, body, pool, config).await
 }

@@ -5,19 +5,18 @@
 
 use rocket::serde::json::Json;
 use rocket::{Route, State, get, patch, post, routes};
-use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, Row};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::adapter::{self, Adapter, AdapterPatch, Owner};
-use crate::api::{ApiResult, Created, Id, NoContent, Owned, check_customer, customer_id_for_create};
+use crate::adapter::{self, Adapter, Owner};
+use crate::api::{ApiResult, Created, Id, NoContent, Owned};
 use crate::auth::AuthUser;
 use crate::body::{Body, Fields};
 use crate::config::Config;
-use crate::dates::{self, Timestamp};
-use crate::db::{self, Pool};
-use crate::error::ApiError;
+use crate::dates::Timestamp;
+use crate::db::Pool;
+use crate::holders::{self, Kind, NewHolder};
 
 pub fn routes() -> Vec<Route> {
     routes![list, get, create, update, ping]
@@ -59,9 +58,13 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<Warehouse> {
 const WAREHOUSES: Owned<Warehouse> =
     Owned { table: "warehouses", columns: COLUMNS, from_row, noun: "Warehouse" };
 
-fn not_found(id: i64) -> ApiError {
-    ApiError::not_found(format!("Warehouse {id}"))
-}
+static KIND: Kind = Kind {
+    owner: Owner::Warehouse,
+    table: "warehouses",
+    noun: "Warehouse",
+    name_required: false,
+    extra_text: &[],
+};
 
 #[get("/warehouses")]
 async fn list(user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Vec<Warehouse>>> {
@@ -79,58 +82,31 @@ async fn get(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<Wareh
     Ok(Json(user.run(pool, move |conn, user| find(conn, user, id)).await?))
 }
 
-/// A validated new warehouse, as the create and ping calls and a connection's nested `warehouse`
-/// take it. Its customer is decided by the caller.
+/// A validated new warehouse, as the create and ping calls and a connection's nested
+/// `warehouse` take it. Its customer is decided by the caller.
 #[derive(Debug)]
-pub struct NewWarehouse {
-    name: Option<String>,
-    description: Option<String>,
-    adapter: Adapter,
-    enabled_at: Option<i64>,
-}
+pub struct NewWarehouse(NewHolder);
 
 impl NewWarehouse {
     /// Reads a create body (without `customer_id`); problems go into `fields`.
     pub fn read(fields: &mut Fields) -> Option<NewWarehouse> {
-        let name = fields.text("name").value();
-        let description = fields.text("description").value();
-        let adapter = Adapter::read(fields, Owner::Warehouse);
-        let enabled_at = fields.date("enabled_at").value();
-        Some(NewWarehouse { name, description, adapter: adapter?, enabled_at })
+        NewHolder::read(&KIND, fields).map(NewWarehouse)
     }
 
     pub fn adapter(&self) -> &Adapter {
-        &self.adapter
+        self.0.adapter()
+    }
+
+    /// The rules that need the user and the configuration (`folder` warehouses).
+    /// A connection's nested warehouse must pass it before `insert`, as `POST /warehouses` does.
+    pub fn authorize(&mut self, user: &AuthUser, config: &Config) -> ApiResult<()> {
+        self.0.authorize(user, config)
     }
 
     /// Inserts the warehouse for `customer_id`, which the caller has checked.
     pub fn insert(&self, conn: &Connection, customer_id: i64) -> ApiResult<i64> {
-        conn.execute(
-            "INSERT INTO warehouses (customer_id, name, description, platform, adapter, created_at, enabled_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                customer_id,
-                self.name,
-                self.description,
-                self.adapter.platform,
-                self.adapter.settings_json(),
-                dates::now_ms(),
-                self.enabled_at
-            ],
-        )?;
-        Ok(conn.last_insert_rowid())
+        self.0.insert(conn, customer_id)
     }
-}
-
-/// The body of `POST /warehouses` and `POST /warehouses/ping`: the customer and the warehouse.
-fn read_create(body: Body, user: &AuthUser) -> ApiResult<(i64, NewWarehouse)> {
-    let mut fields = body.fields();
-    let customer_id = customer_id_for_create(&mut fields, user);
-    let warehouse = NewWarehouse::read(&mut fields);
-    fields.finish()?;
-    customer_id
-        .zip(warehouse)
-        .ok_or_else(|| ApiError::internal("a warehouse body passed validation incomplete"))
 }
 
 #[post("/warehouses", data = "<body>")]
@@ -140,15 +116,7 @@ async fn create(
     pool: &State<Pool>,
     config: &State<Config>,
 ) -> ApiResult<Created> {
-    let (customer_id, warehouse) = read_create(body, &user)?;
-    adapter::check_folder(&warehouse.adapter, &config.folder_root(), user.is_admin())?;
-    let id = user
-        .run(pool, move |conn, user| {
-            check_customer(conn, user, customer_id, "customer_id")?;
-            warehouse.insert(conn, customer_id)
-        })
-        .await?;
-    Ok(Created::at("warehouses", id))
+    holders::create(&KIND, user, body, pool, config).await
 }
 
 /// Validates exactly as create does, writes nothing, then asks the platform.
@@ -159,14 +127,9 @@ async fn ping(
     pool: &State<Pool>,
     config: &State<Config>,
 ) -> ApiResult<NoContent> {
-    let (customer_id, warehouse) = read_create(body, &user)?;
-    adapter::check_folder(&warehouse.adapter, &config.folder_root(), user.is_admin())?;
-    user.run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id")).await?;
-    warehouse.adapter.ping(config, Owner::Warehouse).await
+    holders::ping(&KIND, user, body, pool, config).await
 }
 
-/// `customer_id` is read-only: a warehouse moved to another customer would leave its
-/// connections joining two customers' resources.
 #[patch("/warehouses/<id>", data = "<body>")]
 async fn update(
     id: Id,
@@ -175,52 +138,5 @@ async fn update(
     pool: &State<Pool>,
     config: &State<Config>,
 ) -> ApiResult<NoContent> {
-    let folder_root = config.folder_root();
-    let id = id.get("Warehouse")?;
-    let mut fields = body.fields();
-    let name = fields.text("name");
-    let description = fields.text("description");
-    let enabled_at = fields.date("enabled_at");
-    let adapter = AdapterPatch::read(&mut fields);
-    fields.finish()?;
-
-    user.run(pool, move |conn, user| {
-        let tx = db::write(conn)?;
-        let warehoused = tx
-            .query_row(
-                "SELECT platform, adapter FROM warehouses WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",
-                params![id, user.scope()],
-                |row| Adapter::from_columns(row, 0),
-            )
-            .optional()?
-            .ok_or_else(|| not_found(id))?;
-        let mut changes: Vec<(&str, SqlValue)> = Vec::new();
-        if let Some(name) = name.present() {
-            changes.push(("name", name.into()));
-        }
-        if let Some(description) = description.present() {
-            changes.push(("description", description.into()));
-        }
-        if let Some(enabled_at) = enabled_at.present() {
-            changes.push(("enabled_at", enabled_at.into()));
-        }
-        // A folder warehouse is an admin's to change, whatever the field.
-        adapter::check_folder(&warehoused, &folder_root, user.is_admin()).or_else(|e| match e {
-            ApiError::Forbidden(_) => Err(e),
-            _ => Ok(()),
-        })?;
-        if !adapter.is_empty() {
-            let resolved = adapter.resolve(Owner::Warehouse, warehoused)?;
-            adapter::check_folder(&resolved, &folder_root, user.is_admin())?;
-            changes.push(("adapter", resolved.settings_json().into()));
-            changes.push(("platform", resolved.platform.into()));
-        }
-        for (column, value) in changes {
-            // `column` is one of the literals above, never from the request.
-            tx.execute(&format!("UPDATE warehouses SET {column} = ?1 WHERE id = ?2"), params![value, id])?;
-        }
-        tx.commit()?;
-        Ok(NoContent)
-    })
-    .await
+    holders::update(&KIND, id.get("Warehouse")?, user, body, pool, config).await
 }

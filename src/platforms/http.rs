@@ -1,99 +1,251 @@
-//! HTTP for the platforms that speak it: one pooled client per engine, and the mapping of
-//! answers to `PlatformError` that every HTTP platform shares (a 429 with its wait, 5xx and
-//! timeouts passing, 401/403 refused, other 4xx rejected). Messages quote the platform's own
-//! reason, scrubbed of every credential that was sent.
+//! The HTTP side every HTTP platform shares: the one client of the process, sending under a
+//! deadline, and sorting an answer that is not 2xx into a [`PlatformError`].
+//!
+//! How answers sort: 401/403 is a refusal (but Sellbrite's 403 `Rate Limit Exceeded`, which
+//! is its rate limit); 429, 408 and 5xx are passing, with the wait the platform asked for
+//! (`Retry-After` seconds, or BigCommerce's `X-Rate-Limit-Time-Reset-Ms`); every other answer
+//! (3xx, other 4xx) is refused for good. A platform module handles the statuses that mean
+//! something of its own (BigCommerce's 404 for an unknown store) before asking [`classify`].
 
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 use std::time::Duration;
 
+use reqwest::header::HeaderMap;
 use reqwest::{Response, StatusCode};
 
-use super::PlatformError;
-use crate::ping::http::{platform_reason, status_text};
-use crate::ping::{quote_platform_text, root_cause};
+use super::{PlatformError, describe_duration, quote_platform_text, root_cause};
+
+/// The one HTTP client of the process: it pools connections and TLS sessions, which a client
+/// per request would throw away. Timeouts are set on each request. Redirects are not
+/// followed, so a credential never travels to a host it was not meant for.
+pub fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    static CRYPTO_PROVIDER: Once = Once::new();
+    CLIENT.get_or_init(|| {
+        // reqwest is built without a bundled provider; ring is the one compiled in. If the
+        // process already installed a provider, that one stays and reqwest uses it.
+        CRYPTO_PROVIDER.call_once(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .user_agent(concat!("orderbridge/", env!("CARGO_PKG_VERSION")))
+            .build()
+            // Building fails only when the TLS backend cannot start, which the line above
+            // rules out; the plain client is the same but for the settings.
+            .unwrap_or_default()
+    })
+}
 
 /// How much of an error body is read looking for the platform's reason.
-const MAX_REASON_BYTES: usize = 16 * 1024;
+const MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// A client that keeps connections to the platforms open between requests. Redirects are not
-/// followed, so a credential never travels to a host it was not meant for. A pooled
-/// connection belongs to the runtime that opened it, so each engine builds its own client
-/// and shares it with all its passes.
-pub fn new_client() -> reqwest::Client {
-    static CRYPTO_PROVIDER: Once = Once::new();
-    // reqwest is built without a bundled provider; ring is the one compiled in.
-    CRYPTO_PROVIDER.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .pool_idle_timeout(Duration::from_secs(30))
-        .user_agent(concat!("orderbridge/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .unwrap_or_else(|e| {
-            log::error!("could not build the HTTP client ({}); using the default one", root_cause(&e));
-            reqwest::Client::new()
-        })
-}
-
-/// A request that got no answer: refused connection, timeout, TLS failure.
-pub fn transport_error(platform: &str, e: &reqwest::Error) -> PlatformError {
-    let what = if e.is_timeout() {
-        "did not answer in time".to_string()
-    } else {
-        format!("could not be reached: {}", root_cause(e))
-    };
-    PlatformError::unreachable(format!("{platform} {what}."))
-}
-
-/// How long a rate-limited answer asks us to wait: BigCommerce's
-/// `X-Rate-Limit-Time-Reset-Ms`, or a `Retry-After` in seconds.
-pub fn asked_wait(response: &Response) -> Option<Duration> {
-    let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = header("x-rate-limit-time-reset-ms").and_then(|v| v.parse::<u64>().ok()) {
-        return Some(Duration::from_millis(ms));
-    }
-    header("retry-after").and_then(|v| v.parse::<u64>().ok()).map(Duration::from_secs)
-}
-
-/// The error an unsuccessful answer means. `refused_statuses` are the statuses that say the
-/// credentials were refused (401 and 403 for most platforms).
-pub async fn error_for(
+/// Sends with `timeout` on the request. A failure to get any answer (refused connection,
+/// DNS, TLS, timeout) is passing: the platform may be back later.
+pub async fn send(
+    request: reqwest::RequestBuilder,
+    timeout: Duration,
     platform: &str,
-    response: Response,
-    secrets: &[&str],
-    refused_statuses: &[u16],
-) -> PlatformError {
+    api_base: &str,
+) -> Result<Response, PlatformError> {
+    request.timeout(timeout).send().await.map_err(|e| {
+        if e.is_timeout() {
+            return PlatformError::unreachable(format!(
+                "{platform} did not answer within {}.",
+                describe_duration(timeout)
+            ));
+        }
+        // reqwest's own text names the URL; the innermost cause ("Connection refused",
+        // "invalid peer certificate: UnknownIssuer") names no credential and is what a person needs.
+        let host = reqwest::Url::parse(api_base)
+            .ok()
+            .and_then(|url| match (url.host_str(), url.port()) {
+                (Some(host), Some(port)) => Some(format!("{host}:{port}")),
+                (host, None) => host.map(str::to_owned),
+                (None, Some(_)) => None,
+            })
+            .unwrap_or_else(|| "its API".to_owned());
+        PlatformError::unreachable(format!(
+            "{platform} could not be reached at {host}: {}.",
+            root_cause(&e.without_url())
+        ))
+    })
+}
+
+/// Sorts an answer that is not 2xx, reading (a bounded part of) its body for the reason.
+pub async fn error_from(platform: &str, response: Response, secrets: &[&str]) -> PlatformError {
     let status = response.status();
-    let wait = asked_wait(&response);
-    let reason = reason(response, secrets).await;
-    let said = match &reason {
-        Some(text) => format!("HTTP {}: {text}", status_text(status)),
-        None => format!("HTTP {}", status_text(status)),
-    };
-    if status == StatusCode::TOO_MANY_REQUESTS {
-        return PlatformError::rate_limited(format!("{platform} asked us to slow down ({said})."), wait);
+    let headers = response.headers().clone();
+    let body = read_body(response).await;
+    classify(platform, status, &headers, &body, secrets)
+}
+
+/// The sorting itself (see the module doc); `body` is the start of the answer's body.
+pub fn classify(
+    platform: &str,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+    secrets: &[&str],
+) -> PlatformError {
+    let said = status_and_reason(status, body, secrets);
+    let rate_limit_body = String::from_utf8_lossy(body).trim().eq_ignore_ascii_case("Rate Limit Exceeded");
+    if status == StatusCode::TOO_MANY_REQUESTS || (status == StatusCode::FORBIDDEN && rate_limit_body) {
+        return PlatformError::rate_limited(
+            format!("{platform} asked us to slow down ({said})."),
+            wait(headers),
+        );
     }
-    if status.is_server_error() {
-        return PlatformError::unreachable(format!("{platform} failed to answer ({said})."));
-    }
-    if refused_statuses.contains(&status.as_u16()) {
-        return PlatformError::Refused(format!("{platform} refused the credentials ({said})."));
-    }
-    PlatformError::Rejected {
-        status: status.as_u16(),
-        message: format!("{platform} refused the request ({said})."),
+    match status {
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+            PlatformError::Refused(format!("{platform} refused the credentials ({said})."))
+        }
+        s if s.is_server_error() || s == StatusCode::REQUEST_TIMEOUT => PlatformError::Unreachable {
+            message: format!("{platform} answered without a verdict ({said})."),
+            wait: wait(headers),
+            rate_limited: false,
+        },
+        s => PlatformError::Rejected {
+            status: s.as_u16(),
+            message: format!("{platform} refused the request ({said})."),
+        },
     }
 }
 
-/// The platform's own reason in an error body, quoted safely.
-pub async fn reason(mut response: Response, secrets: &[&str]) -> Option<String> {
+/// The wait a platform asked for: `Retry-After` in seconds, or `X-Rate-Limit-Time-Reset-Ms`.
+fn wait(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok();
+    number("retry-after")
+        .map(Duration::from_secs)
+        .or_else(|| number("x-rate-limit-time-reset-ms").map(Duration::from_millis))
+}
+
+async fn read_body(mut response: Response) -> Vec<u8> {
     let mut body = Vec::new();
-    while body.len() < MAX_REASON_BYTES {
+    while body.len() < MAX_BODY_BYTES {
         match response.chunk().await {
             Ok(Some(chunk)) => body.extend_from_slice(&chunk),
             Ok(None) | Err(_) => break,
         }
     }
-    platform_reason(&body).map(|text| quote_platform_text(&text, secrets))
+    body
+}
+
+/// "HTTP 401 Unauthorized: <the platform's error text>", the text only if it sent one.
+fn status_and_reason(status: StatusCode, body: &[u8], secrets: &[&str]) -> String {
+    let status = status_text(status);
+    match platform_reason(body) {
+        Some(reason) => format!("HTTP {status}: {}", quote_platform_text(&reason, secrets)),
+        None => format!("HTTP {status}"),
+    }
+}
+
+pub fn status_text(status: StatusCode) -> String {
+    match status.canonical_reason() {
+        Some(reason) => format!("{} {reason}", status.as_u16()),
+        None => status.as_u16().to_string(),
+    }
+}
+
+/// The error text in a platform's body: BigCommerce sends `{"status":401,"title":"..."}` or
+/// `[{"status":401,"message":"..."}]`; others use `error`/`message` keys or plain text.
+fn platform_reason(body: &[u8]) -> Option<String> {
+    let body = body.get(..MAX_BODY_BYTES).unwrap_or(body);
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(json) => json_reason(&json, 3),
+        Err(_) => {
+            let text = String::from_utf8_lossy(body);
+            let text = text.trim();
+            // An HTML error page is noise, not a reason.
+            (!text.is_empty() && !text.starts_with('<'))
+                .then(|| text.lines().next().unwrap_or_default().to_owned())
+        }
+    }
+}
+
+fn json_reason(json: &serde_json::Value, depth: u8) -> Option<String> {
+    use serde_json::Value;
+    const KEYS: [&str; 6] = ["title", "message", "error_description", "error", "detail", "errors"];
+    if depth == 0 {
+        return None;
+    }
+    match json {
+        Value::String(text) if !text.trim().is_empty() => Some(text.clone()),
+        Value::Array(items) => items.iter().find_map(|item| json_reason(item, depth - 1)),
+        Value::Object(fields) => {
+            KEYS.iter().filter_map(|key| fields.get(*key)).find_map(|value| json_reason(value, depth - 1))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn rate_limits_and_server_errors_are_passing_with_the_wait_asked_for() {
+        let none = HeaderMap::new();
+        let cases = [
+            (429, headers(&[("retry-after", "7")]), "", Some(Duration::from_secs(7)), true),
+            (
+                429,
+                headers(&[("x-rate-limit-time-reset-ms", "1500")]),
+                "",
+                Some(Duration::from_millis(1500)),
+                true,
+            ),
+            (429, none.clone(), "", None, true),
+            (403, none.clone(), "Rate Limit Exceeded", None, true),
+            (503, headers(&[("retry-after", "3")]), "", Some(Duration::from_secs(3)), false),
+            (500, none.clone(), "boom", None, false),
+            (408, none.clone(), "", None, false),
+        ];
+        for (status, headers, body, wait, limited) in cases {
+            let error = classify("P", StatusCode::from_u16(status).unwrap(), &headers, body.as_bytes(), &[]);
+            assert!(error.is_passing(), "{status}: {error:?}");
+            let PlatformError::Unreachable { wait: got, rate_limited, .. } = error else { unreachable!() };
+            assert_eq!((got, rate_limited), (wait, limited), "{status}");
+        }
+    }
+
+    #[test]
+    fn refusals_and_other_client_errors_are_permanent() {
+        let none = HeaderMap::new();
+        for status in [401, 403] {
+            let error = classify("P", StatusCode::from_u16(status).unwrap(), &none, b"no", &["no"]);
+            assert!(matches!(error, PlatformError::Refused(_)), "{status}: {error:?}");
+        }
+        for status in [404, 400, 422, 302] {
+            let error = classify("P", StatusCode::from_u16(status).unwrap(), &none, b"", &[]);
+            assert!(matches!(error, PlatformError::Rejected { status: s, .. } if s == status), "{error:?}");
+            assert!(!error.is_passing());
+        }
+    }
+
+    #[test]
+    fn platform_reasons_are_found_in_the_usual_body_shapes() {
+        let cases: [(&str, Option<&str>); 7] = [
+            (r#"{"status":401,"title":"No auth","type":"x"}"#, Some("No auth")),
+            (r#"[{"status":401,"message":"Bad token"}]"#, Some("Bad token")),
+            (r#"{"error":{"message":"Nested"}}"#, Some("Nested")),
+            (r#"{"errors":["First"]}"#, Some("First")),
+            ("HTTP Basic: Access denied.\n", Some("HTTP Basic: Access denied.")),
+            ("<html><body>401</body></html>", None),
+            (r#"{"status":401}"#, None),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(platform_reason(body.as_bytes()).as_deref(), expected, "{body}");
+        }
+    }
 }

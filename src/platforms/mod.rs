@@ -1,11 +1,313 @@
 //! Everything that talks to a store or warehouse platform: one module per platform, each
-//! owning the calls the sync engine makes, over the shared HTTP helpers, retry policy and
-//! error type.
+//! owning its adapter rules, its credential check and the calls the sync engine makes.
+//! This module holds what they share: which token names which platform for stores and for
+//! warehouses, the dispatch of adapter validation and of the ping's credential check
+//! (CONTRACT §6, §8), and the deadline every check runs under.
+//!
+//! `sftp`, `ftp` and `target` are the file-transfer checks as they were in `ping`; the
+//! `files` module replaces them. `folder` has its rules here and no check yet: its check
+//! plugs in at [`Platform::check`].
 
 pub mod big_commerce;
 pub mod error;
+pub mod file_url;
 pub mod files;
+pub mod folder;
+mod ftp;
 pub mod http;
 pub mod retry;
+pub mod sellbrite;
+pub(crate) mod sftp;
+pub mod target;
 
 pub use error::PlatformError;
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::body::Fields;
+
+/// Where and how long the live checks may ask the platforms.
+#[derive(Debug, Clone)]
+pub struct PingSettings {
+    /// Bound on a whole check: connect, authenticate and the one request.
+    pub timeout: Duration,
+    pub bigcommerce_api_base: String,
+    pub sellbrite_api_base: String,
+}
+
+impl Default for PingSettings {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(10),
+            bigcommerce_api_base: "https://api.bigcommerce.com".to_owned(),
+            sellbrite_api_base: "https://api.sellbrite.com".to_owned(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum PingError {
+    /// The platform refused the credentials (401/403, refused login, unknown store hash).
+    /// The String is a sentence for a person giving the platform's reason (status and, if the
+    /// platform sent one, its error text) and never any credential.
+    AuthenticationFailed(String),
+    /// Nothing answered in time, connection refused, DNS failure, TLS failure etc. Sentence, no credentials.
+    Unreachable(String),
+    /// No live check exists for this platform.
+    UnsupportedPlatform,
+}
+
+impl std::fmt::Display for PingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::AuthenticationFailed(reason) | Self::Unreachable(reason) => f.write_str(reason),
+            Self::UnsupportedPlatform => f.write_str("No live credential check exists for this platform."),
+        }
+    }
+}
+
+impl std::error::Error for PingError {}
+
+/// Which resource an adapter belongs to: the same platform name may mean different things.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    Store,
+    Warehouse,
+}
+
+/// The platforms orderbridge knows: their adapters are validated, and (but `Folder`, for now)
+/// their credentials can be checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// Store `big_commerce`, and `bigcommerce` as the same platform.
+    BigCommerce,
+    /// Store `sellbrite`.
+    Sellbrite,
+    /// Warehouse `sftp`, and `dropstream` (the hosted service's own SFTP file drop).
+    Sftp,
+    /// Warehouse `ftp`.
+    Ftp,
+    /// Warehouse `folder`: a folder on the server's own disk.
+    Folder,
+}
+
+impl Platform {
+    /// The platform a token names for `owner`; `None` for platforms we do not know, which
+    /// accept any adapter and have no check.
+    pub fn of(owner: Owner, token: &str) -> Option<Platform> {
+        match (owner, token) {
+            (Owner::Store, big_commerce::TOKEN | big_commerce::OLD_TOKEN) => Some(Platform::BigCommerce),
+            (Owner::Store, sellbrite::TOKEN) => Some(Platform::Sellbrite),
+            (Owner::Warehouse, "sftp" | "dropstream") => Some(Platform::Sftp),
+            (Owner::Warehouse, "ftp") => Some(Platform::Ftp),
+            (Owner::Warehouse, folder::TOKEN) => Some(Platform::Folder),
+            _ => None,
+        }
+    }
+
+    /// Checks the adapter's shape; problems are named under `adapter` (`adapter[key]`).
+    pub fn validate(self, adapter: &mut Fields) {
+        match self {
+            Platform::BigCommerce => big_commerce::validate(adapter),
+            Platform::Sellbrite => sellbrite::validate(adapter),
+            Platform::Sftp => file_url::validate(adapter, "sftp"),
+            Platform::Ftp => file_url::validate(adapter, "ftp"),
+            Platform::Folder => folder::validate(adapter),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Platform::BigCommerce => big_commerce::NAME,
+            Platform::Sellbrite => sellbrite::NAME,
+            Platform::Sftp => "The SFTP server",
+            Platform::Ftp => "The FTP server",
+            Platform::Folder => "The folder",
+        }
+    }
+
+    /// The credential check; `None` when the platform has none.
+    async fn check(self, settings: &PingSettings, adapter: &Adapter) -> Option<Result<(), PingError>> {
+        let outcome = match self {
+            Platform::BigCommerce => {
+                big_commerce::check(http::client(), &settings.bigcommerce_api_base, settings.timeout, adapter)
+                    .await
+                    .map_err(PingError::from)
+            }
+            Platform::Sellbrite => {
+                sellbrite::check(http::client(), &settings.sellbrite_api_base, settings.timeout, adapter)
+                    .await
+                    .map_err(PingError::from)
+            }
+            Platform::Sftp => sftp::check(adapter, settings.timeout).await,
+            Platform::Ftp => ftp::check(adapter).await,
+            Platform::Folder => {
+                let url = adapter.get("connection_string").and_then(Value::as_str).unwrap_or_default();
+                match files::Location::parse(folder::TOKEN, url) {
+                    Ok(location) => files::check(&location, settings.timeout).await.map_err(|e| match e {
+                        PlatformError::Unreachable { message, .. } => PingError::Unreachable(message),
+                        other => PingError::AuthenticationFailed(other.message().to_string()),
+                    }),
+                    Err(problem) => Err(PingError::AuthenticationFailed(format!(
+                        "The folder's connection_string {problem}."
+                    ))),
+                }
+            }
+        };
+        Some(outcome)
+    }
+}
+
+/// Checks the adapter shape of the platforms we know; problems are named `adapter[field]`
+/// under `fields`. Other platforms accept any object.
+pub fn validate(fields: &mut Fields, owner: Owner, platform: &str, settings: &Map<String, Value>) {
+    let mut adapter = fields.child("adapter", settings.clone());
+    if let Some(known) = Platform::of(owner, platform) {
+        known.validate(&mut adapter);
+    }
+    fields.absorb(adapter);
+}
+
+type Adapter = Map<String, Value>;
+
+/// Checks a store adapter, already validated by the caller. `platform` is the store's token.
+pub async fn check_store(
+    settings: &PingSettings,
+    platform: &str,
+    adapter: &Map<String, Value>,
+) -> Result<(), PingError> {
+    check(settings, Owner::Store, platform, adapter).await
+}
+
+/// Checks a warehouse adapter, already validated by the caller: `sftp`, `dropstream` and
+/// `ftp` use `adapter["connection_string"]`.
+pub async fn check_warehouse(
+    settings: &PingSettings,
+    platform: &str,
+    adapter: &Map<String, Value>,
+) -> Result<(), PingError> {
+    check(settings, Owner::Warehouse, platform, adapter).await
+}
+
+async fn check(
+    settings: &PingSettings,
+    owner: Owner,
+    platform: &str,
+    adapter: &Map<String, Value>,
+) -> Result<(), PingError> {
+    let platform = Platform::of(owner, platform).ok_or(PingError::UnsupportedPlatform)?;
+    let outcome = tokio::time::timeout(settings.timeout, platform.check(settings, adapter)).await;
+    match outcome {
+        Ok(Some(result)) => result,
+        Ok(None) => Err(PingError::UnsupportedPlatform),
+        Err(_) => Err(PingError::Unreachable(format!(
+            "{} did not answer within {}.",
+            platform.name(),
+            describe_duration(settings.timeout)
+        ))),
+    }
+}
+
+/// What a ping tells its caller (CONTRACT §8): refused, no answer, or no check at all.
+/// A platform request refused for good for another reason (a 4xx other than 401/403, or a
+/// redirect) says nothing about the credentials, so a ping reports it as no verdict.
+impl From<PlatformError> for PingError {
+    fn from(error: PlatformError) -> Self {
+        match error {
+            PlatformError::Refused(message) => PingError::AuthenticationFailed(message),
+            PlatformError::Unreachable { message, .. }
+            | PlatformError::Rejected { message, .. }
+            | PlatformError::BadData(message) => PingError::Unreachable(message),
+        }
+    }
+}
+
+fn describe_duration(limit: Duration) -> String {
+    if limit.subsec_millis() == 0 {
+        format!("{} s", limit.as_secs())
+    } else {
+        format!("{} ms", limit.as_millis())
+    }
+}
+
+/// A string field of the adapter. The caller validated the adapter, so a missing field is its
+/// bug; it still answers as a refusal rather than a panic.
+fn adapter_field<'a>(adapter: &'a Adapter, key: &str, platform: &str) -> Result<&'a str, PingError> {
+    adapter
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| PingError::AuthenticationFailed(format!("The {platform} adapter has no {key}.")))
+}
+
+/// Longest piece of a platform's own text quoted in a message.
+const MAX_REASON_CHARS: usize = 200;
+
+/// Makes text that came from a platform fit to quote: one line, no control characters,
+/// capped, and with every credential we sent replaced, in case the platform echoed one back.
+pub(crate) fn quote_platform_text(raw: &str, secrets: &[&str]) -> String {
+    let redact = |mut text: String| {
+        for secret in secrets.iter().filter(|s| !s.is_empty()) {
+            text = text.replace(secret, "[redacted]");
+        }
+        text
+    };
+    // Redacted before and after tidying, so a secret with odd whitespace is caught either way.
+    let text = redact(raw.to_owned()).replace(|c: char| c.is_control(), " ");
+    let mut text = redact(text.split_whitespace().collect::<Vec<_>>().join(" "));
+    if text.chars().count() > MAX_REASON_CHARS {
+        text = text.chars().take(MAX_REASON_CHARS).collect::<String>() + "…";
+    }
+    text
+}
+
+/// Ends a message with a full stop unless the quoted server text already ended it.
+fn end_sentence(mut message: String) -> String {
+    if !message.ends_with(['.', '!', '?']) {
+        message.push('.');
+    }
+    message
+}
+
+/// The innermost cause of an error: the part a person can act on ("Connection refused").
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_platform_text_is_one_capped_line_without_secrets() {
+        let raw = "bad\r\n token tok-1 \u{7} here ".repeat(40);
+        let quoted = quote_platform_text(&raw, &["tok-1", ""]);
+        assert!(!quoted.contains("tok-1"));
+        assert!(!quoted.contains('\n') && !quoted.contains('\u{7}'));
+        assert!(quoted.starts_with("bad token [redacted] here"));
+        assert_eq!(quoted.chars().count(), MAX_REASON_CHARS + 1);
+    }
+
+    #[test]
+    fn durations_are_described_in_whole_seconds_or_milliseconds() {
+        assert_eq!(describe_duration(Duration::from_secs(10)), "10 s");
+        assert_eq!(describe_duration(Duration::from_millis(1500)), "1500 ms");
+    }
+
+    #[test]
+    fn platform_tokens_name_their_platform_per_owner() {
+        assert_eq!(Platform::of(Owner::Store, "big_commerce"), Some(Platform::BigCommerce));
+        assert_eq!(Platform::of(Owner::Store, "bigcommerce"), Some(Platform::BigCommerce));
+        assert_eq!(Platform::of(Owner::Store, "shopify"), None);
+        assert_eq!(Platform::of(Owner::Store, "sftp"), None);
+        assert_eq!(Platform::of(Owner::Warehouse, "dropstream"), Some(Platform::Sftp));
+        assert_eq!(Platform::of(Owner::Warehouse, "ftp"), Some(Platform::Ftp));
+        assert_eq!(Platform::of(Owner::Warehouse, "folder"), Some(Platform::Folder));
+        assert_eq!(Platform::of(Owner::Warehouse, "bigcommerce"), None);
+    }
+}

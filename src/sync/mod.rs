@@ -139,7 +139,7 @@ impl Engine {
         Arc::new(Engine {
             pool,
             settings,
-            http: crate::platforms::http::new_client(),
+            http: crate::platforms::http::client().clone(),
             running: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),

@@ -14,6 +14,7 @@ mod import;
 mod orders;
 mod ping_live;
 mod ping_routes;
+mod platforms;
 mod products;
 mod revocation;
 mod seed;

@@ -1,10 +1,10 @@
-//! The live credential checks (`orderbridge::ping`) against stand-ins on 127.0.0.1: every
+//! The live credential checks (`orderbridge::platforms`) against stand-ins on 127.0.0.1: every
 //! outcome of every platform, and no credential in any message.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use orderbridge::ping::{PingError, PingSettings, check_store, check_warehouse};
+use orderbridge::platforms::{PingError, PingSettings, check_store, check_warehouse};
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt;
 

@@ -259,55 +259,64 @@ async fn an_unreachable_warehouse_fails_the_send_step_and_keeps_the_orders_new()
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let warehouse = rig
-        .app
-        .post_json(
-            "/warehouses",
-            rig.admin(),
-            json!({"customer_id": rig.customer_id, "platform": "sftp", "enabled_at": "now",
-                   "adapter": {"connection_string": format!("sftp://u:pw-SECRET@127.0.0.1:{port}/x")}}),
-        )
-        .await
-        .id();
     let connection = rig
-        .app
-        .post_json(
-            "/connections",
-            rig.admin(),
-            json!({"name": "to nowhere", "customer_id": rig.customer_id, "store_id": rig.store_id,
-                   "warehouse_id": warehouse, "enabled_at": "now"}),
-        )
-        .await
-        .id();
-    // The first connection is switched off, so the store's orders go through the new one.
-    rig.app
-        .patch_json(&format!("/connections/{}", rig.connection_id), rig.admin(), json!({"enabled_at": null}))
+        .connect_warehouse(json!({"platform": "sftp",
+            "adapter": {"connection_string": format!("sftp://u:pw-SECRET@127.0.0.1:{port}/x")}}))
         .await;
-    let channels = rig.app.get(&format!("/connections/{connection}/channels"), rig.admin()).await;
-    let sales = channels.body[0]["id"].as_i64().unwrap();
-    rig.app
-        .patch_json(
-            &format!("/connections/{connection}/channels/{sales}"),
-            rig.admin(),
-            json!({"enabled_at": "now"}),
-        )
-        .await;
-    let started = rig.app.post_json(&format!("/connections/{connection}/sync"), rig.admin(), json!({})).await;
-    let run_id = started.body["run_id"].as_i64().unwrap();
-    let path = format!("/connections/{connection}/sync_runs/{run_id}");
-    let mut run = Value::Null;
-    for _ in 0..400 {
-        run = rig.app.get(&path, rig.admin()).await.body;
-        if !run["finished_at"].is_null() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let run = rig.sync_connection(connection).await;
     assert_eq!(run["status"], "failed", "{run}");
     assert_eq!(run["error"]["step"], "send_orders");
     assert_eq!(run["error"]["code"], "adapter_unreachable");
     assert!(!run.to_string().contains("pw-SECRET"));
     assert!(rig.orders().await.iter().all(|o| o["fulfillment_state"] == "new"));
+}
+
+#[rocket::async_test]
+async fn an_ftp_warehouse_gets_the_order_file_and_sends_the_shipments_back() {
+    use crate::standins::ftp_files::{FtpFiles, PASSWORD, USER};
+    let rig = Rig::new(2).await;
+    let drop_box = tempfile::tempdir().unwrap();
+    std::fs::create_dir(drop_box.path().join("drop")).unwrap();
+    let ftp = FtpFiles::start(drop_box.path()).await;
+    let connection = rig
+        .connect_warehouse(json!({"platform": "ftp", "adapter": {
+            "connection_string": format!("ftp://{USER}:{PASSWORD}@127.0.0.1:{}/drop", ftp.port),
+            "orders_dir": "in", "shipments_dir": "out"}}))
+        .await;
+    let run = rig.sync_connection(connection).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_sent"], 2);
+    let inbox = drop_box.path().join("drop/in");
+    assert_eq!(
+        crate::sync_rig::files_in(&inbox),
+        vec![format!("orders-{connection}-1.csv")],
+        "renamed into view"
+    );
+    let text = std::fs::read_to_string(inbox.join(format!("orders-{connection}-1.csv"))).unwrap();
+    assert!(text.starts_with("order_id,external_id,"), "{text}");
+    assert!(
+        ftp.commands().iter().any(|c| c.starts_with("RNTO")),
+        "written under a temporary name, then renamed"
+    );
+
+    let orders = rig.orders().await;
+    let out = drop_box.path().join("drop/out");
+    std::fs::create_dir_all(&out).unwrap();
+    let mut confirm = String::from("order_id,tracking_number,carrier_name\n");
+    for id in ids(&orders) {
+        confirm.push_str(&format!("{id},FTP-{id},UPS\n"));
+    }
+    std::fs::write(out.join("confirm.csv"), confirm).unwrap();
+    let run = rig.sync_connection(connection).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(
+        (run["shipments_pulled"].as_i64(), run["shipments_notified"].as_i64()),
+        (Some(2), Some(2)),
+        "{run}"
+    );
+    assert_eq!(crate::sync_rig::files_in(&out.join("processed")), vec!["confirm.csv"]);
+    assert!(rig.shipments().await.iter().all(|s| s["state"] == "notified_shipped"));
+    assert!(!run.to_string().contains(PASSWORD));
 }
 
 #[rocket::async_test]

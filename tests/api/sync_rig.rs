@@ -106,17 +106,48 @@ impl Rig {
 
     /// Asks for a pass and waits until it has finished; returns the run.
     pub async fn sync(&self) -> Value {
-        let started = self
-            .app
-            .post_json(&format!("/connections/{}/sync", self.connection_id), self.admin(), json!({}))
-            .await;
-        assert_eq!(started.status.code, 202, "{started:?}");
-        let run_id = started.body["run_id"].as_i64().expect("run_id");
-        self.wait_for(run_id).await
+        self.sync_connection(self.connection_id).await
     }
 
-    pub async fn wait_for(&self, run_id: i64) -> Value {
-        let path = format!("/connections/{}/sync_runs/{run_id}", self.connection_id);
+    pub async fn sync_connection(&self, connection_id: i64) -> Value {
+        let started =
+            self.app.post_json(&format!("/connections/{connection_id}/sync"), self.admin(), json!({})).await;
+        assert_eq!(started.status.code, 202, "{started:?}");
+        let run_id = started.body["run_id"].as_i64().expect("run_id");
+        self.wait_for(connection_id, run_id).await
+    }
+
+    /// A second warehouse (`warehouse` is its create body, less the customer) with its own
+    /// switched-on connection, which the store's orders now go through: the first
+    /// connection is switched off. Returns the new connection's id.
+    pub async fn connect_warehouse(&self, mut warehouse: Value) -> i64 {
+        warehouse["customer_id"] = json!(self.customer_id);
+        warehouse["enabled_at"] = json!("now");
+        let warehouse_id = self.app.post_json("/warehouses", self.admin(), warehouse).await.id();
+        let connection = self
+            .app
+            .post_json(
+                "/connections",
+                self.admin(),
+                json!({"name": "second", "customer_id": self.customer_id, "store_id": self.store_id,
+                       "warehouse_id": warehouse_id, "enabled_at": "now"}),
+            )
+            .await
+            .id();
+        let first = format!("/connections/{}", self.connection_id);
+        let off = self.app.patch_json(&first, self.admin(), json!({"enabled_at": null})).await;
+        assert_eq!(off.status.code, 204, "{off:?}");
+        let path = format!("/connections/{connection}/channels");
+        let channels = self.app.get(&path, self.admin()).await;
+        let sales = channels.body[0]["id"].as_i64().unwrap();
+        let on =
+            self.app.patch_json(&format!("{path}/{sales}"), self.admin(), json!({"enabled_at": "now"})).await;
+        assert_eq!(on.status.code, 204, "{on:?}");
+        connection
+    }
+
+    pub async fn wait_for(&self, connection_id: i64, run_id: i64) -> Value {
+        let path = format!("/connections/{connection_id}/sync_runs/{run_id}");
         for _ in 0..600 {
             let run = self.app.get(&path, self.admin()).await;
             assert_eq!(run.status.code, 200, "{run:?}");

@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::{Rfc2822, Rfc3339};
 
 use crate::platforms::PlatformError;
-use crate::platforms::http::{error_for, transport_error};
+use crate::platforms::http::{error_from, send};
 use crate::platforms::retry::{self, RetryPolicy};
 
 const NAME: &str = "BigCommerce";
@@ -107,7 +107,7 @@ impl BigCommerce {
     ) -> Result<BigCommerce, PlatformError> {
         let text = |key: &str| adapter.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
         let (secret, store_hash) = (text("access_token"), text("store_hash"));
-        if !crate::ping::http::is_store_hash(&store_hash) {
+        if !super::is_store_hash(&store_hash) {
             return Err(PlatformError::Refused(
                 "The store's BigCommerce store_hash is not a store hash.".into(),
             ));
@@ -282,18 +282,22 @@ impl BigCommerce {
                 .http
                 .request(method.clone(), url.clone())
                 .header("X-Auth-Token", self.token.clone())
-                .header(ACCEPT, "application/json")
-                .timeout(self.policy.request_timeout);
+                .header(ACCEPT, "application/json");
             if let Some(body) = body {
                 request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
             }
-            let response = request.send().await.map_err(|e| transport_error(NAME, &e))?;
+            let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
             let status = response.status();
             if status == StatusCode::NO_CONTENT {
                 return Ok(None);
             }
             if status.is_success() {
-                let bytes = response.bytes().await.map_err(|e| transport_error(NAME, &e))?;
+                let bytes = response.bytes().await.map_err(|e| {
+                    PlatformError::unreachable(format!(
+                        "BigCommerce broke off its answer to {path}: {}.",
+                        crate::platforms::root_cause(&e.without_url())
+                    ))
+                })?;
                 if bytes.iter().all(u8::is_ascii_whitespace) {
                     return Ok(None);
                 }
@@ -309,7 +313,7 @@ impl BigCommerce {
                     self.store_hash
                 )));
             }
-            Err(error_for(NAME, response, &[&self.secret], &[401, 403]).await)
+            Err(error_from(NAME, response, &[&self.secret]).await)
         })
         .await
     }

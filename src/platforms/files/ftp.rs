@@ -11,9 +11,9 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::parts;
-use crate::ping::quote_platform_text;
-use crate::ping::target::Target;
 use crate::platforms::PlatformError;
+use crate::platforms::quote_platform_text;
+use crate::platforms::target::Target;
 
 /// Bounds on what a server may send: bytes in one reply line, lines in one reply.
 const MAX_LINE_BYTES: u64 = 4096;
@@ -37,8 +37,11 @@ impl Session {
     pub async fn open(target: &Target, timeout: Duration) -> Result<Session, PlatformError> {
         let address = target.address();
         let opened = async {
-            let stream = target.connect("FTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
-            let peer = stream.peer_addr().map_err(|e| PlatformError::unreachable(format!("The FTP server at {address}: {e}.")))?;
+            let stream =
+                target.connect("FTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
+            let peer = stream
+                .peer_addr()
+                .map_err(|e| PlatformError::unreachable(format!("The FTP server at {address}: {e}.")))?;
             let (read, writer) = stream.into_split();
             let mut session = Session {
                 reader: BufReader::new(read),
@@ -82,9 +85,9 @@ impl Session {
             }
             Ok(session)
         };
-        tokio::time::timeout(timeout, opened)
-            .await
-            .map_err(|_| PlatformError::unreachable(format!("The FTP server at {address} did not answer in time.")))?
+        tokio::time::timeout(timeout, opened).await.map_err(|_| {
+            PlatformError::unreachable(format!("The FTP server at {address} did not answer in time."))
+        })?
     }
 
     fn quote(&self, reply: &Reply) -> String {
@@ -95,7 +98,8 @@ impl Session {
     /// A reply that ended an operation: 4xx is passing ("try again later"), 5xx a refusal.
     fn failed(&self, doing: &str, path: &str, reply: &Reply) -> PlatformError {
         let on = if path.is_empty() { String::new() } else { format!(" {path:?}") };
-        let message = format!("The FTP server at {} could not {doing}{on}: {}.", self.address, self.quote(reply));
+        let message =
+            format!("The FTP server at {} could not {doing}{on}: {}.", self.address, self.quote(reply));
         if (400..500).contains(&reply.code) {
             PlatformError::unreachable(message)
         } else {
@@ -112,14 +116,20 @@ impl Session {
         let read = (&mut self.reader).take(MAX_LINE_BYTES).read_until(b'\n', &mut bytes).await;
         match read {
             Err(e) => Err(self.broke_off(&e)),
-            Ok(0) => Err(PlatformError::unreachable(format!("The FTP server at {} closed the connection.", self.address))),
+            Ok(0) => Err(PlatformError::unreachable(format!(
+                "The FTP server at {} closed the connection.",
+                self.address
+            ))),
             Ok(_) if bytes.last() != Some(&b'\n') => Err(self.malformed()),
             Ok(_) => Ok(String::from_utf8_lossy(&bytes).trim_end().to_string()),
         }
     }
 
     fn malformed(&self) -> PlatformError {
-        PlatformError::unreachable(format!("The FTP server at {} sent a reply that is not FTP.", self.address))
+        PlatformError::unreachable(format!(
+            "The FTP server at {} sent a reply that is not FTP.",
+            self.address
+        ))
     }
 
     async fn reply(&mut self) -> Result<Reply, PlatformError> {
@@ -145,14 +155,23 @@ impl Session {
 
     async fn command(&mut self, verb: &str, argument: &str) -> Result<Reply, PlatformError> {
         if argument.contains(['\r', '\n']) {
-            return Err(PlatformError::Rejected { status: 0, message: format!("The path {argument:?} has a line break.") });
+            return Err(PlatformError::Rejected {
+                status: 0,
+                message: format!("The path {argument:?} has a line break."),
+            });
         }
         let line = if argument.is_empty() { format!("{verb}\r\n") } else { format!("{verb} {argument}\r\n") };
         self.writer.write_all(line.as_bytes()).await.map_err(|e| self.broke_off(&e))?;
         self.reply().await
     }
 
-    async fn expect(&mut self, verb: &str, argument: &str, doing: &str, codes: &[u16]) -> Result<Reply, PlatformError> {
+    async fn expect(
+        &mut self,
+        verb: &str,
+        argument: &str,
+        doing: &str,
+        codes: &[u16],
+    ) -> Result<Reply, PlatformError> {
         let reply = self.command(verb, argument).await?;
         if codes.contains(&reply.code) { Ok(reply) } else { Err(self.failed(doing, argument, &reply)) }
     }
@@ -191,11 +210,14 @@ impl Session {
         Ok(Some(bytes))
     }
 
-    async fn bounded<T>(&mut self, work: impl AsyncFnOnce(&mut Session) -> Result<T, PlatformError>) -> Result<T, PlatformError> {
+    async fn bounded<T>(
+        &mut self,
+        work: impl AsyncFnOnce(&mut Session) -> Result<T, PlatformError>,
+    ) -> Result<T, PlatformError> {
         let (timeout, address) = (self.timeout, self.address.clone());
-        tokio::time::timeout(timeout, work(self))
-            .await
-            .map_err(|_| PlatformError::unreachable(format!("The FTP server at {address} did not answer in time.")))?
+        tokio::time::timeout(timeout, work(self)).await.map_err(|_| {
+            PlatformError::unreachable(format!("The FTP server at {address} did not answer in time."))
+        })?
     }
 
     pub async fn list(&mut self, dir: &str) -> Result<Vec<String>, PlatformError> {
@@ -282,7 +304,11 @@ impl Session {
         self.bounded(async |s| {
             let reply = s.command("DELE", &path).await?;
             // 550: no such file, which is what removing wants.
-            if (200..300).contains(&reply.code) || reply.code == 550 { Ok(()) } else { Err(s.failed("remove", &path, &reply)) }
+            if (200..300).contains(&reply.code) || reply.code == 550 {
+                Ok(())
+            } else {
+                Err(s.failed("remove", &path, &reply))
+            }
         })
         .await
     }
@@ -359,7 +385,8 @@ mod tests {
 
     #[test]
     fn mlsd_names_only_plain_files() {
-        let listing = "type=dir;modify=1; processed\r\ntype=file;size=3; a b.csv\r\nType=File;size=1; c.csv\r\n";
+        let listing =
+            "type=dir;modify=1; processed\r\ntype=file;size=3; a b.csv\r\nType=File;size=1; c.csv\r\n";
         assert_eq!(mlsd_files(listing), vec!["a b.csv".to_string(), "c.csv".to_string()]);
     }
 

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::PingError;
 use super::PlatformError;
-use crate::ping::PingError;
-use crate::ping::target::Target;
+use crate::platforms::target::Target;
 
 /// Where a file warehouse's files are.
 pub enum Location {

@@ -13,10 +13,10 @@ use russh_sftp::protocol::StatusCode;
 use tokio::io::AsyncWriteExt;
 
 use super::parts;
-use crate::ping::quote_platform_text;
-use crate::ping::sftp::{AnyHostKey, Login, log_in};
-use crate::ping::target::Target;
 use crate::platforms::PlatformError;
+use crate::platforms::quote_platform_text;
+use crate::platforms::sftp::{AnyHostKey, Login, log_in};
+use crate::platforms::target::Target;
 
 pub struct Session {
     ssh: client::Handle<AnyHostKey>,

@@ -133,7 +133,8 @@ async fn session(stream: TcpStream, root: PathBuf, seen: Arc<Mutex<Vec<String>>>
                 let Ok((mut data, _)) = listener.accept().await else { return };
                 match verb.as_str() {
                     "MLSD" | "NLST" => {
-                        let mut entries: Vec<_> = std::fs::read_dir(&path).unwrap().filter_map(Result::ok).collect();
+                        let mut entries: Vec<_> =
+                            std::fs::read_dir(&path).unwrap().filter_map(Result::ok).collect();
                         entries.sort_by_key(|e| e.file_name());
                         let mut out = String::new();
                         for e in entries {

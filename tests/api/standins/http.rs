@@ -167,3 +167,8 @@ pub fn sellbrite(request: &SeenRequest) -> Option<Reply> {
 pub fn never(_: &SeenRequest) -> Option<Reply> {
     None
 }
+
+/// Sellbrite over its rate limit: a 403 whose body says so, not a 429.
+pub fn sellbrite_rate_limited(_: &SeenRequest) -> Option<Reply> {
+    Some(Reply { status: 403, content_type: "text/plain", body: "Rate Limit Exceeded".into() })
+}

@@ -2,8 +2,8 @@
 //! a bounded number of connections, and stops when its `StandIn` handle is dropped.
 
 pub mod ftp;
-pub mod http;
 pub mod ftp_files;
+pub mod http;
 pub mod sftp;
 
 use std::future::Future;

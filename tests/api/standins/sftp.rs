@@ -18,6 +18,8 @@ use super::StandIn;
 pub const USER: &str = "warehouse-user";
 pub const PASSWORD: &str = "pw-SECRET-ssh/@:42";
 pub const EXISTING_PATH: &str = "/outbound";
+/// The login directory as a client names it when its URL has no path.
+pub const LOGIN_DIR: &str = ".";
 
 #[derive(Clone, Copy)]
 pub enum Login {
@@ -121,12 +123,12 @@ impl server::Handler for SshSession {
     }
 }
 
-/// Knows one directory; `stat` of anything else is "no such file".
+/// Knows one directory and the login directory; `stat` of anything else is "no such file".
 struct Sftp;
 
 impl Sftp {
     fn attributes(id: u32, path: &str) -> Result<Attrs, StatusCode> {
-        if path == EXISTING_PATH {
+        if path == EXISTING_PATH || path == LOGIN_DIR {
             Ok(Attrs {
                 id,
                 attrs: FileAttributes { permissions: Some(0o040755), ..FileAttributes::default() },
