@@ -11,6 +11,7 @@ mod connections;
 mod customers;
 mod fixtures;
 mod import;
+mod migrations;
 mod orders;
 mod ping_live;
 mod ping_routes;

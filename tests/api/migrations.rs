@@ -1,0 +1,87 @@
+//! Upgrading a database file made by an earlier release: `tests/fixtures/v2.db` was written
+//! by `orderbridge seed --demo --orders 40 --items 2` at schema version 2 (the release before
+//! sync). Opened by this build, it is migrated in place and keeps every row.
+
+use std::collections::BTreeSet;
+
+use rusqlite::Connection;
+use rusqlite::types::Value;
+
+use crate::common::{TestApp, figment};
+
+/// Every row of `table`, each as its values in `columns` order, sorted.
+fn rows(conn: &Connection, table: &str, columns: &[String]) -> BTreeSet<Vec<String>> {
+    let list = columns.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+    let mut stmt = conn.prepare(&format!("SELECT {list} FROM \"{table}\"")).unwrap();
+    let found = stmt
+        .query_map([], |r| {
+            (0..columns.len())
+                .map(|i| r.get::<_, Value>(i).map(|v| format!("{v:?}")))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap();
+    found.map(Result::unwrap).collect()
+}
+
+fn tables(conn: &Connection) -> Vec<String> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )
+        .unwrap();
+    stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+fn columns(conn: &Connection, table: &str) -> Vec<String> {
+    let mut stmt = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')")).unwrap();
+    stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+#[rocket::async_test]
+async fn a_version_2_file_is_upgraded_in_place_and_keeps_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v2.db");
+    let before = Connection::open_with_flags(fixture, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let version: i64 = before.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 2, "the fixture is the old release's file");
+
+    let path = dir.path().join("test.db");
+    std::fs::copy(fixture, &path).unwrap();
+    let app = orderbridge::build(figment(&dir)).expect("the old file opens");
+    let client = rocket::local::asynchronous::Client::tracked(app.rocket).await.unwrap();
+    let mut app = TestApp::from_client(client);
+    // The fixture's admin has a password nobody kept; a new admin reads the upgraded file.
+    app.admin = app.user_token("upgrade-admin", orderbridge::users::Role::Admin, None).await;
+
+    let after = Connection::open(&path).unwrap();
+    let version: i64 = after.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 4, "every migration ran");
+    for table in tables(&before) {
+        let old_columns = columns(&before, &table);
+        let kept = rows(&after, &table, &old_columns);
+        for row in rows(&before, &table, &old_columns) {
+            assert!(kept.contains(&row), "{table} lost {row:?}");
+        }
+    }
+    // What the upgrade added: an inventory channel per connection, nothing else.
+    let count = |sql: &str| after.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    assert_eq!(
+        count("SELECT count(*) FROM channels WHERE type = 'inventory' AND enabled_at IS NULL"),
+        count("SELECT count(*) FROM connections")
+    );
+    assert_eq!(count("SELECT count(*) FROM channels"), 2 * count("SELECT count(*) FROM connections"));
+    assert_eq!(count("SELECT count(*) FROM shipment_items WHERE quantity IS NOT NULL"), 0);
+
+    // And the service serves it.
+    let orders = app.get("/orders?page=1", &app.admin).await;
+    assert_eq!(orders.body["total_count"], 40, "{orders:?}");
+    let connection = count("SELECT min(id) FROM connections");
+    let channels = app.get(&format!("/connections/{connection}/channels"), &app.admin).await;
+    let kinds: Vec<&str> =
+        channels.body.as_array().unwrap().iter().map(|c| c["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["sales", "inventory"]);
+    assert_eq!(
+        app.get(&format!("/connections/{connection}/sync_runs"), &app.admin).await.body,
+        serde_json::json!([])
+    );
+}
