@@ -8,8 +8,9 @@
 //!
 //! The simulator runs in a child process (this program started again with `--simulator`), so
 //! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
-//! - the first pass: orders pulled and sent, orderbridge CPU per order, requests per order
-//!   (v2 needs 2 + 1/250: the list page, the products, the shipping addresses);
+//! - the pull (the first pass, whose send step finds no warehouse folder yet): orderbridge
+//!   CPU per order, requests per order (v2 needs 2 + 1/250: the list page, the products, the
+//!   shipping addresses); then the send of every order in one file;
 //! - shipment rows read from a warehouse file per second (the store refuses the first
 //!   notification, so the pass ends right after the read);
 //! - stock levels: 100,000 SKUs in one file sent to the store, requests and CPU per SKU;
@@ -59,8 +60,14 @@ async fn serve_simulator(orders: usize) {
     while let Some(Ok(line)) = tokio::task::block_in_place(|| lines.next()) {
         match line.trim() {
             "requests" => println!("{}", sim.requests().len()),
-            "refuse-shipments" => sim.refuse_shipments(HASH, true),
-            "accept-shipments" => sim.refuse_shipments(HASH, false),
+            "refuse-shipments" => {
+                sim.refuse_shipments(HASH, true);
+                println!("ok");
+            }
+            "accept-shipments" => {
+                sim.refuse_shipments(HASH, false);
+                println!("ok");
+            }
             _ => println!("?"),
         }
     }
@@ -150,7 +157,7 @@ async fn bench(orders: usize) {
     println!("  requests per order: {:.4} (v2 needs 2 + 1/250 = 2.004)", requests / pulled.max(1.0));
     assert_eq!(run.status, "succeeded", "{run:?}");
 
-    // 2. Shipment rows read from a file (the store refuses the first notification).
+    // 3. Shipment rows read from a file (the store refuses the first notification).
     let mut file = String::from("order_id,tracking_number,carrier_name,sku,quantity\n");
     let ids = order_ids(&config.database);
     for id in &ids {
@@ -166,7 +173,7 @@ async fn bench(orders: usize) {
         run.counts.shipments_pulled as f64 / wall
     );
 
-    // 3. Stock: one file with a level for every SKU of the customer's products.
+    // 4. Stock: one file with a level for every SKU of the customer's products.
     let skus = add_products(&config.database, orders);
     let mut file = String::from("sku,quantity\n");
     for (i, sku) in skus.iter().enumerate() {
@@ -185,7 +192,7 @@ async fn bench(orders: usize) {
         cpu * 1000.0 / (run.counts.stock_levels_sent as f64).max(1.0)
     );
 
-    // 4. An idle pass.
+    // 5. An idle pass.
     sim.ask("accept-shipments");
     let _ = timed(&config, connection).await; // notifies what was refused before
     let mut idle = Vec::new();

@@ -57,15 +57,54 @@ pub fn money_cell(hundredths: Option<i64>) -> String {
     hundredths.map(money::format).unwrap_or_default()
 }
 
-/// Writes an order file.
-pub fn write_orders(rows: &[OrderRow]) -> Result<Vec<u8>, String> {
-    let mut out = csv::Writer::from_writer(Vec::with_capacity(rows.len() * 256));
-    let fail = |e: csv::Error| format!("could not write the order file: {e}");
-    out.write_record(ORDER_COLUMNS).map_err(fail)?;
-    for row in rows {
-        out.write_record(row.order.iter().chain(row.item.iter())).map_err(fail)?;
+/// An order file being written, handed out in chunks so a large one is never held whole.
+pub struct OrderFile {
+    buffer: Vec<u8>,
+}
+
+fn unwritable(e: impl std::fmt::Display) -> String {
+    format!("could not write the order file: {e}")
+}
+
+impl OrderFile {
+    /// A file with its header row.
+    pub fn new() -> Result<OrderFile, String> {
+        let mut file = OrderFile { buffer: Vec::with_capacity(64 * 1024) };
+        file.record(ORDER_COLUMNS.iter().copied())?;
+        Ok(file)
     }
-    out.into_inner().map_err(|e| format!("could not write the order file: {e}"))
+
+    fn record<'a>(&mut self, fields: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+        // One record per writer: csv quotes it (RFC 4180) into our buffer, which we can then
+        // hand out in pieces.
+        let mut out = csv::WriterBuilder::new().buffer_capacity(1024).from_writer(&mut self.buffer);
+        out.write_record(fields).map_err(unwritable)?;
+        out.flush().map_err(unwritable)
+    }
+
+    pub fn row(&mut self, row: &OrderRow) -> Result<(), String> {
+        self.record(row.order.iter().chain(row.item.iter()).map(String::as_str))
+    }
+
+    /// What is written so far, once it is at least `size` bytes.
+    pub fn chunk(&mut self, size: usize) -> Result<Option<Vec<u8>>, String> {
+        Ok((self.buffer.len() >= size).then(|| std::mem::take(&mut self.buffer)))
+    }
+
+    /// The rest of the file.
+    pub fn finish(self) -> Result<Vec<u8>, String> {
+        Ok(self.buffer)
+    }
+}
+
+/// A whole order file.
+#[cfg(test)]
+pub fn write_orders(rows: &[OrderRow]) -> Result<Vec<u8>, String> {
+    let mut file = OrderFile::new()?;
+    for row in rows {
+        file.row(row)?;
+    }
+    file.finish()
 }
 
 /// One line of a file that cannot be used, numbered as people count (1 = the header).
@@ -178,8 +217,9 @@ fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Numbered), Vec<BadLi
     if bad.is_empty() { Ok((header, out)) } else { Err(bad) }
 }
 
-/// The rows of a shipment file, checked for shape (the caller checks orders and values).
-pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
+/// The rows of a shipment file, checked for shape (the caller checks orders and values),
+/// each made into a `ShipmentRow` only as it is taken.
+pub fn read_shipments(bytes: &[u8]) -> Result<impl Iterator<Item = ShipmentRow>, Vec<BadLine>> {
     let (header, records) = rows(bytes, &["tracking_number"])?;
     if !(header.has("order_id") || header.has("external_id") && header.has("store_id")) {
         return Err(vec![BadLine {
@@ -187,22 +227,19 @@ pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
             problem: "the header needs an order_id column, or external_id with store_id".into(),
         }]);
     }
-    Ok(records
-        .into_iter()
-        .map(|(line, r)| ShipmentRow {
-            line,
-            order_id: header.get(&r, "order_id"),
-            external_id: header.get(&r, "external_id"),
-            store_id: header.get(&r, "store_id"),
-            tracking_number: header.get(&r, "tracking_number"),
-            carrier_name: header.get(&r, "carrier_name"),
-            service_level: header.get(&r, "service_level"),
-            shipped_at: header.get(&r, "shipped_at"),
-            weight: header.get(&r, "weight"),
-            sku: header.get(&r, "sku"),
-            quantity: header.get(&r, "quantity"),
-        })
-        .collect())
+    Ok(records.into_iter().map(move |(line, r)| ShipmentRow {
+        line,
+        order_id: header.get(&r, "order_id"),
+        external_id: header.get(&r, "external_id"),
+        store_id: header.get(&r, "store_id"),
+        tracking_number: header.get(&r, "tracking_number"),
+        carrier_name: header.get(&r, "carrier_name"),
+        service_level: header.get(&r, "service_level"),
+        shipped_at: header.get(&r, "shipped_at"),
+        weight: header.get(&r, "weight"),
+        sku: header.get(&r, "sku"),
+        quantity: header.get(&r, "quantity"),
+    }))
 }
 
 /// The rows of a stock file: every line must name a sku and a whole quantity.
@@ -257,7 +294,7 @@ mod tests {
     fn shipment_columns_are_found_by_name_in_any_order_and_lines_count_the_header() {
         let file =
             "\u{feff}Tracking_Number,extra,order_id,sku,quantity\r\n1Z9,x,12,A-1,2\r\n\r\n1Z9,y,12,B-2,1\n";
-        let rows = read_shipments(file.as_bytes()).unwrap();
+        let rows: Vec<ShipmentRow> = read_shipments(file.as_bytes()).unwrap().collect();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].line, rows[0].order_id.as_str(), rows[0].sku.as_str()), (2, "12", "A-1"));
         assert_eq!(rows[1].line, 4, "the blank line is counted, not returned");
@@ -266,11 +303,13 @@ mod tests {
 
     #[test]
     fn a_shipment_file_without_a_way_to_name_the_order_is_refused_at_the_header() {
-        let bad = read_shipments(b"tracking_number,sku\n1Z,A\n").unwrap_err();
+        let Err(bad) = read_shipments(b"tracking_number,sku\n1Z,A\n") else { panic!("accepted") };
         assert_eq!(bad[0].line, 1);
         assert!(bad[0].problem.contains("order_id"), "{bad:?}");
-        assert_eq!(read_shipments(b"").unwrap_err()[0].line, 1);
-        assert!(read_shipments(&[0xff, 0xfe, b'a']).unwrap_err()[0].problem.contains("UTF-8"));
+        let Err(empty) = read_shipments(b"") else { panic!("accepted") };
+        assert_eq!(empty[0].line, 1);
+        let Err(binary) = read_shipments(&[0xff, 0xfe, b'a']) else { panic!("accepted") };
+        assert!(binary[0].problem.contains("UTF-8"));
     }
 
     #[test]

@@ -22,6 +22,9 @@ use super::{Engine, Link};
 /// `notified_shipped` shipments are archived this long after the store accepted them.
 const ARCHIVE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
 
+/// Shipments claimed and reported at a time.
+const BATCH: i64 = 500;
+
 /// A claimed shipment: what to tell the store, or why it cannot be told.
 struct Claimed {
     id: i64,
@@ -37,7 +40,24 @@ pub async fn notify(
     notified: &mut u64,
 ) -> Result<(), StepError> {
     let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
-    let claimed = engine.db(move |conn| Ok::<_, StepError>(claim(conn, store_id, warehouse_id)?)).await?;
+    // A batch at a time, so a large backlog is never held whole; a batch's shipments are
+    // claimed before and settled after, and the next batch finds only what is still due.
+    loop {
+        let claimed = engine.db(move |conn| Ok::<_, StepError>(claim(conn, store_id, warehouse_id)?)).await?;
+        if claimed.is_empty() {
+            return Ok(());
+        }
+        notify_batch(engine, store, claimed, notified).await?;
+    }
+}
+
+/// Tells the store of each claimed shipment and records each answer.
+async fn notify_batch(
+    engine: &Engine,
+    store: &StoreSide,
+    claimed: Vec<Claimed>,
+    notified: &mut u64,
+) -> Result<(), StepError> {
     let mut queue = claimed.into_iter();
     while let Some(shipment) = queue.next() {
         let answer = match &shipment.notice {
@@ -151,10 +171,10 @@ fn claim(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::R
          WHERE s.store_id = ?1 AND s.warehouse_id = ?2
            AND (s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment')
                 OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?3))
-         ORDER BY s.id",
+         ORDER BY s.id LIMIT ?4",
     )?;
     let due = stmt
-        .query_map(params![store_id, warehouse_id, now], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map(params![store_id, warehouse_id, now, BATCH], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<Vec<(i64, String)>>>()?;
     drop(stmt);
     let mut claimed = Vec::with_capacity(due.len());

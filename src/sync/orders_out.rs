@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::dates::now_ms;
 use crate::db;
 
-use super::csv::{self as files_csv, OrderRow, cell, date_cell, money_cell};
+use super::csv::{OrderFile, OrderRow, cell, date_cell, money_cell};
 use super::pass::StepError;
 use super::sides::{Folders, join};
 use super::states::OrderState;
@@ -48,14 +48,16 @@ pub async fn send(
     let (connection_id, store_id) = (link.id, link.store_id);
     let batch = engine.db(move |conn| claim(conn, connection_id, store_id)).await?;
     let Some(batch) = batch else { return Ok(0) };
-    let ids = batch.order_ids.clone();
-    let rows = engine.db(move |conn| Ok::<_, StepError>(order_rows(conn, &ids)?)).await?;
-    let bytes = files_csv::write_orders(&rows).map_err(|e| StepError::Db(db::DbError::Failed(e)))?;
-    drop(rows);
     let name = format!("orders-{connection_id}-{}.csv", batch.number);
     files.make_dir_all(&folders.orders).await?;
     let temporary = join(&folders.orders, &format!(".{name}"));
-    files.write(&temporary, &bytes).await?;
+    // The file is rendered on the database thread and written as it comes, a chunk at a time.
+    let (chunks, received) = tokio::sync::mpsc::channel::<Vec<u8>>(4);
+    let ids = batch.order_ids.clone();
+    let render = engine.db(move |conn| render_file(conn, &ids, &chunks));
+    let (rendered, written) = tokio::join!(render, files.write_from(&temporary, received));
+    rendered?;
+    written?;
     files.rename(&temporary, &join(&folders.orders, &name)).await?;
     let warehouse_id = link.warehouse_id;
     engine.db(move |conn| deliver(conn, &batch, warehouse_id)).await
@@ -136,6 +138,30 @@ fn claim(conn: &mut Connection, connection_id: i64, store_id: i64) -> Result<Opt
     };
     tx.commit()?;
     Ok(Some(batch))
+}
+
+/// Bytes handed to the writer at a time.
+const CHUNK_BYTES: usize = 256 * 1024;
+
+/// Renders the order file of `order_ids` into `chunks`.
+fn render_file(
+    conn: &mut Connection,
+    order_ids: &[i64],
+    chunks: &tokio::sync::mpsc::Sender<Vec<u8>>,
+) -> Result<(), StepError> {
+    let failed = |e: String| StepError::Db(db::DbError::Failed(e));
+    // The writer went away (it failed, and says why): nothing more to render.
+    let gone = || StepError::Db(db::DbError::Failed("the order file's writer stopped".into()));
+    let mut file = OrderFile::new().map_err(failed)?;
+    for id in order_ids {
+        for row in order_rows(conn, std::slice::from_ref(id))? {
+            file.row(&row).map_err(failed)?;
+        }
+        if let Some(chunk) = file.chunk(CHUNK_BYTES).map_err(failed)? {
+            chunks.blocking_send(chunk).map_err(|_| gone())?;
+        }
+    }
+    chunks.blocking_send(file.finish().map_err(failed)?).map_err(|_| gone())
 }
 
 /// The file's rows: one per order item, the order's columns repeated.

@@ -61,15 +61,14 @@ pub async fn pull(
         let path = join(dir, &name);
         let bytes = files.read(&path).await?;
         let read_at = now_ms();
-        let rows = files_csv::read_shipments(&bytes);
-        drop(bytes);
         let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
-        let imported = match rows {
-            Ok(rows) => {
-                engine.db(move |conn| import_file(conn, store_id, warehouse_id, &rows, read_at)).await?
-            }
-            Err(bad) => Err(bad),
-        };
+        // Read row by row on the database thread, inside the file's one transaction.
+        let imported = engine
+            .db(move |conn| match files_csv::read_shipments(&bytes) {
+                Ok(rows) => import_file(conn, store_id, warehouse_id, rows, read_at),
+                Err(bad) => Ok(Err(bad)),
+            })
+            .await?;
         match imported {
             Ok(created) => {
                 let done = join(dir, "processed");
@@ -115,7 +114,7 @@ fn import_file(
     conn: &mut Connection,
     store_id: i64,
     warehouse_id: i64,
-    rows: &[ShipmentRow],
+    rows: impl Iterator<Item = ShipmentRow>,
     read_at: i64,
 ) -> Result<Result<u64, Vec<BadLine>>, StepError> {
     let tx = db::write(conn)?;
@@ -123,7 +122,7 @@ fn import_file(
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<(i64, String), usize> = HashMap::new();
     for row in rows {
-        match check_row(&tx, store_id, row, read_at)? {
+        match check_row(&tx, store_id, &row, read_at)? {
             Err(problem) => bad.push(BadLine { line: row.line, problem }),
             Ok(group) => match index.get(&(group.order_id, group.tracking_number.clone())) {
                 Some(&at) => groups[at].items.extend(group.items),

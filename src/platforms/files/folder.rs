@@ -5,6 +5,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use percent_encoding::percent_decode_str;
+use tokio::sync::mpsc::Receiver;
 
 use super::parts;
 use crate::platforms::PlatformError;
@@ -86,11 +87,13 @@ impl Session {
         tokio::fs::read(self.at(path)?).await.map_err(|e| failed(path, "read", &e))
     }
 
-    pub async fn write(&self, path: &str, bytes: &[u8]) -> Result<(), PlatformError> {
+    pub async fn write_from(&self, path: &str, mut chunks: Receiver<Vec<u8>>) -> Result<(), PlatformError> {
         let full = self.at(path)?;
         let write = async {
             let mut file = tokio::fs::File::create(&full).await?;
-            tokio::io::AsyncWriteExt::write_all(&mut file, bytes).await?;
+            while let Some(chunk) = chunks.recv().await {
+                tokio::io::AsyncWriteExt::write_all(&mut file, &chunk).await?;
+            }
             // On disk before it is renamed into view, so a crash never shows a short file.
             file.sync_all().await
         };
@@ -115,7 +118,7 @@ impl Session {
     /// The folder exists and a file can be written in it (the `folder` credential check).
     pub async fn check_writable(&self) -> Result<(), PlatformError> {
         let probe = format!(".orderbridge-check-{}", std::process::id());
-        self.write(&probe, b"orderbridge")
+        self.write_from(&probe, super::chunks(b"orderbridge".to_vec()))
             .await
             .map_err(|e| PlatformError::Refused(e.message().to_string()))?;
         self.remove(&probe).await
@@ -144,8 +147,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Session::open(dir.path().to_path_buf()).await.unwrap();
         s.make_dir_all("orders/sub").await.unwrap();
-        s.write("orders/.a.csv", b"new").await.unwrap();
-        s.write("orders/a.csv", b"old").await.unwrap();
+        s.write_from("orders/.a.csv", super::super::chunks(b"new".to_vec())).await.unwrap();
+        s.write_from("orders/a.csv", super::super::chunks(b"old".to_vec())).await.unwrap();
         s.rename("orders/.a.csv", "orders/a.csv").await.unwrap();
         assert_eq!(s.list("orders").await.unwrap(), vec!["a.csv".to_string()], "files only");
         assert_eq!(s.read("orders/a.csv").await.unwrap(), b"new");

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc::Receiver;
 
 use super::parts;
 use crate::platforms::PlatformError;
@@ -263,15 +264,32 @@ impl Session {
         .await
     }
 
-    pub async fn write(&mut self, path: &str, bytes: &[u8]) -> Result<(), PlatformError> {
+    pub async fn write_from(
+        &mut self,
+        path: &str,
+        mut chunks: Receiver<Vec<u8>>,
+    ) -> Result<(), PlatformError> {
         let path = parts(path)?.join("/");
-        self.bounded(async |s| {
-            let mut data = s.data().await?;
-            let reply = s.command("STOR", &path).await?;
-            if !matches!(reply.code, 125 | 150) {
-                return Err(s.failed("write", &path, &reply));
+        let mut data = self
+            .bounded(async |s| {
+                let data = s.data().await?;
+                let reply = s.command("STOR", &path).await?;
+                if matches!(reply.code, 125 | 150) { Ok(data) } else { Err(s.failed("write", &path, &reply)) }
+            })
+            .await?;
+        while let Some(chunk) = chunks.recv().await {
+            match tokio::time::timeout(self.timeout, data.write_all(&chunk)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(self.broke_off(&e)),
+                Err(_) => {
+                    return Err(PlatformError::unreachable(format!(
+                        "The FTP server at {} stopped taking the file {path:?}.",
+                        self.address
+                    )));
+                }
             }
-            data.write_all(bytes).await.map_err(|e| s.broke_off(&e))?;
+        }
+        self.bounded(async |s| {
             data.shutdown().await.map_err(|e| s.broke_off(&e))?;
             drop(data);
             let done = s.reply().await?;

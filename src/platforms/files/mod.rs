@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use tokio::sync::mpsc::Receiver;
 
 use super::PingError;
 use super::PlatformError;
@@ -99,10 +100,16 @@ impl FileSession {
 
     /// Creates or replaces a file with `bytes`.
     pub async fn write(&mut self, path: &str, bytes: &[u8]) -> Result<(), PlatformError> {
+        self.write_from(path, chunks(bytes.to_vec())).await
+    }
+
+    /// Creates or replaces a file with what `chunks` delivers until it closes, so a large file
+    /// is never held whole.
+    pub async fn write_from(&mut self, path: &str, chunks: Receiver<Vec<u8>>) -> Result<(), PlatformError> {
         match self {
-            FileSession::Sftp(s) => s.write(path, bytes).await,
-            FileSession::Ftp(s) => s.write(path, bytes).await,
-            FileSession::Folder(s) => s.write(path, bytes).await,
+            FileSession::Sftp(s) => s.write_from(path, chunks).await,
+            FileSession::Ftp(s) => s.write_from(path, chunks).await,
+            FileSession::Folder(s) => s.write_from(path, chunks).await,
         }
     }
 
@@ -141,6 +148,14 @@ impl FileSession {
             FileSession::Folder(_) => {}
         }
     }
+}
+
+/// A source of one chunk.
+fn chunks(bytes: Vec<u8>) -> Receiver<Vec<u8>> {
+    let (sender, receiver) = tokio::sync::mpsc::channel(1);
+    // The channel has room for the one chunk, so this never waits or fails.
+    let _ = sender.try_send(bytes);
+    receiver
 }
 
 /// A relative path's parts, refusing any that could leave the root.

@@ -11,6 +11,7 @@ use russh_sftp::client::SftpSession;
 use russh_sftp::client::error::Error as SftpError;
 use russh_sftp::protocol::StatusCode;
 use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc::Receiver;
 
 use super::parts;
 use crate::platforms::PlatformError;
@@ -125,16 +126,15 @@ impl Session {
         self.bounded("read", path, self.sftp.read(full)).await
     }
 
-    pub async fn write(&self, path: &str, bytes: &[u8]) -> Result<(), PlatformError> {
+    pub async fn write_from(&self, path: &str, mut chunks: Receiver<Vec<u8>>) -> Result<(), PlatformError> {
         let full = self.at(path)?;
-        let write = async {
-            // `create` opens with CREATE | TRUNCATE | WRITE.
-            let mut file = self.sftp.create(full).await?;
-            file.write_all(bytes).await.map_err(|e| SftpError::UnexpectedBehavior(e.to_string()))?;
-            file.shutdown().await.map_err(|e| SftpError::UnexpectedBehavior(e.to_string()))?;
-            Ok(())
-        };
-        self.bounded("write", path, write).await
+        // `create` opens with CREATE | TRUNCATE | WRITE.
+        let mut file = self.bounded("write", path, self.sftp.create(full)).await?;
+        let io = |e: std::io::Error| SftpError::UnexpectedBehavior(e.to_string());
+        while let Some(chunk) = chunks.recv().await {
+            self.bounded("write", path, async { file.write_all(&chunk).await.map_err(io) }).await?;
+        }
+        self.bounded("write", path, async { file.shutdown().await.map_err(io) }).await
     }
 
     /// SFTP v3 RENAME fails when the target exists, and russh-sftp has no posix-rename: an
