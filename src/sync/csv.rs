@@ -198,12 +198,19 @@ fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Numbered), Vec<BadLi
     // blank lines are skipped by the reader.
     // (The reader's position may still be on the previous line's end, so line breaks at
     // the position are stepped over first.)
-    let line_at = |byte: u64| {
+    // Positions only grow, so the line breaks are counted once: up to the last position
+    // asked about, then on from there.
+    let mut counted = (0usize, 1u64);
+    let mut line_at = |byte: u64| {
         let mut end = usize::try_from(byte).unwrap_or(usize::MAX).min(bytes.len());
         while end < bytes.len() && matches!(bytes[end], b'\r' | b'\n') {
             end += 1;
         }
-        1 + bytes[..end].iter().filter(|b| **b == b'\n').count() as u64
+        let (from, lines) = counted;
+        if end >= from {
+            counted = (end, lines + bytes[from..end].iter().filter(|b| **b == b'\n').count() as u64);
+        }
+        counted.1
     };
     loop {
         let line = line_at(reader.position().byte());

@@ -77,7 +77,15 @@ pub async fn pull(
         let requests: Vec<_> = wanted.into_iter().map(|order| whole(store, order)).collect();
         let fetched: Vec<(String, i64, PulledOrder)> =
             futures::stream::iter(requests).buffer_unordered(DETAILS_AT_ONCE).try_collect().await?;
-        let page_cursor = listed.iter().map(|o| o.modified_at_ms).max();
+        // A page that brings nothing new and does not move the cursor writes nothing.
+        let page_cursor =
+            listed.iter().map(|o| o.modified_at_ms).max().filter(|c| cursor.is_none_or(|held| *c > held));
+        if fetched.is_empty() && cancels.is_empty() && page_cursor.is_none() {
+            if last {
+                break;
+            }
+            continue;
+        }
         *pulled += engine.db(move |conn| write_page(conn, store_id, fetched, &cancels, page_cursor)).await?;
         if last {
             break;

@@ -136,12 +136,15 @@ pub fn create(conn: &mut Connection, connection_id: i64, trigger: Trigger) -> ru
     )?
     .execute(params![connection_id, trigger.as_str(), now_ms()])?;
     let id = tx.last_insert_rowid();
-    tx.prepare_cached(
-        "DELETE FROM sync_runs WHERE connection_id = ?1 AND status != 'running'
+    // Pruning now and then is enough to keep the list at its size.
+    if id % 20 == 0 {
+        tx.prepare_cached(
+            "DELETE FROM sync_runs WHERE connection_id = ?1 AND status != 'running'
            AND id < (SELECT MIN(id) FROM (SELECT id FROM sync_runs WHERE connection_id = ?1
                                           ORDER BY id DESC LIMIT ?2))",
-    )?
-    .execute(params![connection_id, KEPT_RUNS])?;
+        )?
+        .execute(params![connection_id, KEPT_RUNS])?;
+    }
     tx.commit()?;
     Ok(id)
 }
