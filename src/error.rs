@@ -307,6 +307,18 @@ mod tests {
     }
 
     #[test]
+    fn a_database_busy_past_its_timeout_is_503_and_anything_else_an_opaque_500() {
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some("database is locked".into()),
+        );
+        let e = ApiError::from(busy);
+        assert_eq!((e.status(), e.code()), (Status::ServiceUnavailable, "service_unavailable"));
+        let other = ApiError::from(rusqlite::Error::InvalidQuery);
+        assert_eq!(other, ApiError::Internal);
+    }
+
+    #[test]
     fn internal_error_body_reveals_nothing() {
         let body = serde_json::to_value(ApiError::internal("secret path /x").body()).unwrap();
         assert_eq!(body["error"]["code"], "internal_error");
