@@ -136,7 +136,8 @@ fn import_file(
     if !bad.is_empty() {
         return Ok(Err(bad));
     }
-    let mut writer = ShipmentWriter::new(&tx, now_ms());
+    let now = now_ms();
+    let mut writer = ShipmentWriter::new(&tx, now);
     let mut created = 0;
     for group in groups {
         let known: bool = tx
@@ -147,17 +148,23 @@ fn import_file(
         if known {
             continue;
         }
+        // Read and matched in one go: a shipment from a file goes from `new` through
+        // processing to its outcome inside this transaction, and is written once.
+        let (state, links, problem) = match allocate(&tx, group.order_id, &group.items, 0)? {
+            Ok(links) => ("ready_for_shipment_notification", links, None),
+            Err(problem) => ("errored_processing", Vec::new(), Some(problem)),
+        };
         let shipment = NewShipment {
             order_id: group.order_id,
             warehouse_id,
             tracking_number: group.tracking_number,
-            state: "new".to_string(),
+            state: state.to_string(),
             shipped_at: Some(group.shipped_at),
             weight: group.weight,
             external_shipping_description: None,
             carrier_name: group.carrier_name,
             service_level: group.service_level,
-            item_ids: Vec::new(),
+            item_ids: links.iter().map(|(item, _)| *item).collect(),
         };
         let order = match writer.check(&shipment)? {
             Ok(order) => order,
@@ -167,9 +174,18 @@ fn import_file(
             }
         };
         let (id, _) = writer.write(&shipment, order)?;
+        let mut units = tx.prepare_cached(
+            "UPDATE shipment_items SET quantity = ?3 WHERE shipment_id = ?1 AND position = ?2",
+        )?;
+        for (position, (_, quantity)) in links.iter().enumerate() {
+            units.execute(params![id, position as i64, quantity])?;
+        }
         let requested = serde_json::to_string(&group.items).unwrap_or_else(|_| "[]".into());
-        tx.prepare_cached("INSERT INTO shipment_sync (shipment_id, requested) VALUES (?1, ?2)")?
-            .execute(params![id, requested])?;
+        tx.prepare_cached(
+            "INSERT INTO shipment_sync (shipment_id, requested, last_error) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![id, requested, problem])?;
+        states::update_progress(&tx, group.order_id, now)?;
         created += 1;
     }
     tx.commit()?;
@@ -304,6 +320,29 @@ fn match_items(conn: &Connection, shipment_id: i64, order_id: i64) -> rusqlite::
         // An imported shipment names its items itself.
         return Ok(Ok(()));
     };
+    let links = match allocate(conn, order_id, &requested, shipment_id)? {
+        Ok(links) => links,
+        Err(problem) => return Ok(Err(problem)),
+    };
+    conn.prepare_cached("DELETE FROM shipment_items WHERE shipment_id = ?1")?.execute([shipment_id])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO shipment_items (shipment_id, position, order_item_id, quantity) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (position, (item, quantity)) in links.iter().enumerate() {
+        insert.execute(params![shipment_id, position as i64, item, quantity])?;
+    }
+    Ok(Ok(()))
+}
+
+/// The (order item, units) a shipment of `requested` takes from what the order has left to
+/// ship (leaving out shipment `exclude`'s own units), or why it cannot. No item requested
+/// means every unit left.
+fn allocate(
+    conn: &Connection,
+    order_id: i64,
+    requested: &[Requested],
+    exclude: i64,
+) -> rusqlite::Result<Result<Vec<(i64, i64)>, String>> {
     // (item id, sku, units not yet in another shipment)
     let mut stmt = conn.prepare_cached(
         "SELECT oi.id, oi.sku, oi.quantity - (
@@ -313,22 +352,27 @@ fn match_items(conn: &Connection, shipment_id: i64, order_id: i64) -> rusqlite::
            FROM order_items oi WHERE oi.order_id = ?1 ORDER BY oi.position",
     )?;
     let mut left = stmt
-        .query_map(params![order_id, shipment_id], |r| {
+        .query_map(params![order_id, exclude], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)?))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut links: Vec<(i64, i64)> = Vec::new();
     if requested.is_empty() {
-        links = left.iter().filter(|(_, _, n)| *n > 0).map(|(id, _, n)| (*id, *n)).collect();
+        let links: Vec<(i64, i64)> =
+            left.iter().filter(|(_, _, n)| *n > 0).map(|(id, _, n)| (*id, *n)).collect();
         if links.is_empty() {
             return Ok(Err(format!(
                 "ships every unit left, but every unit of order {order_id} is already in a shipment"
             )));
         }
+        return Ok(Ok(links));
     }
-    for want in &requested {
+    let mut links: Vec<(i64, i64)> = Vec::new();
+    for want in requested {
+        if !left.iter().any(|(_, sku, _)| sku.as_deref() == Some(want.sku.as_str())) {
+            return Ok(Err(format!("sku {} is not an item of order {order_id}", want.sku)));
+        }
         let mut missing = want.quantity;
-        for (id, sku, n) in left.iter_mut().filter(|(_, sku, _)| sku.as_deref() == Some(want.sku.as_str())) {
+        for (id, _, n) in left.iter_mut().filter(|(_, sku, _)| sku.as_deref() == Some(want.sku.as_str())) {
             let take = missing.min(*n);
             if take > 0 {
                 *n -= take;
@@ -338,10 +382,6 @@ fn match_items(conn: &Connection, shipment_id: i64, order_id: i64) -> rusqlite::
                     None => links.push((*id, take)),
                 }
             }
-            let _ = sku;
-        }
-        if !left.iter().any(|(_, sku, _)| sku.as_deref() == Some(want.sku.as_str())) {
-            return Ok(Err(format!("sku {} is not an item of order {order_id}", want.sku)));
         }
         if missing > 0 {
             return Ok(Err(format!(
@@ -350,12 +390,5 @@ fn match_items(conn: &Connection, shipment_id: i64, order_id: i64) -> rusqlite::
             )));
         }
     }
-    conn.prepare_cached("DELETE FROM shipment_items WHERE shipment_id = ?1")?.execute([shipment_id])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO shipment_items (shipment_id, position, order_item_id, quantity) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for (position, (item, quantity)) in links.iter().enumerate() {
-        insert.execute(params![shipment_id, position as i64, item, quantity])?;
-    }
-    Ok(Ok(()))
+    Ok(Ok(links))
 }

@@ -75,20 +75,17 @@ pub fn update_progress(conn: &Connection, order_id: i64, now: i64) -> rusqlite::
     if !from.can_ship() {
         return Ok(());
     }
-    let (items, complete, touched): (i64, i64, i64) = conn
+    let (items, complete, touched, any_shipment): (i64, i64, i64, bool) = conn
         .prepare_cached(
-            "SELECT COUNT(*), COALESCE(SUM(shipped >= quantity), 0), COALESCE(SUM(shipped > 0), 0) FROM (
+            "SELECT COUNT(*), COALESCE(SUM(shipped >= quantity), 0), COALESCE(SUM(shipped > 0), 0),
+                    EXISTS (SELECT 1 FROM shipments WHERE order_id = ?1 AND state != 'errored_processing')
+             FROM (
                SELECT oi.quantity, (SELECT COALESCE(SUM(COALESCE(si.quantity, oi.quantity)), 0)
                                       FROM shipment_items si JOIN shipments s ON s.id = si.shipment_id
                                      WHERE si.order_item_id = oi.id AND s.state != 'errored_processing') AS shipped
                  FROM order_items oi WHERE oi.order_id = ?1)",
         )?
-        .query_row([order_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    let any_shipment: bool = conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM shipments WHERE order_id = ?1 AND state != 'errored_processing')",
-        )?
-        .query_row([order_id], |r| r.get(0))?;
+        .query_row([order_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     let to = if items == complete && any_shipment {
         OrderState::Shipped
     } else if touched > 0 {
