@@ -272,6 +272,48 @@ async fn an_unreachable_warehouse_fails_the_send_step_and_keeps_the_orders_new()
 }
 
 #[rocket::async_test]
+async fn a_dropstream_sftp_warehouse_gets_the_order_file_and_sends_the_shipments_back() {
+    use crate::standins::sftp::{PASSWORD, USER, start_serving};
+    use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+    let rig = Rig::new(2).await;
+    let drop_box = tempfile::tempdir().unwrap();
+    let server = start_serving(drop_box.path()).await;
+    let password = utf8_percent_encode(PASSWORD, NON_ALPHANUMERIC);
+    // The hosted service's own SFTP drop: no path, the login directory.
+    let connection = rig
+        .connect_warehouse(json!({"platform": "dropstream", "adapter": {
+            "connection_string": format!("sftp://{USER}:{password}@{}", server.addr)}}))
+        .await;
+    // A file of the same name already there (a crash after an earlier write) is replaced.
+    let name = format!("orders-{connection}-1.csv");
+    std::fs::create_dir_all(drop_box.path().join("orders")).unwrap();
+    std::fs::write(drop_box.path().join("orders").join(&name), "stale").unwrap();
+    let run = rig.sync_connection(connection).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_sent"], 2);
+    let orders_dir = drop_box.path().join("orders");
+    assert_eq!(crate::sync_rig::files_in(&orders_dir), vec![name.clone()]);
+    let text = std::fs::read_to_string(orders_dir.join(&name)).unwrap();
+    assert!(text.starts_with("order_id,external_id,"), "{text}");
+
+    let mut confirm = String::from("order_id,tracking_number,carrier_name\n");
+    for id in ids(&rig.orders().await) {
+        confirm.push_str(&format!("{id},SFTP-{id},FedEx\n"));
+    }
+    std::fs::create_dir_all(drop_box.path().join("shipments")).unwrap();
+    std::fs::write(drop_box.path().join("shipments/confirm.csv"), confirm).unwrap();
+    let run = rig.sync_connection(connection).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(
+        (run["shipments_pulled"].as_i64(), run["shipments_notified"].as_i64()),
+        (Some(2), Some(2)),
+        "{run}"
+    );
+    assert_eq!(crate::sync_rig::files_in(&drop_box.path().join("shipments/processed")), vec!["confirm.csv"]);
+    assert!(!run.to_string().contains(PASSWORD));
+}
+
+#[rocket::async_test]
 async fn an_ftp_warehouse_gets_the_order_file_and_sends_the_shipments_back() {
     use crate::standins::ftp_files::{FtpFiles, PASSWORD, USER};
     let rig = Rig::new(2).await;

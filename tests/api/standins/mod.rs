@@ -5,6 +5,7 @@ pub mod ftp;
 pub mod ftp_files;
 pub mod http;
 pub mod sftp;
+pub mod sftp_files;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -28,6 +28,15 @@ pub enum Login {
 }
 
 pub async fn start(login: Login) -> StandIn {
+    serve(login, None).await
+}
+
+/// An SFTP server whose files are the folder `root` (the login directory), for sync tests.
+pub async fn start_serving(root: &std::path::Path) -> StandIn {
+    serve(Login::Password, Some(root.to_path_buf())).await
+}
+
+async fn serve(login: Login, root: Option<std::path::PathBuf>) -> StandIn {
     let method = match login {
         Login::Password => MethodKind::Password,
         Login::KeyboardInteractive => MethodKind::KeyboardInteractive,
@@ -43,8 +52,10 @@ pub async fn start(login: Login) -> StandIn {
     });
     StandIn::start(move |stream| {
         let config = Arc::clone(&config);
+        let root = root.clone();
         async move {
-            if let Ok(session) = server::run_stream(config, stream, SshSession::default()).await {
+            let handler = SshSession { channels: HashMap::new(), root };
+            if let Ok(session) = server::run_stream(config, stream, handler).await {
                 let _ = session.await;
             }
         }
@@ -52,9 +63,10 @@ pub async fn start(login: Login) -> StandIn {
     .await
 }
 
-#[derive(Default)]
 struct SshSession {
     channels: HashMap<ChannelId, Channel<Msg>>,
+    /// Serve this folder's files, or (None) only the directories the ping tests know.
+    root: Option<std::path::PathBuf>,
 }
 
 fn reject() -> Auth {
@@ -111,7 +123,13 @@ impl server::Handler for SshSession {
         match self.channels.remove(&channel_id) {
             Some(channel) if name == "sftp" => {
                 session.channel_success(channel_id)?;
-                russh_sftp::server::run(channel.into_stream(), Sftp).await;
+                match &self.root {
+                    Some(root) => {
+                        let files = super::sftp_files::Files::new(root.clone());
+                        russh_sftp::server::run(channel.into_stream(), files).await;
+                    }
+                    None => russh_sftp::server::run(channel.into_stream(), Sftp).await,
+                }
             }
             _ => session.channel_failure(channel_id)?,
         }
