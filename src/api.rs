@@ -11,8 +11,7 @@ use serde::Serialize;
 use crate::auth::AuthUser;
 use crate::body::Fields;
 use crate::error::ApiError;
-
-pub type ApiResult<T> = Result<T, ApiError>;
+pub use crate::error::ApiResult;
 
 /// An id in a path. Parsing never fails, so a bad segment (`/stores/abc`) still passes through
 /// authentication and then answers 404, exactly like an unknown id.

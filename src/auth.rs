@@ -18,12 +18,11 @@ use rocket::{State, post};
 use rusqlite::Connection;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::api::ApiResult;
 use crate::body::Body;
 use crate::config::Config;
 use crate::db::{self, Pool};
-use crate::error::{ApiError, stash};
-use crate::users::{self, Role, User};
+use crate::error::{ApiError, ApiResult, stash};
+use crate::users::{self, Role, User, random_token};
 
 /// Signing material and lifetime of access tokens, kept in Rocket's state.
 pub struct TokenKeys {
@@ -101,14 +100,6 @@ fn present_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Er
 
 fn unix_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
-
-/// A URL-safe random string carrying `bytes` random bytes.
-pub fn random_token(bytes: usize) -> String {
-    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let mut buf = vec![0u8; bytes];
-    rand::fill(&mut buf[..]);
-    URL_SAFE_NO_PAD.encode(buf)
 }
 
 /// An RFC 6749 §5.2 error of the token endpoint.

@@ -507,6 +507,15 @@ pub fn element_fields(parent: &Fields, key: &str, index: usize, item: Value) -> 
     }
 }
 
+/// The collected problems of an import record, or Ok.
+pub fn finish(f: Fields) -> Result<(), Details> {
+    match f.finish() {
+        Ok(()) => Ok(()),
+        Err(ApiError::Validation(details)) => Err(details),
+        Err(other) => Err(Details::from([("record".to_string(), format!("{other:?}"))])),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,9 @@ use crate::db::DbError;
 /// Maps a field or parameter name to what is wrong with it.
 pub type Details = BTreeMap<String, String>;
 
+/// What a route or a piece of request work returns.
+pub type ApiResult<T> = Result<T, ApiError>;
+
 /// Every failure an API route can answer with. Variants are named for their HTTP meaning;
 /// `status()` and `code()` are the single mapping to the wire.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,6 +17,7 @@ pub mod import;
 pub mod jsondoc;
 pub mod listing;
 mod logging;
+mod module_graph;
 pub mod money;
 pub mod orders;
 pub mod platforms;

@@ -11,12 +11,12 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rusqlite::{Connection, params};
 
-use crate::auth::random_token;
 use crate::dates::now_ms;
 use crate::orders::fields::{ITEM_FIELDS, ORDER_FIELDS, Scalar};
 use crate::orders::model::{NewItem, NewOrder};
 use crate::orders::write::OrderWriter;
 use crate::shipments::model::{NewShipment, OrderRef, STATES, ShipmentWriter};
+use crate::users::random_token;
 use crate::users::{self, Role};
 
 const BATCH: u64 = 20_000;

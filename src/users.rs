@@ -200,7 +200,7 @@ pub fn ensure_first_admin(
     }
     let (password, generated) = match configured {
         Some(p) => (p.to_string(), false),
-        None => (crate::auth::random_token(18), true),
+        None => (random_token(18), true),
     };
     add(conn, "admin", &password, Role::Admin, None)?;
     Ok(Some(FirstAdmin { username: "admin".to_string(), password: generated.then_some(password) }))
@@ -228,4 +228,13 @@ mod tests {
         assert!(verify_password("correct horse", &phc));
         assert!(!verify_password("wrong horse", &phc));
     }
+}
+
+/// A URL-safe random string carrying `bytes` random bytes.
+pub fn random_token(bytes: usize) -> String {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut buf = vec![0u8; bytes];
+    rand::fill(&mut buf[..]);
+    URL_SAFE_NO_PAD.encode(buf)
 }

@@ -71,6 +71,13 @@ pub fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()).max(2)
 }
 
+/// What writing a keyed record did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    Created,
+    Updated,
+}
+
 /// What can go wrong with the database, in its own terms: `error` maps it to HTTP, and
 /// background work (the sync engine, the sweeper) reports it its own way.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,16 +257,15 @@ pub fn set_setting(conn: &Connection, key: &str, value: &str) -> rusqlite::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ApiError;
 
     #[rocket::async_test]
     #[expect(clippy::disallowed_methods, reason = "the database threads themselves, no user involved")]
-    async fn a_panicking_job_answers_500_and_the_threads_live_on() {
+    async fn a_panicking_job_fails_and_the_threads_live_on() {
         let dir = tempfile::tempdir().unwrap();
         let pool = open_with(&dir.path().join("t.db"), 1).unwrap();
-        let failed: Result<(), ApiError> = run(&pool, |_| panic!("a bug")).await;
-        assert_eq!(failed, Err(ApiError::Internal));
-        let answer: Result<i64, ApiError> =
+        let failed: Result<(), DbError> = run(&pool, |_| panic!("a bug")).await;
+        assert!(matches!(failed, Err(DbError::Failed(_))), "{failed:?}");
+        let answer: Result<i64, DbError> =
             run(&pool, |conn| Ok(conn.query_row("SELECT 41 + 1", [], |r| r.get::<_, i64>(0))?)).await;
         assert_eq!(answer, Ok(42), "the one thread is still there");
     }

@@ -11,9 +11,9 @@ use rocket::fairing::AdHoc;
 use rocket::tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::{Cursor, Plan};
-use crate::auth::random_token;
 use crate::dates::now_ms;
 use crate::error::ApiError;
+use crate::users::random_token;
 
 /// Where a session stands: the last row it returned and the page number it answered.
 #[derive(Debug, Default)]

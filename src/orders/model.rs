@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{self, EXTERNAL_ID, ITEM_FIELDS, Kind, ORDER_FIELDS, Scalar};
 use crate::body::{Fields, Patch, element_fields};
-use crate::error::{ApiError, Details};
+use crate::error::Details;
 use crate::jsondoc::{self, Obj};
 
 /// The most items one order may carry.
@@ -125,14 +125,7 @@ impl NewItem {
     }
 }
 
-/// The collected problems of a record, or Ok.
-pub fn finish(f: Fields) -> Result<(), Details> {
-    match f.finish() {
-        Ok(()) => Ok(()),
-        Err(ApiError::Validation(details)) => Err(details),
-        Err(other) => Err(Details::from([("record".to_string(), format!("{other:?}"))])),
-    }
-}
+pub use crate::body::finish;
 
 fn read_address(f: &mut Fields, key: &str) -> Option<String> {
     let map = f.object(key).value()?;

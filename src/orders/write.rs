@@ -17,11 +17,7 @@ use super::model::{NewItem, NewOrder};
 use crate::error::Details;
 use crate::shipments;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Written {
-    Created,
-    Updated,
-}
+pub use crate::db::Written;
 
 fn columns(fields: &[(&'static str, super::fields::Kind)]) -> Vec<&'static str> {
     fields.iter().map(|(k, _)| *k).collect()

@@ -6,12 +6,11 @@ use std::collections::{BTreeSet, HashMap};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value};
 
-use crate::body::{Fields, Patch};
+use crate::body::{Fields, Patch, finish};
+use crate::db::Written;
 use crate::error::Details;
 use crate::jsondoc::Obj;
 use crate::money;
-use crate::orders::model::finish;
-use crate::orders::write::Written;
 
 /// Every shipment `state` (service-api.md, "Shipment state values").
 pub const STATES: [&str; 9] = [

@@ -1,0 +1,86 @@
+//! A test of the house's shape: no two top-level modules depend on each other, directly or
+//! through others. A cycle means two modules are one concern split badly, and whichever
+//! changes drags the other along.
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    /// The top-level module a source file belongs to (`src/orders/write.rs` is `orders`).
+    fn module_of(path: &Path, src: &Path) -> Option<String> {
+        let relative = path.strip_prefix(src).ok()?;
+        let first = relative.components().next()?.as_os_str().to_str()?;
+        let name = first.strip_suffix(".rs").unwrap_or(first);
+        (!matches!(name, "lib" | "main")).then(|| name.to_string())
+    }
+
+    /// The top-level modules a text names through `crate::`.
+    fn references(text: &str) -> BTreeSet<String> {
+        let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+        let mut found = BTreeSet::new();
+        for (at, _) in text.match_indices("crate::") {
+            let rest = &text[at + "crate::".len()..];
+            if let Some(list) = rest.strip_prefix('{') {
+                let list = list.split('}').next().unwrap_or_default();
+                found.extend(list.split(',').map(|item| ident(item.trim())).filter(|s| !s.is_empty()));
+            } else {
+                found.insert(ident(rest));
+            }
+        }
+        found
+    }
+
+    fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn no_top_level_modules_depend_on_each_other_in_a_cycle() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut paths = Vec::new();
+        files(&src, &mut paths);
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for path in paths {
+            // A test-only file (`*_tests.rs`) may look across: the listing plan tests run the
+            // listing engine over the real orders and shipments descriptions.
+            if path.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.ends_with("_tests")) {
+                continue;
+            }
+            let Some(module) = module_of(&path, &src) else { continue };
+            let text = std::fs::read_to_string(&path).unwrap();
+            let uses: Vec<String> =
+                references(&text).into_iter().filter(|m| *m != module && !m.is_empty()).collect();
+            graph.entry(module).or_default().extend(uses);
+        }
+        // Depth-first search for a path that comes back to where it started.
+        fn cycle(
+            graph: &BTreeMap<String, BTreeSet<String>>,
+            from: &str,
+            path: &mut Vec<String>,
+        ) -> Option<Vec<String>> {
+            for next in graph.get(from).into_iter().flatten() {
+                if let Some(at) = path.iter().position(|m| m == next) {
+                    return Some(path[at..].iter().cloned().chain([next.clone()]).collect());
+                }
+                path.push(next.clone());
+                if let Some(found) = cycle(graph, next, path) {
+                    return Some(found);
+                }
+                path.pop();
+            }
+            None
+        }
+        for start in graph.keys() {
+            let found = cycle(&graph, start, &mut vec![start.clone()]);
+            assert!(found.is_none(), "modules in a cycle: {}", found.unwrap_or_default().join(" -> "));
+        }
+    }
+}
