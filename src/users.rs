@@ -212,6 +212,15 @@ pub struct FirstAdmin {
     pub password: Option<String>,
 }
 
+/// A URL-safe random string carrying `bytes` random bytes.
+pub fn random_token(bytes: usize) -> String {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut buf = vec![0u8; bytes];
+    rand::fill(&mut buf[..]);
+    URL_SAFE_NO_PAD.encode(buf)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,13 +237,4 @@ mod tests {
         assert!(verify_password("correct horse", &phc));
         assert!(!verify_password("wrong horse", &phc));
     }
-}
-
-/// A URL-safe random string carrying `bytes` random bytes.
-pub fn random_token(bytes: usize) -> String {
-    use base64::Engine;
-    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let mut buf = vec![0u8; bytes];
-    rand::fill(&mut buf[..]);
-    URL_SAFE_NO_PAD.encode(buf)
 }
