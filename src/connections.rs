@@ -318,10 +318,10 @@ fn existing_triple(
 }
 
 fn duplicate(existing: i64) -> ApiError {
-    ApiError::conflict(
-        "A connection of this customer, store and warehouse already exists.",
+    ApiError::conflict_with_id(
+        format!("A connection of this customer, store and warehouse already exists (id {existing})."),
         "connection_id",
-        format!("already exists with id {existing}"),
+        existing,
     )
 }
 
@@ -431,13 +431,15 @@ async fn update_channel(
         if !owned_row_exists(conn, "connections", id, user.scope())? {
             return Err(not_found(id));
         }
-        let changed = conn.execute(
+        let tx = db::write(conn)?;
+        let changed = tx.execute(
             "UPDATE channels SET enabled_at = ?1 WHERE id = ?2 AND connection_id = ?3",
             params![enabled_at.present().flatten(), channel_id, id],
         )?;
         if changed == 0 {
             return Err(ApiError::not_found(format!("Channel {channel_id}")));
         }
+        tx.commit()?;
         Ok(NoContent)
     })
     .await

@@ -137,7 +137,14 @@ async fn create(user: AuthUser, body: Body, pool: &State<Pool>) -> ApiResult<Cre
     let customer = NewCustomer::read(&mut fields);
     fields.finish()?;
     let customer = customer.ok_or(ApiError::Internal)?;
-    let id = user.run(pool, move |conn, _| customer.insert(conn)).await?;
+    let id = user
+        .run(pool, move |conn, _| {
+            let tx = db::write(conn)?;
+            let id = customer.insert(&tx)?;
+            tx.commit()?;
+            Ok(id)
+        })
+        .await?;
     Ok(Created::at("customers", id))
 }
 

@@ -10,6 +10,7 @@ use rocket::request::Request;
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::db::DbError;
 
@@ -37,6 +38,8 @@ pub enum ApiError {
     Conflict {
         message: String,
         details: Details,
+        /// Ids the client can act on (the existing connection), sent as JSON numbers.
+        ids: BTreeMap<String, i64>,
     },
     PayloadTooLarge,
     UnsupportedMediaType(String),
@@ -80,6 +83,16 @@ impl ApiError {
         ApiError::Conflict {
             message: message.into(),
             details: Details::from([(field.to_string(), problem.into())]),
+            ids: BTreeMap::new(),
+        }
+    }
+
+    /// A 409 naming the existing row's id as a number (`details.connection_id: 13`).
+    pub fn conflict_with_id(message: impl Into<String>, field: &str, id: i64) -> Self {
+        ApiError::Conflict {
+            message: message.into(),
+            details: Details::new(),
+            ids: BTreeMap::from([(field.to_string(), id)]),
         }
     }
 
@@ -160,27 +173,23 @@ impl ApiError {
         }
     }
 
-    fn details(&self) -> Option<&Details> {
-        match self {
+    fn details(&self) -> Option<Map<String, Value>> {
+        let (texts, ids) = match self {
+            ApiError::Conflict { details, ids, .. } => (details, Some(ids)),
             ApiError::BadRequest { details, .. }
-            | ApiError::Conflict { details, .. }
             | ApiError::Validation(details)
-            | ApiError::NotSyncing(details)
-                if !details.is_empty() =>
-            {
-                Some(details)
-            }
-            _ => None,
-        }
+            | ApiError::NotSyncing(details) => (details, None),
+            _ => return None,
+        };
+        let mut out: Map<String, Value> =
+            texts.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
+        out.extend(ids.into_iter().flatten().map(|(k, v)| (k.clone(), Value::from(*v))));
+        (!out.is_empty()).then_some(out)
     }
 
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
-            error: ErrorContent {
-                code: self.code(),
-                message: self.message(),
-                details: self.details().cloned(),
-            },
+            error: ErrorContent { code: self.code(), message: self.message(), details: self.details() },
         }
     }
 }
@@ -218,7 +227,7 @@ pub struct ErrorContent {
     pub code: &'static str,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<Details>,
+    pub details: Option<Map<String, Value>>,
 }
 
 impl<'r> Responder<'r, 'static> for ApiError {

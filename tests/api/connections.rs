@@ -191,10 +191,7 @@ async fn a_duplicate_triple_answers_409_naming_the_existing_connection() {
         )
         .await;
     assert_error(&r, 409, "conflict");
-    assert_eq!(
-        r.body["error"]["details"],
-        json!({"connection_id": format!("already exists with id {first}")})
-    );
+    assert_eq!(r.body["error"]["details"], json!({"connection_id": first}), "the id as a number");
     assert_eq!(table_counts(&app), before);
 }
 
