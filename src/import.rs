@@ -127,6 +127,75 @@ impl Bad {
     }
 }
 
+/// A kind of record an import writes: how a record is read, checked against what it refers
+/// to, and written. Orders and shipments are the two; the loop below is theirs alike.
+pub trait Importer {
+    type Record;
+    /// What checking found the record refers to (the order's customer, the shipment's order).
+    type Checked;
+    fn parse(record: Map<String, Value>) -> Result<Self::Record, Details>;
+    fn check(&mut self, record: &Self::Record) -> rusqlite::Result<Result<Self::Checked, Details>>;
+    fn write(&mut self, record: &Self::Record, checked: Self::Checked) -> rusqlite::Result<Written>;
+}
+
+impl Importer for OrderWriter<'_> {
+    type Record = NewOrder;
+    type Checked = i64;
+
+    fn parse(record: Map<String, Value>) -> Result<NewOrder, Details> {
+        NewOrder::from_record(record)
+    }
+
+    fn check(&mut self, order: &NewOrder) -> rusqlite::Result<Result<i64, Details>> {
+        OrderWriter::check(self, order)
+    }
+
+    fn write(&mut self, order: &NewOrder, customer_id: i64) -> rusqlite::Result<Written> {
+        Ok(OrderWriter::write(self, order, customer_id)?.written)
+    }
+}
+
+impl Importer for ShipmentWriter<'_> {
+    type Record = NewShipment;
+    type Checked = crate::shipments::model::OrderRef;
+
+    fn parse(record: Map<String, Value>) -> Result<NewShipment, Details> {
+        NewShipment::from_record(record)
+    }
+
+    fn check(&mut self, shipment: &NewShipment) -> rusqlite::Result<Result<Self::Checked, Details>> {
+        ShipmentWriter::check(self, shipment)
+    }
+
+    fn write(&mut self, shipment: &NewShipment, order: Self::Checked) -> rusqlite::Result<Written> {
+        Ok(ShipmentWriter::write(self, shipment, order)?.1)
+    }
+}
+
+/// Checks and writes `records` in the caller's transaction, which it neither begins nor
+/// commits. Every record is checked; once one is bad nothing more is written, and the
+/// problems of every bad line come back for the caller to roll back with.
+pub fn apply<W: Importer>(
+    writer: &mut W,
+    records: impl IntoIterator<Item = Record>,
+    progress: &mut dyn FnMut(usize),
+) -> ApiResult<Counts> {
+    let mut bad = Bad::default();
+    let mut counts = Counts::default();
+    for (n, (line, record)) in records.into_iter().enumerate() {
+        match as_object(record).and_then(W::parse) {
+            Err(problems) => bad.record(line, &problems),
+            Ok(parsed) => match writer.check(&parsed)? {
+                Err(problems) => bad.record(line, &problems),
+                Ok(checked) if bad.0.is_empty() => counts.add(writer.write(&parsed, checked)?),
+                Ok(_) => {}
+            },
+        }
+        progress(n + 1);
+    }
+    if bad.0.is_empty() { Ok(counts) } else { Err(ApiError::Validation(bad.0)) }
+}
+
 /// Imports orders in one transaction; `progress` hears the number of records seen.
 pub fn import_orders(
     conn: &mut Connection,
@@ -135,22 +204,7 @@ pub fn import_orders(
 ) -> ApiResult<Counts> {
     let tx = crate::db::write(conn)?;
     let mut writer = OrderWriter::new(&tx, now_ms());
-    let mut bad = Bad::default();
-    let mut counts = Counts::default();
-    for (n, (line, record)) in records.into_iter().enumerate() {
-        match as_object(record).and_then(NewOrder::from_record) {
-            Err(problems) => bad.record(line, &problems),
-            Ok(order) => match writer.check(&order)? {
-                Err(problems) => bad.record(line, &problems),
-                Ok(customer_id) if bad.0.is_empty() => counts.add(writer.write(&order, customer_id)?.written),
-                Ok(_) => {}
-            },
-        }
-        progress(n + 1);
-    }
-    if !bad.0.is_empty() {
-        return Err(ApiError::Validation(bad.0));
-    }
+    let counts = apply(&mut writer, records, progress)?;
     writer.finish()?;
     tx.commit()?;
     Ok(counts)
@@ -164,22 +218,7 @@ pub fn import_shipments(
 ) -> ApiResult<Counts> {
     let tx = crate::db::write(conn)?;
     let mut writer = ShipmentWriter::new(&tx, now_ms());
-    let mut bad = Bad::default();
-    let mut counts = Counts::default();
-    for (n, (line, record)) in records.into_iter().enumerate() {
-        match as_object(record).and_then(NewShipment::from_record) {
-            Err(problems) => bad.record(line, &problems),
-            Ok(shipment) => match writer.check(&shipment)? {
-                Err(problems) => bad.record(line, &problems),
-                Ok(order) if bad.0.is_empty() => counts.add(writer.write(&shipment, order)?.1),
-                Ok(_) => {}
-            },
-        }
-        progress(n + 1);
-    }
-    if !bad.0.is_empty() {
-        return Err(ApiError::Validation(bad.0));
-    }
+    let counts = apply(&mut writer, records, progress)?;
     writer.finish()?;
     tx.commit()?;
     Ok(counts)
