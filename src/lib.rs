@@ -6,6 +6,7 @@ pub mod adapter;
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod cli;
 pub mod config;
 pub mod connections;
 pub mod customers;

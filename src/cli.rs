@@ -1,0 +1,226 @@
+//! What the `orderbridge` commands do: `serve` (with `--demo`), `import`, `seed`, `user`
+//! and `sync`. `main.rs` only parses the command line and calls these.
+
+use std::io::{BufRead, IsTerminal};
+
+use crate::config::Config;
+use crate::db;
+use crate::error::ApiError;
+use crate::import::{self as import_data, What};
+use crate::seed::{self as seed_data, Options, Summary};
+use crate::users::{self, Role};
+
+pub async fn sync(connection: Option<i64>) -> Result<(), String> {
+    let config = Config::from_figment(&Config::figment())?;
+    match crate::sync::command::run(&config, connection).await? {
+        true => Ok(()),
+        false => Err("a sync pass failed".to_string()),
+    }
+}
+
+pub async fn serve(demo: bool) -> Result<(), String> {
+    let figment = Config::figment();
+    let mut seeded = None;
+    let mut admin_before_seed = None;
+    if demo {
+        let config = Config::from_figment(&figment)?;
+        let pool = db::open(&config.database)?;
+        let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
+        if seed_data::is_empty(&conn).map_err(|e| format!("database: {e}"))? {
+            // The seed adds customer users; the first admin must exist before them.
+            admin_before_seed =
+                users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
+                    .map_err(|e| describe(&e))?;
+            eprintln!("orderbridge: empty database: writing the demo data set");
+            seeded = Some(run_seed(&mut conn, &Options::default())?);
+        } else {
+            eprintln!("orderbridge: the database already holds data; serving it without seeding");
+        }
+    }
+    let mut app = crate::build(figment.clone())?;
+    if app.first_admin.is_none() {
+        app.first_admin = admin_before_seed;
+    }
+    let base = base_url(&figment);
+    match &app.first_admin {
+        Some(admin) => {
+            let password = admin.password.as_deref().unwrap_or("<the configured admin_password>");
+            if admin.password.is_some() {
+                eprintln!(
+                    "orderbridge: first run: created user '{}' with password {password}",
+                    admin.username
+                );
+                eprintln!(
+                    "orderbridge: this password is shown only once; change it with `orderbridge user passwd admin`"
+                );
+            }
+            eprintln!("orderbridge: get a token with:");
+            eprintln!(
+                "  curl -s -u {}:{password} -H 'Content-Type: application/json' -d '{{\"grant_type\":\"client_credentials\"}}' {base}/auth/token",
+                admin.username
+            );
+        }
+        None => eprintln!(
+            "orderbridge: serving {base}; get a token with: curl -u USER:PASSWORD -d grant_type=client_credentials {base}/auth/token"
+        ),
+    }
+    if let Some(summary) = &seeded {
+        print_logins(summary, &base);
+    }
+    app.rocket.launch().await.map_err(|e| format!("server: {e}"))?;
+    Ok(())
+}
+
+pub fn import(what: What, file: &str) -> Result<(), String> {
+    let config = Config::from_figment(&Config::figment())?;
+    let pool = db::open(&config.database)?;
+    let counts = import_data::import_file(&pool, what, file)?;
+    println!("created {}, updated {}", counts.created, counts.updated);
+    Ok(())
+}
+
+fn run_seed(conn: &mut rusqlite::Connection, options: &Options) -> Result<Summary, String> {
+    let started = std::time::Instant::now();
+    let total = options.orders;
+    let summary = seed_data::seed_demo(conn, options, &mut |done| {
+        eprint!("\rorderbridge: {done}/{total} orders written ({:.0?})", started.elapsed());
+    })?;
+    eprintln!(
+        "\rorderbridge: wrote {} orders and {} shipments in {:.1?}",
+        summary.orders,
+        summary.shipments,
+        started.elapsed()
+    );
+    Ok(summary)
+}
+
+pub fn seed(options: Options) -> Result<(), String> {
+    let figment = Config::figment();
+    let config = Config::from_figment(&figment)?;
+    // Prepare the file with the pool, then seed over the one connection left open, so the
+    // seed may write without a rollback journal (see `seed::seed_demo`).
+    drop(db::open(&config.database)?);
+    let mut conn = db::connect(&config.database).map_err(|e| format!("database: {e}"))?;
+    let admin = users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
+        .map_err(|e| describe(&e))?;
+    let summary = run_seed(&mut conn, &options)?;
+    let base = base_url(&figment);
+    match admin {
+        Some(admin) => match admin.password {
+            Some(password) => println!(
+                "admin user: {} with password {password} (shown only once; change it with `orderbridge user passwd admin`)",
+                admin.username
+            ),
+            None => println!("admin user: {} with the configured admin_password", admin.username),
+        },
+        None => println!("admin user: your existing admin user"),
+    }
+    print_logins(&summary, &base);
+    println!("start the server with `orderbridge serve`");
+    Ok(())
+}
+
+fn print_logins(summary: &Summary, base: &str) {
+    println!("demo customer users (each sees only its own customer's data):");
+    for login in &summary.logins {
+        println!("  {:<10} password {:<14} ({})", login.username, login.password, login.company);
+    }
+    if let Some(login) = summary.logins.first() {
+        println!("for example:");
+        println!(
+            "  TOKEN=$(curl -s -u {}:{} -d grant_type=client_credentials {base}/auth/token | sed 's/.*\"access_token\":\"\\([^\"]*\\)\".*/\\1/')",
+            login.username, login.password
+        );
+        println!(
+            "  curl -s -H \"Authorization: Bearer $TOKEN\" '{base}/orders?limit=5&ordered_at_min=3+days+ago'"
+        );
+    }
+}
+
+/// Opens the configured database for a `user` command.
+fn user_db() -> Result<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>, String> {
+    let config = Config::from_figment(&Config::figment())?;
+    let pool = db::open(&config.database)?;
+    pool.get().map_err(|e| format!("database: {e}"))
+}
+
+/// `user add NAME [--role admin|customer] [--customer-id N]`.
+pub fn user_add(name: &str, role: Option<&str>, customer_id: Option<i64>) -> Result<(), String> {
+    let role = match (role, customer_id) {
+        (Some(r), _) => Role::parse(r).ok_or("unknown role")?,
+        (None, Some(_)) => Role::Customer,
+        (None, None) => return Err("give --role admin, or --customer-id N for a customer user".into()),
+    };
+    let conn = user_db()?;
+    let password = read_password(&format!("password for {name}"))?;
+    let id = users::add(&conn, name, &password, role, customer_id).map_err(|e| describe(&e))?;
+    println!("added user {name} (id {id}, role {})", role.as_str());
+    Ok(())
+}
+
+pub fn user_list() -> Result<(), String> {
+    let conn = user_db()?;
+    let list = users::list(&conn).map_err(|e| format!("database: {e}"))?;
+    println!("{:<6} {:<24} {:<9} {:<12} status", "id", "username", "role", "customer_id");
+    for u in list {
+        let customer = u.customer_id.map_or("-".to_string(), |c| c.to_string());
+        let status = if u.disabled_at.is_some() { "disabled" } else { "enabled" };
+        println!("{:<6} {:<24} {:<9} {:<12} {status}", u.id, u.username, u.role.as_str(), customer);
+    }
+    Ok(())
+}
+
+pub fn user_passwd(name: &str) -> Result<(), String> {
+    let conn = user_db()?;
+    let password = read_password(&format!("new password for {name}"))?;
+    users::set_password(&conn, name, &password).map_err(|e| describe(&e))?;
+    println!("password of {name} changed; earlier tokens no longer work");
+    Ok(())
+}
+
+pub fn user_disable(name: &str) -> Result<(), String> {
+    let conn = user_db()?;
+    users::disable(&conn, name).map_err(|e| describe(&e))?;
+    println!("disabled {name}; its tokens no longer work");
+    Ok(())
+}
+
+/// Reads a password: prompted twice without echo on a terminal, else the first line of stdin.
+fn read_password(prompt: &str) -> Result<String, String> {
+    let stdin = std::io::stdin();
+    let password = if stdin.is_terminal() {
+        let first = rpassword::prompt_password(format!("{prompt}: ")).map_err(|e| e.to_string())?;
+        let again = rpassword::prompt_password("again: ").map_err(|e| e.to_string())?;
+        if first != again {
+            return Err("the passwords differ".into());
+        }
+        first
+    } else {
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line).map_err(|e| format!("reading the password: {e}"))?;
+        line.trim_end_matches(['\r', '\n']).to_string()
+    };
+    users::validate_password(&password)?;
+    Ok(password)
+}
+
+fn describe(e: &ApiError) -> String {
+    let body = e.body();
+    match body.error.details {
+        Some(details) => {
+            let parts: Vec<String> = details
+                .iter()
+                .map(|(k, v)| format!("{k} {}", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .collect();
+            parts.join("; ")
+        }
+        None => body.error.message,
+    }
+}
+
+/// Where the server listens, as a client would write it, for the hints we print.
+fn base_url(figment: &rocket::figment::Figment) -> String {
+    let address: String = figment.extract_inner("address").unwrap_or_else(|_| "127.0.0.1".into());
+    let port: u16 = figment.extract_inner("port").unwrap_or(8000);
+    format!("http://{address}:{port}")
+}
