@@ -1,5 +1,7 @@
 //! The server, login and path named by a warehouse's `connection_string`
-//! (`sftp://user:password@host[:port]/path`, `ftp://...`).
+//! (`sftp://user:password@host[:port][/path]`, `ftp://...`): the one parser of it, used to
+//! validate an adapter, to check credentials and to open a sync pass's file session. User,
+//! password and path are percent-decoded; no path means the login directory.
 
 use percent_encoding::percent_decode_str;
 use url::{Host, Url};
@@ -19,32 +21,59 @@ impl Target {
     /// Reads the adapter's connection string. Messages never repeat the string: it holds the password.
     pub fn from_adapter(adapter: &Adapter, scheme: &str, default_port: u16) -> Result<Self, PingError> {
         let kind = scheme.to_uppercase();
-        let refuse =
-            |what: &str| PingError::AuthenticationFailed(format!("The {kind} connection string {what}."));
         let raw = adapter_field(adapter, "connection_string", &kind)?;
-        let url = Url::parse(raw).map_err(|e| refuse(&format!("is not a valid URL ({e})")))?;
-        if url.scheme() != scheme {
-            return Err(refuse(&format!("does not start with {scheme}://")));
+        Self::parse(raw, scheme, default_port).map_err(|problem| {
+            PingError::AuthenticationFailed(format!("The {kind} connection string {problem}."))
+        })
+    }
+
+    /// Reads a connection string; the problem is a phrase for a 422 detail or a message
+    /// ("needs a password; expected sftp://user:password@host[:port][/path]").
+    pub fn parse(raw: &str, scheme: &str, default_port: u16) -> Result<Self, String> {
+        let shape = format!("{scheme}://user:password@host[:port][/path]");
+        let wrong = |what: &str| format!("{what}; expected {shape}");
+        if !raw.starts_with(&format!("{scheme}://")) {
+            return Err(format!("must be a URL of the form {shape}"));
         }
+        if raw.chars().any(char::is_whitespace) {
+            return Err(wrong("must not contain spaces"));
+        }
+        let authority = raw[scheme.len() + 3..].split('/').next().unwrap_or_default();
+        if authority.ends_with(':') {
+            return Err(wrong("has a port that is not a number"));
+        }
+        let url = Url::parse(raw).map_err(|e| wrong(&format!("is not a valid URL ({e})")))?;
         let host = match url.host() {
-            Some(Host::Domain(name)) if !name.is_empty() => name.to_owned(),
+            Some(Host::Domain(name))
+                if !name.is_empty()
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.') =>
+            {
+                name.to_owned()
+            }
+            Some(Host::Domain(name)) if !name.is_empty() => return Err(wrong("has an invalid host name")),
             Some(Host::Ipv4(address)) => address.to_string(),
             Some(Host::Ipv6(address)) => address.to_string(),
-            _ => return Err(refuse("names no host")),
+            _ => return Err(wrong("needs a host")),
         };
         let decode = |part: &str, what: &str| {
             percent_decode_str(part)
                 .decode_utf8()
                 .map(|text| text.into_owned())
-                .map_err(|_| refuse(&format!("has a {what} that is not valid UTF-8 once decoded")))
+                .map_err(|_| format!("has a {what} that is not valid UTF-8 once decoded"))
         };
         let user = decode(url.username(), "user name")?;
         let password = decode(url.password().unwrap_or(""), "password")?;
         let path = decode(url.path(), "path")?;
+        if user.is_empty() {
+            return Err(wrong("needs a user name"));
+        }
+        if password.is_empty() {
+            return Err(wrong("needs a password"));
+        }
         // A line break would end the FTP command early and start another one.
         for (value, what) in [(&user, "user name"), (&password, "password"), (&path, "path")] {
             if value.contains(['\r', '\n', '\0']) {
-                return Err(refuse(&format!("has a {what} containing a line break")));
+                return Err(format!("has a {what} containing a line break"));
             }
         }
         Ok(Self { host, port: url.port().unwrap_or(default_port), user, password, path })
@@ -99,8 +128,8 @@ mod tests {
     #[test]
     fn bad_connection_strings_are_refused_without_repeating_them() {
         for (raw, expected) in [
-            ("not a url pw-SECRET", "not a valid URL"),
-            ("ftp://u:pw-SECRET@host/x", "does not start with sftp://"),
+            ("not a url pw-SECRET", "must be a URL of the form sftp://"),
+            ("ftp://u:pw-SECRET@host/x", "must be a URL of the form sftp://"),
             ("sftp://u:pw-SECRET%0D%0ADELE@host/x", "line break"),
         ] {
             match Target::from_adapter(&adapter(raw), "sftp", 22) {
