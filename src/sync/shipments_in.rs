@@ -21,7 +21,7 @@ use crate::shipments::{NewShipment, ShipmentWriter};
 
 use super::csv::{self as files_csv, BadLine, ShipmentRow};
 use super::pass::StepError;
-use super::sides::{Folders, join};
+use super::sides::{Folders, file_failed, file_processed, join, waiting_files};
 use super::states;
 use super::{Engine, Link};
 
@@ -54,12 +54,8 @@ pub async fn pull(
     let started = now_ms();
     let dir = &folders.shipments;
     let mut failed = Vec::new();
-    for name in files.list(dir).await? {
-        if name.starts_with('.') || !name.to_ascii_lowercase().ends_with(".csv") {
-            continue;
-        }
-        let path = join(dir, &name);
-        let bytes = files.read(&path).await?;
+    for name in waiting_files(files, dir).await? {
+        let bytes = files.read(&join(dir, &name)).await?;
         let read_at = now_ms();
         let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
         // Read row by row on the database thread, inside the file's one transaction.
@@ -71,21 +67,11 @@ pub async fn pull(
             .await?;
         match imported {
             Ok(created) => {
-                let done = join(dir, "processed");
-                files.make_dir_all(&done).await?;
-                files.rename(&path, &join(&done, &name)).await?;
+                file_processed(files, dir, &name).await?;
                 *pulled += created;
             }
             Err(bad) => {
-                let place = join(dir, "failed");
-                files.make_dir_all(&place).await?;
-                files
-                    .write(
-                        &join(&place, &format!("{name}.errors.txt")),
-                        files_csv::error_report(&name, &bad).as_bytes(),
-                    )
-                    .await?;
-                files.rename(&path, &join(&place, &name)).await?;
+                file_failed(files, dir, &name, &bad).await?;
                 failed.push(name);
             }
         }

@@ -103,6 +103,36 @@ pub fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
 }
 
+/// The CSV files waiting in a warehouse folder, in name order; a name starting with `.` is
+/// a file still being written (the convention orderbridge follows itself).
+pub async fn waiting_files(files: &mut FileSession, dir: &str) -> Result<Vec<String>, PlatformError> {
+    let mut names = files.list(dir).await?;
+    names.retain(|name| !name.starts_with('.') && name.to_ascii_lowercase().ends_with(".csv"));
+    Ok(names)
+}
+
+/// Moves a file that was read into `{dir}/processed/`.
+pub async fn file_processed(files: &mut FileSession, dir: &str, name: &str) -> Result<(), PlatformError> {
+    let done = join(dir, "processed");
+    files.make_dir_all(&done).await?;
+    files.rename(&join(dir, name), &join(&done, name)).await
+}
+
+/// Moves a file that could not be used into `{dir}/failed/`, beside `{name}.errors.txt`
+/// listing each bad line.
+pub async fn file_failed(
+    files: &mut FileSession,
+    dir: &str,
+    name: &str,
+    bad: &[super::csv::BadLine],
+) -> Result<(), PlatformError> {
+    let place = join(dir, "failed");
+    files.make_dir_all(&place).await?;
+    let report = super::csv::error_report(name, bad);
+    files.write(&join(&place, &format!("{name}.errors.txt")), report.as_bytes()).await?;
+    files.rename(&join(dir, name), &join(&place, name)).await
+}
+
 /// Where the link's warehouse keeps its files, or why orderbridge cannot reach it.
 pub fn warehouse_location(link: &Link) -> Result<Location, PlatformError> {
     let not_files = || PlatformError::Rejected {

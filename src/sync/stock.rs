@@ -18,7 +18,7 @@ use crate::platforms::files::FileSession;
 
 use super::csv::{self as files_csv, StockRow};
 use super::pass::StepError;
-use super::sides::{Folders, StoreSide, join};
+use super::sides::{Folders, StoreSide, file_failed, file_processed, join, waiting_files};
 use super::{Engine, Link};
 
 /// Levels sent in one commit: the store's request size, so a crash re-sends one request at most.
@@ -35,30 +35,16 @@ pub async fn sync(
 ) -> Result<(), StepError> {
     let dir = &folders.inventory;
     let mut failed = Vec::new();
-    for name in files.list(dir).await? {
-        if name.starts_with('.') || !name.to_ascii_lowercase().ends_with(".csv") {
-            continue;
-        }
-        let path = join(dir, &name);
-        let bytes = files.read(&path).await?;
+    for name in waiting_files(files, dir).await? {
+        let bytes = files.read(&join(dir, &name)).await?;
         match files_csv::read_stock(&bytes) {
             Ok(rows) => {
                 let warehouse_id = link.warehouse_id;
                 engine.db(move |conn| Ok::<_, StepError>(record(conn, warehouse_id, &rows)?)).await?;
-                let done = join(dir, "processed");
-                files.make_dir_all(&done).await?;
-                files.rename(&path, &join(&done, &name)).await?;
+                file_processed(files, dir, &name).await?;
             }
             Err(bad) => {
-                let place = join(dir, "failed");
-                files.make_dir_all(&place).await?;
-                files
-                    .write(
-                        &join(&place, &format!("{name}.errors.txt")),
-                        files_csv::error_report(&name, &bad).as_bytes(),
-                    )
-                    .await?;
-                files.rename(&path, &join(&place, &name)).await?;
+                file_failed(files, dir, &name, &bad).await?;
                 failed.push(name);
             }
         }
