@@ -17,6 +17,7 @@ use crate::dates::{self, now_ms};
 use crate::db;
 use crate::money;
 use crate::platforms::files::FileSession;
+use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
 
 use super::csv::{self as files_csv, BadLine, ShipmentRow};
@@ -57,11 +58,11 @@ pub async fn pull(
     for name in waiting_files(files, dir).await? {
         let bytes = files.read(&join(dir, &name)).await?;
         let read_at = now_ms();
-        let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
+        let (customer_id, store_id, warehouse_id) = (link.customer_id, link.store_id, link.warehouse_id);
         // Read row by row on the database thread, inside the file's one transaction.
         let imported = engine
             .db(move |conn| match files_csv::read_shipments(&bytes) {
-                Ok(rows) => import_file(conn, store_id, warehouse_id, rows, read_at),
+                Ok(rows) => import_file(conn, (customer_id, store_id, warehouse_id), rows, read_at),
                 Err(bad) => Ok(Err(bad)),
             })
             .await?;
@@ -98,8 +99,7 @@ pub async fn pull(
 /// come back as the file's bad lines and nothing is written.
 fn import_file(
     conn: &mut Connection,
-    store_id: i64,
-    warehouse_id: i64,
+    (customer_id, store_id, warehouse_id): (i64, i64, i64),
     rows: impl Iterator<Item = ShipmentRow>,
     read_at: i64,
 ) -> Result<Result<u64, Vec<BadLine>>, StepError> {
@@ -124,6 +124,8 @@ fn import_file(
     }
     let now = now_ms();
     let mut writer = ShipmentWriter::new(&tx, now);
+    // Each shipment is looked for (by order and tracking number) before it is written.
+    writer.assume_new = true;
     let mut created = 0;
     for group in groups {
         let known: bool = tx
@@ -152,14 +154,9 @@ fn import_file(
             service_level: group.service_level,
             item_ids: links.iter().map(|(item, _)| *item).collect(),
         };
-        let order = match writer.check(&shipment)? {
-            Ok(order) => order,
-            Err(problems) => {
-                let list: Vec<String> = problems.iter().map(|(k, v)| format!("{k} {v}")).collect();
-                return Ok(Err(vec![BadLine { line: 0, problem: list.join("; ") }]));
-            }
-        };
-        let (id, _) = writer.write(&shipment, order)?;
+        // The order was found among this store's (check_row) and the warehouse is the
+        // connection's, of the same customer: the references an import checks hold.
+        let (id, _) = writer.write(&shipment, OrderRef { customer_id, store_id })?;
         let mut units = tx.prepare_cached(
             "UPDATE shipment_items SET quantity = ?3 WHERE shipment_id = ?1 AND position = ?2",
         )?;
