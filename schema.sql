@@ -324,8 +324,9 @@ CREATE TABLE IF NOT EXISTS store_cursors (
     cursor   INTEGER NOT NULL
 ) STRICT;
 
--- What sync knows of a pulled order beyond its document: the platform's modification time
--- it was written at (an unchanged order is not fetched again) and its shipping address id.
+-- What sync knows of a pulled order beyond its document: the version it was written at
+-- (BigCommerce's modification time, a fingerprint of Sellbrite's listed order; an unchanged
+-- order is not fetched or written again) and its shipping address id.
 CREATE TABLE IF NOT EXISTS order_sync (
     order_id           INTEGER PRIMARY KEY REFERENCES orders (id),
     source_modified_at INTEGER,

@@ -18,6 +18,7 @@ pub mod http;
 pub mod retry;
 pub mod sellbrite;
 pub(crate) mod sftp;
+pub mod store;
 pub mod target;
 
 pub use error::PlatformError;

@@ -14,6 +14,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::{Rfc2822, Rfc3339};
 
 use super::http::{self, Request, Response, Server};
+use super::{CITIES, FIRST, LAST, Rng};
 
 /// The most orders one list page holds.
 const MAX_LIMIT: usize = 250;
@@ -95,26 +96,6 @@ fn now_ms() -> i64 {
     crate::dates::now_ms()
 }
 
-/// A deterministic generator (xorshift), so a seed gives the same orders every time.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
-const FIRST: [&str; 8] = ["Ann", "Ben", "Chloé", "Dev", "Eva", "Finn", "Grace", "Hugo"];
-const LAST: [&str; 8] = ["Smith", "Okafor", "Müller", "Rossi", "Nguyen", "García", "Kowalski", "Brown"];
-const CITIES: [&str; 6] = ["Austin", "Berlin", "Lyon", "Osaka", "Leeds", "Porto"];
-
 impl Simulator {
     pub async fn start() -> Simulator {
         let state = Arc::new(Mutex::new(State { next_id: 100, ..State::default() }));
@@ -150,7 +131,7 @@ impl Simulator {
     /// Adds `count` orders awaiting fulfillment, a minute apart and ending a minute ago, with
     /// one to three lines each; the same seed gives the same orders.
     pub fn add_orders(&self, hash: &str, count: usize, seed: u64) {
-        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut rng = Rng::new(seed);
         let end = now_ms() / 1000 * 1000;
         self.with_store(hash, |store, next_id| {
             let last = store.by_modified.iter().next_back().map_or(0, |(m, _)| *m);

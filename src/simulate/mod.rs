@@ -4,3 +4,28 @@
 
 pub mod big_commerce;
 mod http;
+pub mod sellbrite;
+
+/// A deterministic generator (xorshift), so a seed gives the same orders every time.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+const FIRST: [&str; 8] = ["Ann", "Ben", "Chloé", "Dev", "Eva", "Finn", "Grace", "Hugo"];
+const LAST: [&str; 8] = ["Smith", "Okafor", "Müller", "Rossi", "Nguyen", "García", "Kowalski", "Brown"];
+const CITIES: [&str; 6] = ["Austin", "Berlin", "Lyon", "Osaka", "Leeds", "Porto"];

@@ -12,7 +12,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::PlatformError;
-use crate::platforms::big_commerce::client::ShipmentNotice;
+use crate::platforms::store::{NoticeItem, ShipmentNotice};
 
 use super::pass::StepError;
 use super::sides::StoreSide;
@@ -183,6 +183,8 @@ fn claim(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::R
             "INSERT INTO shipment_sync (shipment_id) VALUES (?1) ON CONFLICT (shipment_id) DO NOTHING",
         )?
         .execute([id])?;
+        // A shipment claimed before (a crash) or tried without an answer may be at the store.
+        let in_doubt = state != "ready_for_shipment_notification";
         // After a crash a claimed shipment goes back to ready if its next try fails to start.
         let previous = if state == "scheduled_notify_of_shipment" {
             "ready_for_shipment_notification".to_string()
@@ -190,14 +192,19 @@ fn claim(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::R
             state
         };
         move_shipment(&tx, id, "scheduled_notify_of_shipment")?;
-        claimed.push(Claimed { id, previous, notice: notice(&tx, id)? });
+        claimed.push(Claimed { id, previous, notice: notice(&tx, id, in_doubt)? });
     }
     tx.commit()?;
     Ok(claimed)
 }
 
-/// What the store is told of a shipment: its order, tracking and the units of each line.
-fn notice(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Result<ShipmentNotice, String>> {
+/// What the store is told of a shipment: its order, tracking and the units of each line
+/// (with, when in doubt, the units of each SKU other shipments of the order reported).
+fn notice(
+    conn: &Connection,
+    shipment_id: i64,
+    in_doubt: bool,
+) -> rusqlite::Result<Result<ShipmentNotice, String>> {
     let (order_id, external_order_id, address_id, tracking_number, carrier, service_level): (
         i64,
         String,
@@ -215,29 +222,32 @@ fn notice(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Result<Shipme
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
         })?;
     let mut stmt = conn.prepare_cached(
-        "SELECT oi.id, oi.external_order_item_id, COALESCE(si.quantity, oi.quantity)
+        "SELECT oi.external_order_item_id, oi.sku, COALESCE(si.quantity, oi.quantity)
          FROM shipment_items si JOIN order_items oi ON oi.id = si.order_item_id
          WHERE si.shipment_id = ?1 ORDER BY si.position",
     )?;
-    let lines = stmt
+    let items = stmt
         .query_map([shipment_id], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, i64>(2)?))
+            Ok(NoticeItem { line: r.get(0)?, sku: r.get(1)?, quantity: r.get(2)? })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut items = Vec::with_capacity(lines.len());
-    for (item_id, external, quantity) in lines {
-        match external {
-            Some(external) => items.push((external, quantity)),
-            None => {
-                return Ok(Err(format!(
-                    "Item {item_id} of order {order_id} has no external_order_item_id, so the store cannot be told which line shipped."
-                )));
-            }
-        }
-    }
     if items.is_empty() {
         return Ok(Err(format!("The shipment names no item of order {order_id}.")));
     }
+    let units_told_before = if in_doubt {
+        conn.prepare_cached(
+            "SELECT oi.sku, SUM(COALESCE(si.quantity, oi.quantity))
+             FROM shipments s JOIN shipment_items si ON si.shipment_id = s.id
+               JOIN order_items oi ON oi.id = si.order_item_id
+             WHERE s.order_id = ?1 AND s.id <> ?2 AND s.state IN ('notified_shipped', 'archived')
+               AND oi.sku IS NOT NULL
+             GROUP BY oi.sku",
+        )?
+        .query_map(params![order_id, shipment_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<(String, i64)>>>()?
+    } else {
+        Vec::new()
+    };
     Ok(Ok(ShipmentNotice {
         external_order_id,
         address_id,
@@ -245,6 +255,8 @@ fn notice(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Result<Shipme
         carrier,
         shipping_method: service_level,
         items,
+        in_doubt,
+        units_told_before,
     }))
 }
 

@@ -14,7 +14,7 @@ use crate::db;
 use crate::orders::model::NewOrder;
 use crate::orders::write::OrderWriter;
 use crate::platforms::PlatformError;
-use crate::platforms::big_commerce::client::{Disposition, ListedOrder, PulledOrder};
+use crate::platforms::store::{Disposition, ListedOrder, Listing, PulledOrder};
 
 use super::pass::StepError;
 use super::sides::StoreSide;
@@ -30,7 +30,8 @@ const DETAILS_AT_ONCE: usize = 5;
 /// What we already hold of a listed order.
 struct Known {
     id: i64,
-    source_modified_at: Option<i64>,
+    /// The version written last (`order_sync.source_modified_at`).
+    version: Option<i64>,
     state: Option<String>,
 }
 
@@ -46,8 +47,43 @@ pub async fn pull(
     let cursor: Option<i64> = engine.db(move |conn| Ok::<_, StepError>(read_cursor(conn, store_id)?)).await?;
     let overlap = i64::try_from(store.overlap().as_millis()).unwrap_or(i64::MAX);
     let since = cursor.map(|c| c.saturating_sub(overlap));
+    for &listing in store.listings() {
+        let reached = pull_listing(engine, store, store_id, listing, cursor, since, pulled).await?;
+        // A list in no known order moves the cursor once it was read whole.
+        if let Some(reached) = reached.filter(|_| !store.sorted_by_cursor()) {
+            engine
+                .db(move |conn| {
+                    let tx = db::write_unlisted(conn)?;
+                    save_cursor(&tx, store_id, reached)?;
+                    tx.commit()?;
+                    Ok::<_, StepError>(())
+                })
+                .await?;
+        }
+    }
+    engine
+        .db(move |conn| {
+            conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
+                .execute(params![started, store_id])?;
+            Ok::<_, StepError>(())
+        })
+        .await
+}
+
+/// Reads one listing page by page, writing each page's orders as it goes; returns the
+/// latest cursor time it saw beyond `cursor` (committed already when the list is sorted).
+async fn pull_listing(
+    engine: &Engine,
+    store: &StoreSide,
+    store_id: i64,
+    listing: Listing,
+    cursor: Option<i64>,
+    since: Option<i64>,
+    pulled: &mut u64,
+) -> Result<Option<i64>, StepError> {
+    let mut reached: Option<i64> = None;
     for page in 1..=MAX_PAGES {
-        let listed = store.orders_page(since, page).await?;
+        let listed = store.orders_page(listing, since, page).await?;
         let last = listed.len() < store.page_size();
         if listed.is_empty() {
             break;
@@ -60,7 +96,12 @@ pub async fn pull(
             let held = known.get(&order.external_id);
             match order.disposition {
                 Disposition::Import => {
-                    if held.is_none_or(|k| k.source_modified_at != Some(order.modified_at_ms)) {
+                    let rewrite = |k: &Known| {
+                        k.version != Some(order.version)
+                            && (store.rewrites_sent_orders()
+                                || OrderState::parse(k.state.as_deref()) == Some(OrderState::New))
+                    };
+                    if held.is_none_or(rewrite) {
                         wanted.push(order);
                     }
                 }
@@ -77,33 +118,30 @@ pub async fn pull(
         let requests: Vec<_> = wanted.into_iter().map(|order| whole(store, order)).collect();
         let fetched: Vec<(String, i64, PulledOrder)> =
             futures::stream::iter(requests).buffer_unordered(DETAILS_AT_ONCE).try_collect().await?;
+        // Cancellations never move the cursor: they are read over the same span again.
+        let page_cursor = listed
+            .iter()
+            .map(|o| o.cursor_ms)
+            .max()
+            .filter(|c| listing == Listing::Orders && cursor.is_none_or(|held| *c > held));
+        reached = reached.max(page_cursor);
+        let commit_cursor = page_cursor.filter(|_| store.sorted_by_cursor());
         // A page that brings nothing new and does not move the cursor writes nothing.
-        let page_cursor =
-            listed.iter().map(|o| o.modified_at_ms).max().filter(|c| cursor.is_none_or(|held| *c > held));
-        if fetched.is_empty() && cancels.is_empty() && page_cursor.is_none() {
-            if last {
-                break;
-            }
-            continue;
+        if !(fetched.is_empty() && cancels.is_empty() && commit_cursor.is_none()) {
+            *pulled +=
+                engine.db(move |conn| write_page(conn, store_id, fetched, &cancels, commit_cursor)).await?;
         }
-        *pulled += engine.db(move |conn| write_page(conn, store_id, fetched, &cancels, page_cursor)).await?;
         if last {
             break;
         }
     }
-    engine
-        .db(move |conn| {
-            conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
-                .execute(params![started, store_id])?;
-            Ok::<_, StepError>(())
-        })
-        .await
+    Ok(reached)
 }
 
-/// A listed order with its items and addresses: (external id, modified at, the order).
+/// A listed order with its items and addresses: (external id, version, the order).
 async fn whole(store: &StoreSide, order: &ListedOrder) -> Result<(String, i64, PulledOrder), PlatformError> {
     let pulled = store.order_record(order).await?;
-    Ok((order.external_id.clone(), order.modified_at_ms, pulled))
+    Ok((order.external_id.clone(), order.version, pulled))
 }
 
 pub fn read_cursor(conn: &Connection, store_id: i64) -> rusqlite::Result<Option<i64>> {
@@ -122,7 +160,7 @@ fn lookup(conn: &Connection, store_id: i64, keys: &[String]) -> rusqlite::Result
     for key in keys {
         if let Some(k) = stmt
             .query_row(params![store_id, key], |r| {
-                Ok(Known { id: r.get(0)?, source_modified_at: r.get(1)?, state: r.get(2)? })
+                Ok(Known { id: r.get(0)?, version: r.get(1)?, state: r.get(2)? })
             })
             .optional()?
         {
@@ -146,7 +184,7 @@ fn write_page(
     let now = now_ms();
     let mut writer = OrderWriter::new(&tx, now);
     let mut written = 0;
-    for (external_id, modified_at, pulled) in orders {
+    for (external_id, version, pulled) in orders {
         let mut record = pulled.record;
         record.insert("store_id".into(), Value::from(store_id));
         // Sync owns these fields; a re-read of a known order keeps what sync set.
@@ -177,19 +215,25 @@ fn write_page(
              ON CONFLICT (order_id) DO UPDATE SET source_modified_at = excluded.source_modified_at,
                address_id = excluded.address_id",
         )?
-        .execute(params![id, modified_at, pulled.address_id])?;
+        .execute(params![id, version, pulled.address_id])?;
         written += 1;
     }
     for &order_id in cancels {
         states::move_order(&tx, order_id, OrderState::Canceled, now)?;
     }
     if let Some(cursor) = cursor {
-        tx.prepare_cached(
-            "INSERT INTO store_cursors (store_id, cursor) VALUES (?1, ?2)
-             ON CONFLICT (store_id) DO UPDATE SET cursor = max(cursor, excluded.cursor)",
-        )?
-        .execute(params![store_id, cursor])?;
+        save_cursor(&tx, store_id, cursor)?;
     }
     tx.commit()?;
     Ok(written)
+}
+
+/// Moves the store's cursor forward (never back) to `cursor`.
+fn save_cursor(conn: &Connection, store_id: i64, cursor: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO store_cursors (store_id, cursor) VALUES (?1, ?2)
+         ON CONFLICT (store_id) DO UPDATE SET cursor = max(cursor, excluded.cursor)",
+    )?
+    .execute(params![store_id, cursor])?;
+    Ok(())
 }

@@ -5,16 +5,17 @@
 use std::time::Duration;
 
 use crate::platforms::PlatformError;
-use crate::platforms::big_commerce::client::{
-    BigCommerce, ListedOrder, Notified, PulledOrder, ShipmentNotice,
-};
+use crate::platforms::big_commerce::client::{self as big_commerce, BigCommerce};
 use crate::platforms::files::{self, FileSession, Location};
+use crate::platforms::sellbrite::client::{self as sellbrite, Sellbrite};
+use crate::platforms::store::{ListedOrder, Listing, Notified, PulledOrder, ShipmentNotice};
 
 use super::{Engine, Link};
 
 /// The store of a connection, ready to be asked.
 pub enum StoreSide {
     BigCommerce(BigCommerce),
+    Sellbrite(Sellbrite),
 }
 
 impl StoreSide {
@@ -28,6 +29,12 @@ impl StoreSide {
                 &link.store_adapter,
                 settings.retry_policy(),
             )?)),
+            "sellbrite" => Ok(StoreSide::Sellbrite(Sellbrite::new(
+                engine.http.clone(),
+                &settings.sellbrite_api_base,
+                &link.store_adapter,
+                settings.retry_policy(),
+            )?)),
             other => Err(PlatformError::Rejected {
                 status: 0,
                 message: format!("orderbridge cannot sync stores of platform '{other}'."),
@@ -35,14 +42,27 @@ impl StoreSide {
         }
     }
 
-    /// Orders the store lists in one page of its orders changed since `since_ms`.
+    /// The lists a pull reads, in order.
+    pub fn listings(&self) -> &'static [Listing] {
+        match self {
+            StoreSide::BigCommerce(_) => &[Listing::Orders],
+            StoreSide::Sellbrite(_) => &[Listing::Orders, Listing::Cancellations],
+        }
+    }
+
+    /// One page (from 1) of a listing of the orders since `since_ms`.
     pub async fn orders_page(
         &self,
+        listing: Listing,
         since_ms: Option<i64>,
         page: u32,
     ) -> Result<Vec<ListedOrder>, PlatformError> {
         match self {
-            StoreSide::BigCommerce(client) => client.orders_page(since_ms, page).await,
+            StoreSide::BigCommerce(client) => match listing {
+                Listing::Orders => client.orders_page(since_ms, page).await,
+                Listing::Cancellations => Ok(Vec::new()),
+            },
+            StoreSide::Sellbrite(client) => client.orders_page(listing, since_ms, page).await,
         }
     }
 
@@ -50,26 +70,55 @@ impl StoreSide {
     pub fn page_size(&self) -> usize {
         match self {
             StoreSide::BigCommerce(_) => BigCommerce::PAGE_SIZE as usize,
+            StoreSide::Sellbrite(_) => Sellbrite::PAGE_SIZE as usize,
         }
     }
 
-    /// How far before its cursor a pull starts reading again.
+    /// How far before its cursor a pull starts reading again: BigCommerce's modification
+    /// times may lag their commit by a little; Sellbrite's cursor is the order's placing, and
+    /// an order can reach its list well after it was placed on the channel.
     pub fn overlap(&self) -> Duration {
         match self {
             StoreSide::BigCommerce(_) => Duration::from_secs(5 * 60),
+            StoreSide::Sellbrite(_) => Duration::from_secs(24 * 3600),
         }
+    }
+
+    /// Whether the list comes oldest first by the cursor's time, so each page may commit
+    /// the cursor it reached. Sellbrite documents no order, so its cursor moves only after
+    /// the whole list was read.
+    pub fn sorted_by_cursor(&self) -> bool {
+        matches!(self, StoreSide::BigCommerce(_))
+    }
+
+    /// Whether a changed order is written again after it went to the warehouse. Sellbrite's
+    /// lists change as the order is fulfilled (units fulfilled, a warehouse's fulfillments
+    /// shrinking to what is left), which our own notifications cause: an order already sent
+    /// keeps the lines the warehouse was sent.
+    pub fn rewrites_sent_orders(&self) -> bool {
+        matches!(self, StoreSide::BigCommerce(_))
     }
 
     /// The whole order (items, addresses) as an import record.
     pub async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
         match self {
             StoreSide::BigCommerce(client) => client.order_record(order).await,
+            StoreSide::Sellbrite(client) => client.order_record(order),
         }
     }
 
     pub async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
         match self {
             StoreSide::BigCommerce(client) => client.notify(notice).await,
+            StoreSide::Sellbrite(client) => client.notify(notice).await,
+        }
+    }
+
+    /// Levels in one stock request: what a crash can make the store hear twice.
+    pub fn stock_per_request(&self) -> usize {
+        match self {
+            StoreSide::BigCommerce(_) => big_commerce::STOCK_PER_REQUEST,
+            StoreSide::Sellbrite(_) => sellbrite::STOCK_PER_REQUEST,
         }
     }
 
@@ -77,6 +126,7 @@ impl StoreSide {
     pub async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
         match self {
             StoreSide::BigCommerce(client) => client.set_stock(levels).await,
+            StoreSide::Sellbrite(client) => client.set_stock(levels).await,
         }
     }
 }

@@ -21,9 +21,6 @@ use super::pass::StepError;
 use super::sides::{Folders, StoreSide, file_failed, file_processed, join, waiting_files};
 use super::{Engine, Link};
 
-/// Levels sent in one commit: the store's request size, so a crash re-sends one request at most.
-const LEVELS_PER_COMMIT: usize = 2_000;
-
 /// Reads the stock files and sends the changed levels; `sent` counts the levels sent.
 pub async fn sync(
     engine: &Engine,
@@ -58,7 +55,8 @@ pub async fn sync(
             "sync: connection {connection_id}: {unknown} warehouse SKU(s) are no product of the customer; skipped"
         );
     }
-    for chunk in changed.chunks(LEVELS_PER_COMMIT) {
+    // One request's levels per commit, so a crash re-sends one request at most.
+    for chunk in changed.chunks(store.stock_per_request()) {
         store.set_stock(chunk).await?;
         let levels = chunk.to_vec();
         let store_id = link.store_id;

@@ -23,5 +23,6 @@ mod shipments;
 mod stores;
 mod sync;
 mod sync_binary;
+mod sync_sellbrite;
 mod variant_collections;
 mod warehouses;

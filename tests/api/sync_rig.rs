@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
+use orderbridge::simulate::sellbrite;
 use rocket::figment::Figment;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -14,10 +15,25 @@ use crate::common::{Reply, TestApp, spawn_app_with};
 
 pub const HASH: &str = "store-h4sh";
 pub const TOKEN: &str = "bc-token-0123456789";
+pub const SB_TOKEN: &str = "sb-account-token-42";
+pub const SB_SECRET: &str = "sb-secret-key-9f8e7d";
+
+/// The store a rig's connection pulls from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    BigCommerce,
+    /// Sellbrite's order list.
+    Sellbrite,
+    /// Sellbrite's fulfillments of the account's warehouse (`warehouse_uuid` set).
+    SellbriteWarehouse,
+}
 
 pub struct Rig {
     pub app: TestApp,
     pub sim: Simulator,
+    pub sb: sellbrite::Simulator,
+    /// The simulated Sellbrite account's warehouse.
+    pub sb_warehouse: String,
     /// The folder warehouse's root, inside the configured `folder_warehouse_root`.
     pub root: PathBuf,
     pub customer_id: i64,
@@ -35,17 +51,43 @@ impl Rig {
     }
 
     pub async fn with(orders: usize, adjust: impl FnOnce(Figment) -> Figment) -> Rig {
+        Rig::with_store(StoreKind::BigCommerce, orders, adjust).await
+    }
+
+    /// A switched-on connection over a simulated Sellbrite account with `orders` open orders.
+    pub async fn sellbrite(orders: usize) -> Rig {
+        Rig::with_store(StoreKind::Sellbrite, orders, |f| f).await
+    }
+
+    pub async fn with_store(kind: StoreKind, orders: usize, adjust: impl FnOnce(Figment) -> Figment) -> Rig {
         let sim = Simulator::start().await;
         sim.add_store(HASH, TOKEN);
-        sim.add_orders(HASH, orders, 7);
+        let sb = sellbrite::Simulator::start().await;
+        let sb_warehouse = sb.add_account(SB_TOKEN, SB_SECRET);
+        let store = match kind {
+            StoreKind::BigCommerce => {
+                sim.add_orders(HASH, orders, 7);
+                json!({"platform": "big_commerce", "adapter": {"access_token": TOKEN, "store_hash": HASH}})
+            }
+            StoreKind::Sellbrite => {
+                sb.add_orders(SB_TOKEN, orders, 7);
+                json!({"platform": "sellbrite", "adapter": {"auth_token": SB_TOKEN, "secret_key": SB_SECRET}})
+            }
+            StoreKind::SellbriteWarehouse => {
+                sb.add_orders(SB_TOKEN, orders, 7);
+                json!({"platform": "sellbrite", "adapter": {"auth_token": SB_TOKEN, "secret_key": SB_SECRET,
+                                                            "warehouse_uuid": sb_warehouse}})
+            }
+        };
         let folders = tempfile::tempdir().expect("temp dir");
         let root = folders.path().join("wh");
         std::fs::create_dir_all(&root).unwrap();
-        let base = sim.base_url();
+        let (base, sb_base) = (sim.base_url(), sb.base_url());
         let folder_root = folders.path().to_path_buf();
         let app = spawn_app_with(move |f| {
             adjust(
                 f.merge(("bigcommerce_api_base", base))
+                    .merge(("sellbrite_api_base", sb_base))
                     .merge(("folder_warehouse_root", folder_root))
                     .merge(("sync_retry_base_secs", 1))
                     .merge(("sync_interval_secs", 86_400))
@@ -59,8 +101,8 @@ impl Rig {
             .post_json(
                 "/stores",
                 &admin,
-                json!({"customer_id": customer_id, "name": "Acme shop", "platform": "big_commerce",
-                       "adapter": {"access_token": TOKEN, "store_hash": HASH}, "enabled_at": "now"}),
+                json!({"customer_id": customer_id, "name": "Acme shop", "platform": store["platform"],
+                       "adapter": store["adapter"], "enabled_at": "now"}),
             )
             .await
             .id();
@@ -83,8 +125,18 @@ impl Rig {
             )
             .await
             .id();
-        let rig =
-            Rig { app, sim, root, customer_id, store_id, warehouse_id, connection_id, _folders: folders };
+        let rig = Rig {
+            app,
+            sim,
+            sb,
+            sb_warehouse,
+            root,
+            customer_id,
+            store_id,
+            warehouse_id,
+            connection_id,
+            _folders: folders,
+        };
         rig.enable_channel("sales").await;
         rig
     }

@@ -5,7 +5,6 @@
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
-use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::{Rfc2822, Rfc3339};
@@ -13,6 +12,9 @@ use time::format_description::well_known::{Rfc2822, Rfc3339};
 use crate::platforms::PlatformError;
 use crate::platforms::http::{error_from, send};
 use crate::platforms::retry::{self, RetryPolicy};
+use crate::platforms::store::{
+    Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
+};
 
 const NAME: &str = "BigCommerce";
 
@@ -35,54 +37,6 @@ pub struct BigCommerce {
     policy: RetryPolicy,
     import_status_ids: Vec<i64>,
     location_id: i64,
-}
-
-/// An order as the store's list shows it.
-#[derive(Debug, Clone)]
-pub struct ListedOrder {
-    pub external_id: String,
-    /// `date_modified`, the pull's cursor (BigCommerce keeps whole seconds).
-    pub modified_at_ms: i64,
-    pub disposition: Disposition,
-    raw: Value,
-}
-
-/// What a pull does with a listed order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Disposition {
-    /// Its status is one the adapter imports: write it.
-    Import,
-    /// The store canceled it: cancel it here if known.
-    Cancel,
-    /// Any other status: leave it.
-    Skip,
-}
-
-/// A whole order: the import record (CONTRACT §9, without `store_id`) and the shipping
-/// address id a shipment is reported against.
-#[derive(Debug, Clone)]
-pub struct PulledOrder {
-    pub record: Map<String, Value>,
-    pub address_id: Option<String>,
-}
-
-/// What the store is told of a shipment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShipmentNotice {
-    pub external_order_id: String,
-    pub address_id: Option<String>,
-    pub tracking_number: String,
-    pub carrier: Option<String>,
-    pub shipping_method: Option<String>,
-    /// (`external_order_item_id`, units).
-    pub items: Vec<(String, i64)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Notified {
-    Posted,
-    /// The store already had a shipment with this tracking number: nothing was posted.
-    AlreadyThere,
 }
 
 /// Where a request is aimed, for what a 404 means.
@@ -174,7 +128,13 @@ impl BigCommerce {
         } else {
             Disposition::Skip
         };
-        Ok(ListedOrder { external_id: id.to_string(), modified_at_ms, disposition, raw })
+        Ok(ListedOrder {
+            external_id: id.to_string(),
+            cursor_ms: modified_at_ms,
+            version: modified_at_ms,
+            disposition,
+            raw,
+        })
     }
 
     /// The whole order: its products and shipping addresses, asked side by side.
@@ -217,12 +177,20 @@ impl BigCommerce {
             None => self.first_address_id(order).await?,
         };
         let mut items = Vec::with_capacity(notice.items.len());
-        for (line, quantity) in &notice.items {
+        for item in &notice.items {
+            let Some(line) = &item.line else {
+                return Err(PlatformError::Rejected {
+                    status: 0,
+                    message: format!(
+                        "A line of order {order} has no external_order_item_id, so BigCommerce cannot be told which line shipped."
+                    ),
+                });
+            };
             let line_id = line.parse::<i64>().map_err(|_| PlatformError::Rejected {
                 status: 0,
                 message: format!("Order line {line:?} is not a BigCommerce order product id."),
             })?;
-            items.push(json!({"order_product_id": line_id, "quantity": quantity}));
+            items.push(json!({"order_product_id": line_id, "quantity": item.quantity}));
         }
         let mut body = json!({
             "order_address_id": address_id,
@@ -325,14 +293,6 @@ fn rfc2822(ms: i64) -> String {
     t.format(&Rfc2822).unwrap_or_default()
 }
 
-fn integer(v: &Value) -> Option<i64> {
-    match v {
-        Value::Number(n) => n.as_i64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
 fn bad(order: i64, field: &str, problem: &str) -> PlatformError {
     PlatformError::BadData(format!("BigCommerce's order {order} cannot be read: {field} {problem}."))
 }
@@ -353,25 +313,12 @@ fn date(v: &Value, field: &str, order: i64) -> Result<Option<i64>, PlatformError
 
 /// Money as BigCommerce sends it (`"12.5000"`), rounded half-even to 2 places, as text.
 fn money(v: &Value, field: &str, order: i64) -> Result<Value, PlatformError> {
-    let text = match v.get(field) {
-        None | Some(Value::Null) => return Ok(Value::Null),
-        Some(Value::String(s)) if s.trim().is_empty() => return Ok(Value::Null),
-        Some(Value::String(s)) => s.trim().to_string(),
-        Some(Value::Number(n)) => n.to_string(),
-        Some(_) => return Err(bad(order, field, "is not a decimal")),
-    };
-    let amount: Decimal =
-        text.parse().map_err(|_| bad(order, field, &format!("is not a decimal: {text:?}")))?;
-    let rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven);
-    Ok(Value::String(format!("{rounded:.2}")))
-}
-
-/// A text field; empty text is null.
-fn text(v: &Value, field: &str) -> Value {
     match v.get(field) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Value::String(s.clone()),
-        Some(Value::Number(n)) => Value::String(n.to_string()),
-        _ => Value::Null,
+        None | Some(Value::Null) => Ok(Value::Null),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Value::Null),
+        Some(value) => decimal(value)
+            .map(Value::String)
+            .ok_or_else(|| bad(order, field, &format!("is not a decimal: {value}"))),
     }
 }
 

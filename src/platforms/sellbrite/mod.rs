@@ -2,6 +2,8 @@
 //! `GET {api_base}/v1/warehouses` with HTTP Basic (CONTRACT §6, §8). Sellbrite answers its
 //! rate limit with a 403 `Rate Limit Exceeded`, which `http::classify` tells from a refusal.
 
+pub mod client;
+
 use std::time::Duration;
 
 use reqwest::header::ACCEPT;

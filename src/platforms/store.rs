@@ -1,0 +1,112 @@
+//! What a store platform gives a sync pass and takes from it, whatever the platform: orders
+//! as its list shows them, a whole order as an import record, and a shipment to report.
+//! Each store client (BigCommerce, Sellbrite) speaks these, so the pass never names one.
+
+use serde_json::{Map, Value};
+
+/// An order as the store's list shows it.
+#[derive(Debug, Clone)]
+pub struct ListedOrder {
+    pub external_id: String,
+    /// The time the pull's cursor follows: BigCommerce's `date_modified`, Sellbrite's
+    /// `ordered_at` (it has no modification time).
+    pub cursor_ms: i64,
+    /// What tells a change of an order already held: BigCommerce's `date_modified`, a
+    /// fingerprint of the listed order for Sellbrite. An order whose version is the one held
+    /// is not read or written again.
+    pub version: i64,
+    pub disposition: Disposition,
+    /// The listed order as the store sent it.
+    pub raw: Value,
+}
+
+/// What a pull does with a listed order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// Its status is one the adapter imports: write it.
+    Import,
+    /// The store canceled it: cancel it here if known.
+    Cancel,
+    /// Any other status: leave it.
+    Skip,
+}
+
+/// The lists one pull reads, in order. Most stores have one list whose statuses say
+/// everything; Sellbrite's is filtered to open orders, so its cancellations are a second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// The orders to import (and, where the list shows them, the canceled).
+    Orders,
+    /// Only canceled orders: they cancel what is held and never move the cursor.
+    Cancellations,
+}
+
+/// A whole order: the import record (CONTRACT §9, without `store_id`) and the shipping
+/// address id a shipment is reported against, where the store has one.
+#[derive(Debug, Clone)]
+pub struct PulledOrder {
+    pub record: Map<String, Value>,
+    pub address_id: Option<String>,
+}
+
+/// What the store is told of a shipment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShipmentNotice {
+    pub external_order_id: String,
+    pub address_id: Option<String>,
+    pub tracking_number: String,
+    pub carrier: Option<String>,
+    pub shipping_method: Option<String>,
+    pub items: Vec<NoticeItem>,
+    /// An earlier try may have reached the store (a crash after it was claimed, or a try
+    /// that got no answer): the client looks before it posts.
+    pub in_doubt: bool,
+    /// Units per SKU of this order that the store was told of in other shipments, for a
+    /// store that can only be asked how much of each line shipped (Sellbrite).
+    pub units_told_before: Vec<(String, i64)>,
+}
+
+/// One line of a shipment: the store's line id and the SKU, as each store needs one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoticeItem {
+    pub line: Option<String>,
+    pub sku: Option<String>,
+    pub quantity: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notified {
+    Posted,
+    /// The store already had this shipment: nothing was posted.
+    AlreadyThere,
+}
+
+/// A text field of a platform's record; empty text is null, a number is its text.
+pub fn text(v: &Value, field: &str) -> Value {
+    match v.get(field) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Value::String(s.clone()),
+        Some(Value::Number(n)) => Value::String(n.to_string()),
+        _ => Value::Null,
+    }
+}
+
+/// A whole number, sent as a JSON number or as text.
+pub fn integer(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// A decimal (a JSON number or text like `"12.5000"`), rounded half-even to 2 places, as text.
+pub fn decimal(v: &Value) -> Option<String> {
+    use rust_decimal::{Decimal, RoundingStrategy};
+    let amount: Decimal = match v {
+        Value::String(s) => s.trim().parse().ok()?,
+        Value::Number(n) => n.to_string().parse().ok()?,
+        _ => return None,
+    };
+    let rounded = amount.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven);
+    Some(format!("{rounded:.2}"))
+}

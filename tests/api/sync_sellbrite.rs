@@ -1,0 +1,268 @@
+//! Sync with a Sellbrite store (CONTRACT §11, "Sellbrite"): a Sellbrite simulator on
+//! loopback (HTTP Basic, pages of 100, newest first, 403 `Rate Limit Exceeded`), a `folder`
+//! warehouse, and every step driven through the HTTP API as a user would.
+
+use serde_json::{Value, json};
+
+use crate::sync_rig::{Rig, SB_SECRET, SB_TOKEN, StoreKind};
+
+fn list_requests(rig: &Rig, path: &str) -> Vec<String> {
+    rig.sb.requests().into_iter().filter(|r| r.split('?').next().is_some_and(|p| p.ends_with(path))).collect()
+}
+
+/// Ships the whole of each order through the warehouse's shipment file.
+fn ship_whole(rig: &Rig, name: &str, orders: &[(i64, &str, &str)]) {
+    let mut file = String::from("order_id,tracking_number,carrier_name,service_level\n");
+    for (order, tracking, carrier) in orders {
+        file.push_str(&format!("{order},{tracking},{carrier},Priority\n"));
+    }
+    rig.drop_shipments(name, &file);
+}
+
+#[rocket::async_test]
+async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
+    let rig = Rig::sellbrite(250).await;
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(250), Some(250)), "{run}");
+    let pages = list_requests(&rig, "/v1/orders");
+    assert_eq!(pages.len(), 3 + 1, "100 + 100 + 50 open orders, then one page of cancellations: {pages:?}");
+    assert!(pages.iter().all(|p| p.contains("limit=100")), "{pages:?}");
+    assert!(pages[..3].iter().all(|p| p.contains("sb_status=open")));
+    assert!(pages[3].contains("sb_status=canceled"));
+    assert!(!pages[0].contains("min_ordered_at"), "the first pull reads everything");
+
+    // The contract's mapping, seen through the API.
+    let orders = rig.orders().await;
+    assert_eq!(orders.len(), 250);
+    let seqs = rig.sb.order_seqs(SB_TOKEN);
+    let first = orders
+        .iter()
+        .find(|o| o["external_id"].as_str() == Some(seqs[0].to_string().as_str()))
+        .expect("the first order");
+    assert_eq!(first["external_display_id"], format!("112-{:07}", seqs[0]));
+    assert_eq!(first["external_type"], "eBay");
+    assert_eq!(first["shipping_carrier_name"], "USPS");
+    assert_eq!(first["shipping_carrier_service_level"], "Standard");
+    assert_eq!(first["shipping_amount"], 4.5);
+    assert!(first["payment_date"].is_string() && first["ordered_at"].is_string(), "{first}");
+    let name = first["shipping_address"]["first_name"].as_str().unwrap().to_string()
+        + " "
+        + first["shipping_address"]["last_name"].as_str().unwrap();
+    assert_eq!(name.split(' ').count(), 2, "{first}");
+    let item = &first["order_items"][0];
+    assert!(item["external_order_item_id"].as_str().unwrap().starts_with(&seqs[0].to_string()), "{item}");
+    assert!(item["sku"].as_str().unwrap().starts_with("SKU-"));
+
+    // The warehouse ships two orders whole; Sellbrite hears of each once, by sku.
+    let (a, b) = (orders[0]["id"].as_i64().unwrap(), orders[1]["id"].as_i64().unwrap());
+    ship_whole(&rig, "ship-1.csv", &[(a, "1Z-A", "ups"), (b, "TRK-B", "Pigeon Post")]);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["shipments_notified"], 2, "{run}");
+    let posted = rig.sb.shipments(SB_TOKEN);
+    assert_eq!(posted.len(), 2);
+    assert_eq!(posted[0].carrier_name, "UPS", "Sellbrite's own spelling");
+    assert_eq!(posted[1].carrier_name, "Other", "a carrier Sellbrite does not list");
+    assert_eq!(posted[0].shipping_method.as_deref(), Some("Priority"));
+    assert_eq!(posted[0].warehouse_uuid, None, "the adapter names no warehouse");
+    let order_a = orders.iter().find(|o| o["id"] == a).unwrap();
+    let expected: Vec<(String, i64)> = order_a["order_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["sku"].as_str().unwrap().to_string(), i["quantity"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(posted[0].items, expected);
+    assert!(rig.shipments().await.iter().all(|s| s["state"] == "notified_shipped"));
+    let basic = rig.sb.requests();
+    assert!(!basic.iter().any(|r| r.contains(SB_SECRET)), "the secret travels only in the header");
+}
+
+#[rocket::async_test]
+async fn later_pulls_overlap_a_day_and_take_only_new_and_canceled_orders() {
+    let rig = Rig::sellbrite(3).await;
+    let run = rig.sync().await;
+    assert_eq!(run["orders_pulled"], 3, "{run}");
+    let seqs = rig.sb.order_seqs(SB_TOKEN);
+
+    // Nothing changed: the one-day overlap re-reads the orders, and writes none of them.
+    let run = rig.sync().await;
+    assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(0), Some(0)), "{run}");
+    let last = list_requests(&rig, "/v1/orders").into_iter().rev().nth(1).unwrap();
+    let since =
+        last.split("min_ordered_at=").nth(1).expect("a filter").split('&').next().unwrap().to_string();
+    let newest =
+        rig.orders().await.iter().map(|o| o["ordered_at"].as_str().unwrap().to_string()).max().unwrap();
+    let day_before = time::OffsetDateTime::parse(&newest, &time::format_description::well_known::Rfc3339)
+        .unwrap()
+        - time::Duration::days(1);
+    assert_eq!(
+        time::OffsetDateTime::parse(&since, &time::format_description::well_known::Rfc3339).unwrap(),
+        day_before,
+        "the newest order placed, less a day"
+    );
+
+    // One order is canceled, one is corrected after it went to the warehouse, one arrives.
+    rig.sb.cancel_order(SB_TOKEN, seqs[0]);
+    rig.sb.change_address(SB_TOKEN, seqs[1], "Reykjavik");
+    rig.sb.add_orders(SB_TOKEN, 1, 99);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(
+        run["orders_pulled"], 1,
+        "only the new order: a sent order keeps what the warehouse got: {run}"
+    );
+    assert_eq!(run["orders_sent"], 1);
+    let orders = rig.orders().await;
+    let state = |seq: i64| {
+        orders.iter().find(|o| o["external_id"].as_str() == Some(seq.to_string().as_str())).unwrap()["fulfillment_state"].clone()
+    };
+    assert_eq!(state(seqs[0]), "canceled");
+    assert_eq!(state(seqs[1]), "pending_shipment");
+    assert_eq!(orders.len(), 4);
+}
+
+#[rocket::async_test]
+async fn with_a_warehouse_uuid_orders_come_from_its_fulfillments_and_shipments_name_it() {
+    let rig = Rig::with_store(StoreKind::SellbriteWarehouse, 2, |f| f).await;
+    let run = rig.sync().await;
+    assert_eq!(run["orders_pulled"], 2, "{run}");
+    let fulfillments = list_requests(&rig, &format!("/v1/warehouses/fulfillments/{}", rig.sb_warehouse));
+    assert_eq!(fulfillments.len(), 1, "{:?}", rig.sb.requests());
+    let order = rig.orders().await[0]["id"].as_i64().unwrap();
+    ship_whole(&rig, "s.csv", &[(order, "1Z-W", "FedEx")]);
+    let run = rig.sync().await;
+    assert_eq!(run["shipments_notified"], 1, "{run}");
+    assert_eq!(rig.sb.shipments(SB_TOKEN)[0].warehouse_uuid.as_deref(), Some(rig.sb_warehouse.as_str()));
+}
+
+#[rocket::async_test]
+async fn a_wrong_secret_is_refused_credentials_and_never_shown() {
+    let rig = Rig::sellbrite(2).await;
+    let wrong = "wrong-secret-QWERTY";
+    let r = rig
+        .app
+        .patch_json(
+            &format!("/stores/{}", rig.store_id),
+            rig.admin(),
+            json!({"adapter": {"auth_token": SB_TOKEN, "secret_key": wrong}}),
+        )
+        .await;
+    assert_eq!(r.status.code, 204, "{r:?}");
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["step"], "pull_orders");
+    assert_eq!(run["error"]["code"], "adapter_authentication_failed");
+    let text = run.to_string();
+    assert!(!text.contains(wrong) && !text.contains(SB_TOKEN) && !text.contains(SB_SECRET), "{text}");
+    assert!(rig.orders().await.is_empty());
+}
+
+#[rocket::async_test]
+async fn sellbrites_403_rate_limit_is_waited_out_not_taken_for_refused_credentials() {
+    let rig = Rig::sellbrite(2).await;
+    rig.sb.rate_limit_next(SB_TOKEN, 2);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_pulled"], 2);
+    let limited = rig.sb.requests().len();
+    assert!(limited >= 2 + 2, "two refused tries, then the pages: {:?}", rig.sb.requests());
+}
+
+#[rocket::async_test]
+async fn a_shipment_whose_answer_was_lost_is_not_posted_twice() {
+    let rig = Rig::sellbrite(1).await;
+    rig.sync().await;
+    let order = rig.orders().await[0]["id"].as_i64().unwrap();
+    ship_whole(&rig, "s.csv", &[(order, "1Z-LOST", "USPS")]);
+    // Sellbrite records the shipment, but its answer never arrives.
+    rig.sb.lose_answers(SB_TOKEN, "/v1/shipments", 504, 3);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "adapter_unreachable");
+    assert_eq!(rig.shipments().await[0]["state"], "delayed_notifying_of_shipment");
+    assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 1, "the first try got through");
+
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
+    assert_eq!(
+        rig.sb.shipments(SB_TOKEN).len(),
+        1,
+        "the order already counted the units: nothing posted again"
+    );
+}
+
+#[rocket::async_test]
+async fn a_shipment_sellbrite_refuses_is_errored_and_can_be_retried() {
+    let rig = Rig::sellbrite(1).await;
+    rig.sync().await;
+    let order = rig.orders().await[0]["id"].as_i64().unwrap();
+    ship_whole(&rig, "s.csv", &[(order, "1Z-422", "UPS")]);
+    rig.sb.fail_next(SB_TOKEN, "/v1/shipments", 422, 1);
+    let run = rig.sync().await;
+    assert_eq!(run["shipments_notified"], 0, "{run}");
+    let shipment = rig.shipments().await[0].clone();
+    assert_eq!(shipment["state"], "errored_notifying_of_shipment");
+    let id = shipment["id"].as_i64().unwrap();
+    let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
+    assert_eq!(r.status.code, 204);
+    let run = rig.sync().await;
+    assert_eq!(run["shipments_notified"], 1, "{run}");
+    assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 1);
+}
+
+#[rocket::async_test]
+async fn stock_goes_to_sellbrite_as_available_levels_fifty_at_a_time_and_once() {
+    let rig = Rig::sellbrite(0).await;
+    rig.enable_channel("inventory").await;
+    let admin = rig.admin().to_string();
+    let mut ids = Vec::new();
+    for i in 0..120 {
+        let id = rig
+            .app
+            .post_json(
+                "/products",
+                &admin,
+                json!({"customer_id": rig.customer_id, "sku": format!("P-{i:03}")}),
+            )
+            .await
+            .id();
+        ids.push(id);
+    }
+    rig.app
+        .post_json(
+            "/products",
+            &admin,
+            json!({"customer_id": rig.customer_id, "sku": "KIT",
+                   "bundle": [{"product_id": ids[0], "qty": 2}, {"product_id": ids[1], "qty": 3}]}),
+        )
+        .await
+        .id();
+    let mut file = String::from("sku,quantity\n");
+    for i in 0..120 {
+        file.push_str(&format!("P-{i:03},{}\n", 10 + i));
+    }
+    file.push_str("NOBODY,5\n");
+    rig.drop_stock("stock.csv", &file);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["stock_levels_sent"], 121, "120 products and the kit; NOBODY skipped: {run}");
+    assert_eq!(rig.sb.inventory_requests(SB_TOKEN), 3, "50 + 50 + 21");
+    let stock = rig.sb.stock(SB_TOKEN);
+    assert_eq!(stock.get("P-000"), Some(&10));
+    assert_eq!(stock.get("KIT"), Some(&3), "P-000 has 10 (5 kits), P-001 has 11 (3 kits)");
+    assert!(!stock.contains_key("NOBODY"));
+    let warehouses = list_requests(&rig, "/v1/warehouses");
+    assert_eq!(warehouses.len(), 1, "the account's warehouse, asked once");
+
+    // The same file again changes nothing at Sellbrite.
+    rig.drop_stock("stock-again.csv", &file);
+    let run = rig.sync().await;
+    assert_eq!(run["stock_levels_sent"], 0, "{run}");
+    assert_eq!(rig.sb.inventory_requests(SB_TOKEN), 3);
+    let store: Value = rig.app.get(&format!("/stores/{}", rig.store_id), &admin).await.body;
+    assert!(store["inventory_updated_at"].is_string(), "{store}");
+}
