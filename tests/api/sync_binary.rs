@@ -44,6 +44,22 @@ impl Api {
         reply["id"].as_i64().unwrap()
     }
 
+    /// Asks for a pass of the connection and waits (bounded) until it finished; the run.
+    async fn sync(&self, connection: i64) -> Value {
+        let (status, started) = self.call("POST", &format!("/connections/{connection}/sync"), json!({}));
+        assert_eq!(status, 202, "{started}");
+        let run_id = started["run_id"].as_i64().unwrap();
+        for _ in 0..600 {
+            let run =
+                self.call("GET", &format!("/connections/{connection}/sync_runs/{run_id}"), Value::Null).1;
+            if !run["finished_at"].is_null() {
+                return run;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("run {run_id} did not finish within 30 s");
+    }
+
     /// Every row of a listing (`key` is `orders` or `shipments`), walked in session mode.
     fn all(&self, key: &str) -> Vec<Value> {
         let mut rows = Vec::new();
@@ -155,16 +171,7 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     sim.set_delay(HASH, Duration::ZERO);
     let mut settled = false;
     for _ in 0..8 {
-        let (_, started) = api.call("POST", &format!("/connections/{connection}/sync"), json!({}));
-        let run_id = started["run_id"].as_i64().unwrap();
-        let mut run = Value::Null;
-        for _ in 0..600 {
-            run = api.call("GET", &format!("/connections/{connection}/sync_runs/{run_id}"), Value::Null).1;
-            if !run["finished_at"].is_null() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let run = api.sync(connection).await;
         assert_eq!(run["status"], "succeeded", "{run}");
         let idle = ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"]
             .iter()
@@ -296,4 +303,104 @@ async fn the_sync_command_runs_a_pass_prints_each_step_and_fails_when_the_pass_d
     assert!(out.contains("failed at pull_orders (adapter_authentication_failed)"), "{out}");
     assert!(err.contains("a sync pass failed"), "{err}");
     assert!(!out.contains(TOKEN) && !err.contains(TOKEN));
+}
+
+/// Levels in the crash test's stock file: five BigCommerce requests of 2,000.
+const LEVELS: usize = 10_000;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_during_a_stock_send_sends_each_level_once_but_for_one_request_per_kill() {
+    let sim = Simulator::start().await;
+    sim.add_store(HASH, TOKEN);
+    // Each request takes long enough that the kills land between requests of one send.
+    sim.set_delay(HASH, Duration::from_millis(400));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stock-crash.db");
+    let folders = dir.path().join("folders");
+    let root = folders.join("wh");
+    std::fs::create_dir_all(root.join("inventory")).unwrap();
+    connection_in(&db, &root, TOKEN);
+    {
+        let pool = orderbridge::db::open(&db).unwrap();
+        let mut conn = pool.get().unwrap();
+        let now = orderbridge::dates::now_ms();
+        let tx = conn.transaction().unwrap();
+        tx.execute(
+            "INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'inventory', ?1, ?1)",
+            [now],
+        )
+        .unwrap();
+        let mut insert =
+            tx.prepare("INSERT INTO products (customer_id, sku, created_at) VALUES (1, ?1, ?2)").unwrap();
+        for i in 0..LEVELS {
+            insert.execute(rusqlite::params![format!("SKU-{i:05}"), now]).unwrap();
+        }
+        drop(insert);
+        tx.commit().unwrap();
+    }
+    let mut file = String::from("sku,quantity\n");
+    for i in 0..LEVELS {
+        file.push_str(&format!("SKU-{i:05},{}\n", i % 89));
+    }
+    std::fs::write(root.join("inventory/stock.csv"), &file).unwrap();
+
+    let base = sim.base_url();
+    let folders_text = folders.display().to_string();
+    let env = envs(&base, &folders_text);
+    let boot = {
+        let (db, env) =
+            (db.clone(), env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
+        move || {
+            let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            start(&db, &pairs).0
+        }
+    };
+    let puts = || sim.requests().iter().filter(|r| r.starts_with("PUT ")).count();
+    let mut server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
+    let mut kills = 0;
+    for after_ms in [1_000u64, 700] {
+        let api = Api::new(&server);
+        let (status, started) = api.call("POST", "/connections/1/sync", json!({}));
+        assert_eq!(status, 202, "{started}");
+        tokio::time::sleep(Duration::from_millis(after_ms)).await;
+        server.child.kill().expect("SIGKILL");
+        let _ = server.child.wait();
+        kills += 1;
+        server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
+    }
+    let during = puts();
+    assert!(
+        during >= 1 && during < LEVELS / 2_000 + kills,
+        "the kills came during the send: {during} requests"
+    );
+
+    sim.set_delay(HASH, Duration::ZERO);
+    let api = Api::new(&server);
+    let mut settled = false;
+    for _ in 0..6 {
+        let run = api.sync(1).await;
+        assert_eq!(run["status"], "succeeded", "{run}");
+        if run["stock_levels_sent"] == 0 {
+            settled = true;
+            break;
+        }
+    }
+    assert!(settled, "the passes settle");
+
+    // Every level arrived, and at most one request per kill was sent again.
+    let stock = sim.stock(HASH);
+    assert_eq!(stock.len(), LEVELS);
+    assert!((0..LEVELS).all(|i| stock.get(&format!("SKU-{i:05}")) == Some(&((i % 89) as i64))));
+    let sent = puts();
+    eprintln!("stock crash: {during} requests before the last kill, {sent} in all, {kills} kills");
+    assert!(sent >= LEVELS / 2_000 && sent <= LEVELS / 2_000 + kills, "{sent} requests for {kills} kills");
+
+    // One changed level later is one level in one request.
+    std::fs::write(root.join("inventory/later.csv"), "sku,quantity\nSKU-00007,500\n").unwrap();
+    let run = api.sync(1).await;
+    assert_eq!(run["stock_levels_sent"], 1, "{run}");
+    assert_eq!(puts(), sent + 1);
+    assert_eq!(sim.stock(HASH).get("SKU-00007"), Some(&500));
+    let (out, err) = server.stop();
+    assert!(!out.contains(TOKEN) && !err.contains(TOKEN), "the token was logged");
 }
