@@ -18,23 +18,47 @@ pub async fn sync(connection: Option<i64>) -> Result<(), String> {
     }
 }
 
-pub async fn serve(demo: bool) -> Result<(), String> {
-    let figment = Config::figment();
+pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
+    let mut figment = Config::figment();
     let mut seeded = None;
     let mut admin_before_seed = None;
+    let mut simulation = None;
     if demo {
         let config = Config::from_figment(&figment)?;
         let pool = db::open(&config.database)?;
         let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
+        // The simulated warehouse worker serves `folder` warehouses, which must be absolute.
+        let folder_root = crate::platforms::folder::root(&config);
+        if simulate {
+            std::fs::create_dir_all(&folder_root)
+                .map_err(|e| format!("cannot create folder_warehouse_root {}: {e}", folder_root.display()))?;
+        }
+        let folder_root = std::fs::canonicalize(&folder_root).unwrap_or(folder_root);
         if seed_data::is_empty(&conn).map_err(|e| format!("database: {e}"))? {
             // The seed adds customer users; the first admin must exist before them.
             admin_before_seed =
                 users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
                     .map_err(|e| describe(&e))?;
             eprintln!("orderbridge: empty database: writing the demo data set");
-            seeded = Some(run_seed(&mut conn, &Options::default())?);
+            let options =
+                Options { warehouse_root: simulate.then(|| folder_root.clone()), ..Options::default() };
+            seeded = Some(run_seed(&mut conn, &options)?);
         } else {
             eprintln!("orderbridge: the database already holds data; serving it without seeding");
+        }
+        let plan = simulate.then(|| crate::simulate::demo::Plan::read(&conn, &folder_root)).transpose()?;
+        // No connection is held while the simulators start.
+        drop(conn);
+        drop(pool);
+        if let Some(plan) = plan {
+            let demo = crate::simulate::demo::Demo::start(plan).await?;
+            eprintln!("orderbridge: demo: {}", demo.describe());
+            figment = figment
+                .merge(("bigcommerce_api_base", demo.big_commerce.base_url()))
+                .merge(("sellbrite_api_base", demo.sellbrite.base_url()))
+                // Passes every 10 s, unless configured: the demo should move while watched.
+                .join(("sync_interval_secs", 10));
+            simulation = Some(demo);
         }
     }
     let mut app = crate::build(figment.clone())?;
@@ -68,6 +92,8 @@ pub async fn serve(demo: bool) -> Result<(), String> {
         print_logins(summary, &base);
     }
     app.rocket.launch().await.map_err(|e| format!("server: {e}"))?;
+    // The simulated platforms stop with the server.
+    drop(simulation);
     Ok(())
 }
 

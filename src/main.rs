@@ -19,9 +19,14 @@ struct Cli {
 enum Command {
     /// Serve the API (the default): ROCKET_ADDRESS / ROCKET_PORT, 127.0.0.1:8000 unless set.
     Serve {
-        /// On an empty database, write the demo data set first (see `seed --demo`).
+        /// On an empty database, write the demo data set first (see `seed --demo`), and
+        /// simulate its stores and warehouse worker on loopback so orders flow.
         #[arg(long)]
         demo: bool,
+        /// With --demo: the demo data only, no simulated platforms (its stores then point
+        /// at the real BigCommerce and Sellbrite, with made-up credentials).
+        #[arg(long, requires = "demo")]
+        no_simulate: bool,
     },
     /// Import orders or shipments from a JSON array or NDJSON file (`-` for stdin). Any bad
     /// record imports nothing; records already present (same key) are updated.
@@ -88,11 +93,13 @@ enum ImportKind {
 #[rocket::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::Serve { demo: false }) {
-        Command::Serve { demo } => cli::serve(demo).await,
+    let result = match cli.command.unwrap_or(Command::Serve { demo: false, no_simulate: false }) {
+        Command::Serve { demo, no_simulate } => cli::serve(demo, !no_simulate).await,
         Command::Import { what: ImportKind::Orders, file } => cli::import(What::Orders, &file),
         Command::Import { what: ImportKind::Shipments, file } => cli::import(What::Shipments, &file),
-        Command::Seed { demo: _, orders, seed, items } => cli::seed(Options { orders, seed, items }),
+        Command::Seed { demo: _, orders, seed, items } => {
+            cli::seed(Options { orders, seed, items, warehouse_root: None })
+        }
         Command::User { action: UserCommand::Add { name, role, customer_id } } => {
             cli::user_add(&name, role.as_deref(), customer_id)
         }

@@ -30,11 +30,15 @@ pub struct Options {
     pub seed: u64,
     /// Items per order; random 1–5 when `None`.
     pub items: Option<u32>,
+    /// Where the demo's warehouses keep their files: `folder` warehouses under this
+    /// (absolute) folder, which the simulated demo's warehouse worker serves. `None` gives
+    /// `sftp` warehouses on an example host, which exist only as data.
+    pub warehouse_root: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { orders: 5_000, seed: 1, items: None }
+        Options { orders: 5_000, seed: 1, items: None, warehouse_root: None }
     }
 }
 
@@ -198,7 +202,7 @@ pub fn seed_demo(
     }
     let mut rng = StdRng::seed_from_u64(opts.seed);
     let now = now_ms();
-    let (tenants, logins) = seed_tenants(conn, &mut rng, now)?;
+    let (tenants, logins) = seed_tenants(conn, &mut rng, now, opts.warehouse_root.as_deref())?;
 
     conn.execute_batch("PRAGMA foreign_keys = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144;")
         .map_err(db)?;
@@ -224,6 +228,7 @@ fn seed_tenants(
     conn: &mut Connection,
     rng: &mut StdRng,
     now: i64,
+    warehouse_root: Option<&std::path::Path>,
 ) -> Result<(Vec<Tenant>, Vec<Login>), String> {
     let db = |e: rusqlite::Error| format!("database: {e}");
     let tx = conn.transaction().map_err(db)?;
@@ -267,17 +272,30 @@ fn seed_tenants(
                 ],
             )
             .map_err(db)?;
-            stores.push((tx.last_insert_rowid(), platform));
+            let store_id = tx.last_insert_rowid();
+            // The history written below counts as pulled: sync reads the store from now on.
+            tx.execute(
+                "INSERT INTO store_cursors (store_id, cursor) VALUES (?1, ?2)",
+                params![store_id, now],
+            )
+            .map_err(db)?;
+            stores.push((store_id, platform));
         }
         let mut warehouses = Vec::new();
         for (w, place) in ["East", "West"].iter().enumerate().take(1 + n % 2) {
-            let adapter = serde_json::json!({
-                "connection_string": format!("sftp://{slug}:{}@sftp.example.com:22/orders/{w}", random_hex(rng, 12))
-            });
+            let secret = random_hex(rng, 12);
+            let (platform, connection_string) = match warehouse_root {
+                Some(root) => (
+                    "folder",
+                    format!("file://{}", root.join(format!("{slug}-{}", place.to_lowercase())).display()),
+                ),
+                None => ("sftp", format!("sftp://{slug}:{secret}@sftp.example.com:22/orders/{w}")),
+            };
+            let adapter = serde_json::json!({ "connection_string": connection_string });
             tx.execute(
                 "INSERT INTO warehouses (customer_id, name, description, platform, adapter, created_at, enabled_at)
-                 VALUES (?1, ?2, ?3, 'sftp', ?4, ?5, ?5)",
-                params![customer_id, format!("{} {place}", c.name), format!("{place} coast 3PL"), adapter.to_string(), created],
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                params![customer_id, format!("{} {place}", c.name), format!("{place} coast 3PL"), platform, adapter.to_string(), created],
             )
             .map_err(db)?;
             warehouses.push(tx.last_insert_rowid());

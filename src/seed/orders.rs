@@ -86,8 +86,8 @@ pub(super) fn seed_orders(
             let item_count = opts.items.map_or_else(|| rng.random_range(1..=5u32), |k| k.max(1));
             let mut values = vec![Scalar::Null; ORDER_FIELDS.len()];
             let number = 100_000 + n;
-            values[f.external_id] =
-                text(if platform == "bigcommerce" { number.to_string() } else { format!("SB-{number}") });
+            // BigCommerce's order id, Sellbrite's sb_order_seq: numbers both.
+            values[f.external_id] = text(number.to_string());
             values[f.external_display_id] = text(format!("#{number}"));
             let first = *pick(rng, &FIRST);
             let last = *pick(rng, &LAST);

@@ -86,10 +86,25 @@ struct State {
     next_id: i64,
 }
 
-/// A running simulator; dropping it stops it.
+/// A running simulator; dropping it stops it. Its methods are its [`Handle`]'s.
 pub struct Simulator {
-    state: Arc<Mutex<State>>,
+    handle: Handle,
     server: Server,
+}
+
+/// What a simulator's owner (a test, the demo's tasks) uses to change and read its state;
+/// cheap to clone, and inert once the simulator stopped.
+#[derive(Clone)]
+pub struct Handle {
+    state: Arc<Mutex<State>>,
+}
+
+impl std::ops::Deref for Simulator {
+    type Target = Handle;
+
+    fn deref(&self) -> &Handle {
+        &self.handle
+    }
 }
 
 fn now_ms() -> i64 {
@@ -106,7 +121,7 @@ impl Simulator {
         })
         .await
         .expect("bind a loopback port for the BigCommerce simulator");
-        Simulator { state, server }
+        Simulator { handle: Handle { state }, server }
     }
 
     /// Where orderbridge's `bigcommerce_api_base` should point.
@@ -114,6 +129,12 @@ impl Simulator {
         format!("http://{}", self.server.addr)
     }
 
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+}
+
+impl Handle {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -173,6 +194,48 @@ impl Simulator {
                 store.by_modified.insert((modified, id));
                 store.orders.insert(id, order);
             }
+        });
+    }
+
+    /// Takes in an order the store had before the simulator started (the demo's history),
+    /// awaiting fulfillment and last changed when it was placed, so a pull from a later
+    /// cursor does not list it but its shipments can be reported. `lines` are (order
+    /// product id, sku, units).
+    pub fn adopt_order(&self, hash: &str, id: i64, placed_ms: i64, lines: &[(i64, String, i64)]) {
+        self.with_store(hash, |store, next_id| {
+            *next_id = (*next_id).max(id);
+            let placed = placed_ms / 1000 * 1000;
+            let products = lines
+                .iter()
+                .map(|(line, sku, quantity)| Product {
+                    id: *line,
+                    product_id: 1000 + line % 200,
+                    name: format!("Product {sku}"),
+                    sku: sku.clone(),
+                    quantity: *quantity,
+                    shipped: 0,
+                    price: 1000,
+                    weight: 100,
+                })
+                .collect();
+            let order = Order {
+                id,
+                customer_id: 0,
+                created_ms: placed,
+                modified_ms: placed,
+                status_id: 11,
+                first_name: "Demo".into(),
+                last_name: "Buyer".into(),
+                email: "buyer@example.com".into(),
+                city: "Austin".into(),
+                products,
+                address_id: id * 10,
+                shipments: Vec::new(),
+            };
+            if let Some(old) = store.orders.insert(id, order) {
+                store.by_modified.remove(&(old.modified_ms, id));
+            }
+            store.by_modified.insert((placed, id));
         });
     }
 

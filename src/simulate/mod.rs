@@ -3,6 +3,7 @@
 //! network. Only the other side is simulated.
 
 pub mod big_commerce;
+pub mod demo;
 mod http;
 pub mod sellbrite;
 

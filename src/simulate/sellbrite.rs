@@ -99,10 +99,25 @@ struct State {
     requests: Vec<String>,
 }
 
-/// A running simulator; dropping it stops it.
+/// A running simulator; dropping it stops it. Its methods are its [`Handle`]'s.
 pub struct Simulator {
-    state: Arc<Mutex<State>>,
+    handle: Handle,
     server: Server,
+}
+
+/// What a simulator's owner (a test, the demo's tasks) uses to change and read its state;
+/// cheap to clone, and inert once the simulator stopped.
+#[derive(Clone)]
+pub struct Handle {
+    state: Arc<Mutex<State>>,
+}
+
+impl std::ops::Deref for Simulator {
+    type Target = Handle;
+
+    fn deref(&self) -> &Handle {
+        &self.handle
+    }
 }
 
 fn now_ms() -> i64 {
@@ -119,7 +134,7 @@ impl Simulator {
         })
         .await
         .expect("bind a loopback port for the Sellbrite simulator");
-        Simulator { state, server }
+        Simulator { handle: Handle { state }, server }
     }
 
     /// Where orderbridge's `sellbrite_api_base` should point.
@@ -127,6 +142,12 @@ impl Simulator {
         format!("http://{}", self.server.addr)
     }
 
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+}
+
+impl Handle {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -191,6 +212,35 @@ impl Simulator {
                 })
                 .collect()
         })
+    }
+
+    /// Takes in an open order the account had before the simulator started (the demo's
+    /// history), so its shipments can be reported. `lines` are (order item ref, sku, units).
+    pub fn adopt_order(&self, token: &str, seq: i64, placed_ms: i64, lines: &[(String, String, i64)]) {
+        self.with_account(token, |account, next_seq| {
+            *next_seq = (*next_seq).max(seq);
+            let items = lines
+                .iter()
+                .map(|(reference, sku, quantity)| Item {
+                    order_item_ref: reference.clone(),
+                    sku: sku.clone(),
+                    title: format!("Product {sku}"),
+                    quantity: *quantity,
+                    fulfilled: 0,
+                    unit_price: 1000,
+                })
+                .collect();
+            let order = Order {
+                seq,
+                ordered_ms: placed_ms / 1000 * 1000,
+                status: "open",
+                name: "Demo Buyer".into(),
+                email: "buyer@example.com".into(),
+                city: "Austin".into(),
+                items,
+            };
+            account.orders.insert(seq, order);
+        });
     }
 
     /// The `sb_order_seq` of every order of the account, oldest first.

@@ -115,6 +115,9 @@ pub struct Engine {
     /// Serializes starting passes, so two requests for one connection get one pass.
     starting: tokio::sync::Mutex<()>,
     slots: tokio::sync::Semaphore,
+    /// Warehouse id → the lock its file steps take: the passes of two connections to one
+    /// warehouse never read (and move) its files at the same time.
+    warehouses: Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// A pass that `start` began, or found already under way.
@@ -143,7 +146,17 @@ impl Engine {
             running: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
+            warehouses: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Waits until no other pass works in the warehouse's files, then holds them.
+    pub(crate) async fn hold_warehouse(&self, warehouse_id: i64) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut locks = self.warehouses.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            Arc::clone(locks.entry(warehouse_id).or_default())
+        };
+        lock.lock_owned().await
     }
 
     /// Database work on the engine's own thread. The engine acts for no user, so there is no

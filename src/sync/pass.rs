@@ -110,7 +110,9 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
             .await
             .map_err(fail(Step::PullOrders))?;
     }
-    // The warehouse session is opened once, when a step first needs it.
+    // The warehouse session is opened once, when a step first needs it; the passes of other
+    // connections to the same warehouse wait for this one's file steps to end.
+    let _warehouse = engine.hold_warehouse(link.warehouse_id).await;
     let mut files: Option<FileSession> = None;
     let result = warehouse_steps(pass, &link, &store, &location, &folders, &mut files, counts).await;
     if let Some(session) = files {

@@ -36,6 +36,8 @@ pub struct Requested {
 /// A shipment of a file: the first row's fields and every row's item.
 struct Group {
     order_id: i64,
+    /// The order's store: a warehouse serves every store of its customer.
+    store_id: i64,
     tracking_number: String,
     carrier_name: Option<String>,
     service_level: Option<String>,
@@ -58,11 +60,11 @@ pub async fn pull(
     for name in waiting_files(files, dir).await? {
         let bytes = files.read(&join(dir, &name)).await?;
         let read_at = now_ms();
-        let (customer_id, store_id, warehouse_id) = (link.customer_id, link.store_id, link.warehouse_id);
+        let (customer_id, warehouse_id) = (link.customer_id, link.warehouse_id);
         // Read row by row on the database thread, inside the file's one transaction.
         let imported = engine
             .db(move |conn| match files_csv::read_shipments(&bytes) {
-                Ok(rows) => import_file(conn, (customer_id, store_id, warehouse_id), rows, read_at),
+                Ok(rows) => import_file(conn, (customer_id, warehouse_id), rows, read_at),
                 Err(bad) => Ok(Err(bad)),
             })
             .await?;
@@ -96,10 +98,11 @@ pub async fn pull(
 }
 
 /// Checks every row, then writes the file's new shipments in one transaction. Bad rows
-/// come back as the file's bad lines and nothing is written.
+/// come back as the file's bad lines and nothing is written. The warehouse's folder holds
+/// the shipments of every store of its customer, whichever connection's pass reads it.
 fn import_file(
     conn: &mut Connection,
-    (customer_id, store_id, warehouse_id): (i64, i64, i64),
+    (customer_id, warehouse_id): (i64, i64),
     rows: impl Iterator<Item = ShipmentRow>,
     read_at: i64,
 ) -> Result<Result<u64, Vec<BadLine>>, StepError> {
@@ -108,7 +111,7 @@ fn import_file(
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<(i64, String), usize> = HashMap::new();
     for row in rows {
-        match check_row(&tx, store_id, &row, read_at)? {
+        match check_row(&tx, customer_id, &row, read_at)? {
             Err(problem) => bad.push(BadLine { line: row.line, problem }),
             Ok(group) => match index.get(&(group.order_id, group.tracking_number.clone())) {
                 Some(&at) => groups[at].items.extend(group.items),
@@ -154,9 +157,9 @@ fn import_file(
             service_level: group.service_level,
             item_ids: links.iter().map(|(item, _)| *item).collect(),
         };
-        // The order was found among this store's (check_row) and the warehouse is the
+        // The order was found among the customer's (check_row) and the warehouse is the
         // connection's, of the same customer: the references an import checks hold.
-        let (id, _) = writer.write(&shipment, OrderRef { customer_id, store_id })?;
+        let (id, _) = writer.write(&shipment, OrderRef { customer_id, store_id: group.store_id })?;
         let mut units = tx.prepare_cached(
             "UPDATE shipment_items SET quantity = ?3 WHERE shipment_id = ?1 AND position = ?2",
         )?;
@@ -178,25 +181,29 @@ fn import_file(
 /// One row as a shipment of one item, or what is wrong with it.
 fn check_row(
     conn: &Connection,
-    store_id: i64,
+    customer_id: i64,
     row: &ShipmentRow,
     read_at: i64,
 ) -> rusqlite::Result<Result<Group, String>> {
-    let order_id = if !row.order_id.is_empty() {
+    let order = if !row.order_id.is_empty() {
         let Ok(id) = row.order_id.parse::<i64>() else {
             return Ok(Err(format!("order_id {:?} is not a number", row.order_id)));
         };
-        conn.prepare_cached("SELECT id FROM orders WHERE id = ?1 AND store_id = ?2")?
-            .query_row(params![id, store_id], |r| r.get::<_, i64>(0))
+        conn.prepare_cached("SELECT id, store_id FROM orders WHERE id = ?1 AND customer_id = ?2")?
+            .query_row(params![id, customer_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
             .optional()?
-    } else if !row.external_id.is_empty() && row.store_id.parse::<i64>() == Ok(store_id) {
-        conn.prepare_cached("SELECT id FROM orders WHERE store_id = ?1 AND external_id = ?2")?
-            .query_row(params![store_id, row.external_id], |r| r.get::<_, i64>(0))
-            .optional()?
+    } else if let (false, Ok(store_id)) = (row.external_id.is_empty(), row.store_id.parse::<i64>()) {
+        conn.prepare_cached(
+            "SELECT id, store_id FROM orders WHERE store_id = ?1 AND external_id = ?2 AND customer_id = ?3",
+        )?
+        .query_row(params![store_id, row.external_id, customer_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })
+        .optional()?
     } else {
         None
     };
-    let Some(order_id) = order_id else {
+    let Some((order_id, store_id)) = order else {
         let named = if row.order_id.is_empty() {
             format!("external_id {:?} of store {:?}", row.external_id, row.store_id)
         } else {
@@ -244,6 +251,7 @@ fn check_row(
     let text = |s: &str| (!s.is_empty()).then(|| s.to_string());
     Ok(Ok(Group {
         order_id,
+        store_id,
         tracking_number: row.tracking_number.clone(),
         carrier_name: text(&row.carrier_name),
         service_level: text(&row.service_level),

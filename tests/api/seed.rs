@@ -18,7 +18,7 @@ async fn the_demo_seed_is_deterministic_complete_and_served() {
     // `serve --demo` (which seeds before the server starts) have it; the sync schedule's
     // reads would contend with that, so this app runs none.
     let app = spawn_app_with(|f| f.merge(("sync_mode", "off"))).await;
-    let options = Options { orders: 2_000, seed: 7, items: None };
+    let options = Options { orders: 2_000, seed: 7, items: None, warehouse_root: None };
     let mut conn = app.pool().get().unwrap();
     let summary = seed::seed_demo(&mut conn, &options, &mut |_| {}).unwrap();
     assert_eq!(summary.orders, 2_000);

@@ -266,3 +266,69 @@ async fn stock_goes_to_sellbrite_as_available_levels_fifty_at_a_time_and_once() 
     let store: Value = rig.app.get(&format!("/stores/{}", rig.store_id), &admin).await.body;
     assert!(store["inventory_updated_at"].is_string(), "{store}");
 }
+
+#[rocket::async_test]
+async fn one_warehouse_serves_a_bigcommerce_and_a_sellbrite_store_from_one_shipment_file() {
+    let rig = Rig::with_store(StoreKind::BigCommerce, 2, |f| f).await;
+    rig.sb.add_orders(SB_TOKEN, 2, 3);
+    let admin = rig.admin().to_string();
+    let store = rig
+        .app
+        .post_json(
+            "/stores",
+            &admin,
+            json!({"customer_id": rig.customer_id, "name": "Marketplaces", "platform": "sellbrite", "enabled_at": "now",
+                   "adapter": {"auth_token": SB_TOKEN, "secret_key": SB_SECRET}}),
+        )
+        .await
+        .id();
+    let connection = rig
+        .app
+        .post_json(
+            "/connections",
+            &admin,
+            json!({"name": "Marketplaces to Main", "customer_id": rig.customer_id, "store_id": store,
+                   "warehouse_id": rig.warehouse_id, "enabled_at": "now"}),
+        )
+        .await
+        .id();
+    let channels = rig.app.get(&format!("/connections/{connection}/channels"), &admin).await;
+    let sales =
+        channels.body.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].clone();
+    let on = rig
+        .app
+        .patch_json(
+            &format!("/connections/{connection}/channels/{sales}"),
+            &admin,
+            json!({"enabled_at": "now"}),
+        )
+        .await;
+    assert_eq!(on.status.code, 204);
+    assert_eq!(rig.sync().await["orders_sent"], 2);
+    let run = rig.sync_connection(connection).await;
+    assert_eq!(run["orders_sent"], 2, "{run}");
+
+    // The warehouse answers both stores' orders in one file; whichever pass reads it, each
+    // store hears of its own shipments.
+    let orders = rig.orders().await;
+    assert_eq!(orders.len(), 4);
+    let mut file = String::from("order_id,tracking_number,carrier_name\n");
+    for order in &orders {
+        file.push_str(&format!("{},TRK-{},UPS\n", order["id"], order["id"]));
+    }
+    rig.drop_shipments("both.csv", &file);
+    let (first, second) = tokio::join!(rig.sync_connection(connection), rig.sync());
+    for run in [&first, &second] {
+        assert_eq!(run["status"], "succeeded", "{run}");
+    }
+    let pulled = first["shipments_pulled"].as_i64().unwrap() + second["shipments_pulled"].as_i64().unwrap();
+    assert_eq!(pulled, 4, "the file is read once: {first} {second}");
+    // A pass after the file was read notifies what the other pass imported.
+    rig.sync().await;
+    rig.sync_connection(connection).await;
+    assert_eq!(rig.sim.shipments(crate::sync_rig::HASH).len(), 2);
+    assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 2);
+    let shipments = rig.shipments().await;
+    assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{shipments:?}");
+    assert_eq!(rig.files("shipments/processed"), vec!["both.csv"]);
+}
