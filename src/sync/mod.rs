@@ -115,9 +115,22 @@ pub struct Engine {
     /// Serializes starting passes, so two requests for one connection get one pass.
     starting: tokio::sync::Mutex<()>,
     slots: tokio::sync::Semaphore,
-    /// Warehouse id → the lock its file steps take: the passes of two connections to one
-    /// warehouse never read (and move) its files at the same time.
-    warehouses: Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
+    /// The locks passes of different connections take turns on: a warehouse's files (two
+    /// connections to one warehouse never read and move them at once) and a store's
+    /// notifications (every connection of a store reports its shipments, one at a time).
+    holds: Mutex<HashMap<(Shared, i64), Arc<TurnLock>>>,
+}
+
+/// The lock of one shared thing; held across awaits, so tokio's.
+type TurnLock = tokio::sync::Mutex<()>;
+
+/// What the passes of different connections share and take turns on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Shared {
+    /// A warehouse's files.
+    Warehouse,
+    /// A store's notifications.
+    Store,
 }
 
 /// A pass that `start` began, or found already under way.
@@ -146,15 +159,15 @@ impl Engine {
             running: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
-            warehouses: Mutex::new(HashMap::new()),
+            holds: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Waits until no other pass works in the warehouse's files, then holds them.
-    pub(crate) async fn hold_warehouse(&self, warehouse_id: i64) -> tokio::sync::OwnedMutexGuard<()> {
+    /// Waits until no other pass uses what is shared, then holds it.
+    pub(crate) async fn hold(&self, what: Shared, id: i64) -> tokio::sync::OwnedMutexGuard<()> {
         let lock = {
-            let mut locks = self.warehouses.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            Arc::clone(locks.entry(warehouse_id).or_default())
+            let mut locks = self.holds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            Arc::clone(locks.entry((what, id)).or_default())
         };
         lock.lock_owned().await
     }

@@ -17,7 +17,7 @@ use crate::platforms::store::{NoticeItem, ShipmentNotice};
 use super::pass::StepError;
 use super::sides::StoreSide;
 use super::states::move_shipment;
-use super::{Engine, Link};
+use super::{Engine, Link, Shared};
 
 /// `notified_shipped` shipments are archived this long after the store accepted them.
 const ARCHIVE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
@@ -39,11 +39,15 @@ pub async fn notify(
     store: &StoreSide,
     notified: &mut u64,
 ) -> Result<(), StepError> {
-    let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
+    let store_id = link.store_id;
+    // Every connection of the store reports the store's shipments, whichever warehouse
+    // shipped them; one pass at a time, so none takes another's claimed shipments for a
+    // crash's.
+    let _store = engine.hold(Shared::Store, store_id).await;
     // A batch at a time, so a large backlog is never held whole; a batch's shipments are
     // claimed before and settled after, and the next batch finds only what is still due.
     loop {
-        let claimed = engine.db(move |conn| Ok::<_, StepError>(claim(conn, store_id, warehouse_id)?)).await?;
+        let claimed = engine.db(move |conn| Ok::<_, StepError>(claim(conn, store_id)?)).await?;
         if claimed.is_empty() {
             return Ok(());
         }
@@ -139,28 +143,28 @@ async fn notify_batch(
 }
 
 /// Archives old notified shipments, then claims every shipment due for notification.
-fn claim(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::Result<Vec<Claimed>> {
+fn claim(conn: &mut Connection, store_id: i64) -> rusqlite::Result<Vec<Claimed>> {
     let now = now_ms();
     // Most passes have nothing to report: say so without taking the write lock.
     let anything: bool = conn
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM shipments s LEFT JOIN shipment_sync y ON y.shipment_id = s.id
-             WHERE s.store_id = ?1 AND s.warehouse_id = ?2
+             WHERE s.store_id = ?1
                AND (s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment')
-                    OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?3)
-                    OR (s.state = 'notified_shipped' AND y.notified_at < ?4)))",
+                    OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?2)
+                    OR (s.state = 'notified_shipped' AND y.notified_at < ?3)))",
         )?
-        .query_row(params![store_id, warehouse_id, now, now - ARCHIVE_AFTER_MS], |r| r.get(0))?;
+        .query_row(params![store_id, now, now - ARCHIVE_AFTER_MS], |r| r.get(0))?;
     if !anything {
         return Ok(Vec::new());
     }
     let tx = db::write(conn)?;
     let mut stmt = tx.prepare_cached(
         "SELECT s.id FROM shipments s JOIN shipment_sync y ON y.shipment_id = s.id
-         WHERE s.store_id = ?1 AND s.warehouse_id = ?2 AND s.state = 'notified_shipped' AND y.notified_at < ?3",
+         WHERE s.store_id = ?1 AND s.state = 'notified_shipped' AND y.notified_at < ?2",
     )?;
     let old = stmt
-        .query_map(params![store_id, warehouse_id, now - ARCHIVE_AFTER_MS], |r| r.get(0))?
+        .query_map(params![store_id, now - ARCHIVE_AFTER_MS], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<i64>>>()?;
     drop(stmt);
     for id in old {
@@ -168,13 +172,13 @@ fn claim(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::R
     }
     let mut stmt = tx.prepare_cached(
         "SELECT s.id, s.state FROM shipments s LEFT JOIN shipment_sync y ON y.shipment_id = s.id
-         WHERE s.store_id = ?1 AND s.warehouse_id = ?2
+         WHERE s.store_id = ?1
            AND (s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment')
-                OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?3))
-         ORDER BY s.id LIMIT ?4",
+                OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?2))
+         ORDER BY s.id LIMIT ?3",
     )?;
     let due = stmt
-        .query_map(params![store_id, warehouse_id, now, BATCH], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map(params![store_id, now, BATCH], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<Vec<(i64, String)>>>()?;
     drop(stmt);
     let mut claimed = Vec::with_capacity(due.len());

@@ -8,7 +8,7 @@ use crate::platforms::files::{FileSession, Location};
 
 use super::runs::{self, Failure, Outcome, RunCounts, Step};
 use super::sides::{self, Folders, StoreSide};
-use super::{Engine, Link, notify, orders_in, orders_out, shipments_in, stock};
+use super::{Engine, Link, Shared, notify, orders_in, orders_out, shipments_in, stock};
 
 /// Why a step stopped: the platform said no, or our own database failed (a bug or the
 /// environment; logged, and reported without detail).
@@ -112,7 +112,7 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
     }
     // The warehouse session is opened once, when a step first needs it; the passes of other
     // connections to the same warehouse wait for this one's file steps to end.
-    let _warehouse = engine.hold_warehouse(link.warehouse_id).await;
+    let _warehouse = engine.hold(Shared::Warehouse, link.warehouse_id).await;
     let mut files: Option<FileSession> = None;
     let result = warehouse_steps(pass, &link, &store, &location, &folders, &mut files, counts).await;
     if let Some(session) = files {

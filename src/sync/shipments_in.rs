@@ -80,7 +80,7 @@ pub async fn pull(
         }
     }
     let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
-    engine.db(move |conn| Ok::<_, StepError>(process(conn, store_id, warehouse_id)?)).await?;
+    engine.db(move |conn| Ok::<_, StepError>(process(conn, store_id)?)).await?;
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
             "The warehouse's shipment file {} could not be imported; see {}/failed/ for the lines at fault.",
@@ -261,25 +261,26 @@ fn check_row(
     }))
 }
 
-/// Matches this connection's unprocessed shipments to their orders' items.
-pub fn process(conn: &mut Connection, store_id: i64, warehouse_id: i64) -> rusqlite::Result<()> {
+/// Matches the store's unprocessed shipments (from any warehouse: an import may bring
+/// them) to their orders' items.
+pub fn process(conn: &mut Connection, store_id: i64) -> rusqlite::Result<()> {
     let waiting: bool = conn
         .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM shipments WHERE store_id = ?1 AND warehouse_id = ?2
+            "SELECT EXISTS (SELECT 1 FROM shipments WHERE store_id = ?1
                AND state IN ('new', 'scheduled_processing_shipment'))",
         )?
-        .query_row(params![store_id, warehouse_id], |r| r.get(0))?;
+        .query_row(params![store_id], |r| r.get(0))?;
     if !waiting {
         return Ok(());
     }
     let tx = db::write(conn)?;
     let now = now_ms();
     let mut stmt = tx.prepare_cached(
-        "SELECT id, order_id FROM shipments WHERE store_id = ?1 AND warehouse_id = ?2
+        "SELECT id, order_id FROM shipments WHERE store_id = ?1
            AND state IN ('new', 'scheduled_processing_shipment') ORDER BY id",
     )?;
     let waiting = stmt
-        .query_map(params![store_id, warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .query_map(params![store_id], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<Vec<(i64, i64)>>>()?;
     drop(stmt);
     for (shipment_id, order_id) in waiting {

@@ -89,9 +89,14 @@ pub fn command(db: &Path) -> Command {
 /// Starts `orderbridge serve` and waits (bounded) until /health answers; returns the server
 /// and what it had printed to stderr by then.
 pub fn start(db: &Path, envs: &[(&str, &str)]) -> (Server, String) {
+    start_with(db, &["serve"], envs)
+}
+
+/// `start` with the command line's arguments (`serve --demo`, say).
+pub fn start_with(db: &Path, args: &[&str], envs: &[(&str, &str)]) -> (Server, String) {
     let port = free_port();
     let mut cmd = command(db);
-    cmd.arg("serve").env("ROCKET_PORT", port.to_string()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args).env("ROCKET_PORT", port.to_string()).stdout(Stdio::piped()).stderr(Stdio::piped());
     for (k, v) in envs {
         cmd.env(k, v);
     }

@@ -404,3 +404,61 @@ async fn kill_9_during_a_stock_send_sends_each_level_once_but_for_one_request_pe
     let (out, err) = server.stop();
     assert!(!out.contains(TOKEN) && !err.contains(TOKEN), "the token was logged");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    let folders = dir.path().join("folders").display().to_string();
+    let env = [
+        ("ORDERBRIDGE_ADMIN_PASSWORD", PASSWORD),
+        ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders.as_str()),
+        ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "2"),
+    ];
+    let (server, printed) = {
+        let db = db.clone();
+        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        tokio::task::spawn_blocking(move || {
+            let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            crate::process::start_with(&db, &["serve", "--demo"], &pairs)
+        })
+        .await
+        .unwrap()
+    };
+    assert!(printed.contains("simulated BigCommerce at http://127.0.0.1:"), "{printed}");
+    let api = Api::new(&server);
+    let seeded = api.call("GET", "/orders?page=1&limit=1&sort=-id", Value::Null).1["orders"][0]["id"]
+        .as_i64()
+        .expect("the demo's orders");
+
+    // New orders arrive at the simulated stores, go to the warehouse folder, ship, and the
+    // stores are told: within a minute, some order newer than the demo data is notified.
+    let mut flowed = None;
+    for _ in 0..120 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (_, page) = api.call("GET", "/shipments?page=1&limit=100&sort=-id", Value::Null);
+        let done = page["shipments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["order_id"].as_i64().is_some_and(|o| o > seeded) && s["state"] == "notified_shipped")
+            .cloned();
+        if done.is_some() {
+            flowed = done;
+            break;
+        }
+    }
+    let shipment = flowed.unwrap_or_else(|| {
+        let (_, runs) = api.call("GET", "/connections/1/sync_runs", Value::Null);
+        panic!("no new order was shipped and notified within a minute; runs of connection 1: {runs}")
+    });
+    let order = api.call("GET", &format!("/orders/{}", shipment["order_id"]), Value::Null).1;
+    assert_eq!(order["order"]["fulfillment_state"], "shipped", "{order}");
+    assert!(shipment["tracking_number"].as_str().unwrap().starts_with("1ZDEMO"), "{shipment}");
+    let (_, runs) = api.call("GET", "/connections/1/sync_runs", Value::Null);
+    assert!(
+        runs.as_array().unwrap().iter().all(|r| r["status"] == "succeeded" || r["finished_at"].is_null()),
+        "every demo pass succeeds: {runs}"
+    );
+    server.stop();
+}
