@@ -97,6 +97,21 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
     Ok(())
 }
 
+pub fn backup(file: &std::path::Path) -> Result<(), String> {
+    let config = Config::from_figment(&Config::figment())?;
+    let started = std::time::Instant::now();
+    let pages = db::backup::backup(&config.database, file)?;
+    let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "copied {} to {} ({pages} pages, {:.1} MiB, checked) in {:.1?}",
+        config.database.display(),
+        file.display(),
+        bytes as f64 / (1024.0 * 1024.0),
+        started.elapsed()
+    );
+    Ok(())
+}
+
 pub fn import(what: What, file: &str) -> Result<(), String> {
     let config = Config::from_figment(&Config::figment())?;
     let pool = db::open(&config.database)?;
@@ -106,17 +121,9 @@ pub fn import(what: What, file: &str) -> Result<(), String> {
 }
 
 fn run_seed(conn: &mut rusqlite::Connection, options: &Options) -> Result<Summary, String> {
-    let started = std::time::Instant::now();
-    let total = options.orders;
-    let summary = seed_data::seed_demo(conn, options, &mut |done| {
-        eprint!("\rorderbridge: {done}/{total} orders written ({:.0?})", started.elapsed());
-    })?;
-    eprintln!(
-        "\rorderbridge: wrote {} orders and {} shipments in {:.1?}",
-        summary.orders,
-        summary.shipments,
-        started.elapsed()
-    );
+    let mut bar = crate::progress::Progress::new("orders written", Some(options.orders), options.orders / 10);
+    let summary = seed_data::seed_demo(conn, options, &mut |done| bar.set(done))?;
+    bar.finish(&format!("wrote {} orders and {} shipments", summary.orders, summary.shipments));
     Ok(summary)
 }
 

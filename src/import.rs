@@ -306,14 +306,17 @@ pub fn import_file(pool: &Pool, what: What, path: &str) -> Result<Counts, String
     };
     let records = read_records(reader)?;
     let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
-    let started = std::time::Instant::now();
+    let mut bar = crate::progress::Progress::new("records read", None, 10_000);
     let mut progress = |n: usize| {
-        if n.is_multiple_of(10_000) {
-            eprint!("\rorderbridge: {n} records read ({:.0?})", started.elapsed());
+        if n.is_multiple_of(1_000) {
+            bar.set(n as u64);
         }
     };
     let result = import(&mut conn, what, records, &mut progress);
-    eprintln!();
+    match &result {
+        Ok(counts) => bar.finish(&format!("read {} records", counts.created + counts.updated)),
+        Err(_) => bar.finish("stopped: nothing was imported"),
+    }
     result.map_err(|e| describe(&e))
 }
 

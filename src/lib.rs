@@ -23,6 +23,7 @@ pub mod money;
 pub mod orders;
 pub mod platforms;
 pub mod products;
+pub mod progress;
 pub mod seed;
 pub mod shipments;
 pub mod simulate;

@@ -57,6 +57,10 @@ enum Command {
         #[arg(long)]
         connection: Option<i64>,
     },
+    /// Copy the database to FILE (which must not exist), consistently, while the server
+    /// runs: SQLite's online backup. To restore: stop the server, copy FILE over the
+    /// database file (removing its -wal and -shm files), start the server.
+    Backup { file: std::path::PathBuf },
     /// Manage the users who may get tokens.
     User {
         #[command(subcommand)]
@@ -107,6 +111,7 @@ async fn main() -> ExitCode {
         Command::User { action: UserCommand::Passwd { name } } => cli::user_passwd(&name),
         Command::User { action: UserCommand::Disable { name } } => cli::user_disable(&name),
         Command::Sync { connection } => cli::sync(connection).await,
+        Command::Backup { file } => cli::backup(&file),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

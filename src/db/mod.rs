@@ -111,6 +111,7 @@ impl From<r2d2::Error> for DbError {
     }
 }
 
+pub mod backup;
 mod migrations;
 
 /// The schema, embedded in the binary: always the newest shape, applied whole to a new file.
