@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod connections;
 pub mod customers;
+pub mod dashboard;
 pub mod dates;
 pub mod db;
 pub mod error;
@@ -90,6 +91,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .mount("/", shipments::routes())
         .mount("/", import::routes())
         .mount("/", sync::routes::routes())
+        .mount("/", dashboard::routes())
         .attach(Sessions::sweeper())
         .attach(sync::fairing())
         .register("/", catchers![error::catch_all]);

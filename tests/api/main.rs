@@ -7,6 +7,7 @@ mod sync_rig;
 
 mod auth;
 mod binary;
+mod browser;
 mod cli_ops;
 mod connections;
 mod customers;
