@@ -21,6 +21,7 @@ pub mod listing;
 mod logging;
 mod module_graph;
 pub mod money;
+pub mod openapi;
 pub mod orders;
 pub mod platforms;
 pub mod products;
@@ -78,7 +79,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .manage(keys)
         .manage(engine)
         .manage(config)
-        .mount("/", routes![health, auth::token])
+        .mount("/", routes![health, auth::token, openapi::document])
         .mount("/", customers::routes())
         .mount("/", stores::routes())
         .mount("/", warehouses::routes())

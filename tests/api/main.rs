@@ -14,6 +14,7 @@ mod customers;
 mod fixtures;
 mod import;
 mod migrations;
+mod openapi;
 mod orders;
 mod ping_live;
 mod ping_routes;
