@@ -131,6 +131,17 @@ async fn every_mounted_route_is_described() {
         }
     }
     assert!(missing.is_empty(), "mounted but not in /openapi.json: {missing:?}");
+
+    // Forms are described beside JSON; `?bodies=json` keeps JSON only, for generators
+    // that cannot take several body types.
+    let create = &doc["paths"]["/customers"]["post"]["requestBody"]["content"];
+    assert!(
+        create["application/x-www-form-urlencoded"].is_object() && create["multipart/form-data"].is_object()
+    );
+    let only_json = app.get_anonymous("/openapi.json?bodies=json").await.body;
+    let create = only_json["paths"]["/customers"]["post"]["requestBody"]["content"].as_object().unwrap();
+    assert_eq!(create.keys().collect::<Vec<_>>(), vec!["application/json"]);
+    assert_eq!(only_json["paths"].as_object().unwrap().len(), doc["paths"].as_object().unwrap().len());
 }
 
 /// `/stores/<id>` and `/stores/{store_id}` are the same route; a trailing `/` is none.
