@@ -108,11 +108,18 @@ pub struct OAuthError {
     status: Status,
     error: &'static str,
     description: String,
+    /// Seconds to wait, sent as `Retry-After` (a throttled login).
+    retry_after: Option<u64>,
 }
 
 impl OAuthError {
     fn invalid_request(description: &str) -> Self {
-        OAuthError { status: Status::BadRequest, error: "invalid_request", description: description.into() }
+        OAuthError {
+            status: Status::BadRequest,
+            error: "invalid_request",
+            description: description.into(),
+            retry_after: None,
+        }
     }
 
     fn invalid_client() -> Self {
@@ -120,6 +127,19 @@ impl OAuthError {
             status: Status::Unauthorized,
             error: "invalid_client",
             description: "The username or password is wrong, or the user is disabled.".into(),
+            retry_after: None,
+        }
+    }
+
+    fn throttled(wait: std::time::Duration) -> Self {
+        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        OAuthError {
+            status: Status::TooManyRequests,
+            error: "too_many_requests",
+            description: format!(
+                "Too many failed logins for this user or from this address; try again in {secs} s."
+            ),
+            retry_after: Some(secs.max(1)),
         }
     }
 }
@@ -139,6 +159,9 @@ impl<'r> Responder<'r, 'static> for OAuthError {
             .finalize();
         if self.status == Status::Unauthorized {
             response.set_header(HttpHeader::new("WWW-Authenticate", r#"Basic realm="orderbridge""#));
+        }
+        if let Some(secs) = self.retry_after {
+            response.set_header(HttpHeader::new("Retry-After", secs.to_string()));
         }
         Ok(response)
     }
@@ -192,8 +215,13 @@ pub async fn token(
     body: Result<Body, ApiError>,
     pool: &State<Pool>,
     keys: &State<TokenKeys>,
+    throttle: &State<crate::throttle::LoginThrottle>,
 ) -> Result<NoStore<TokenResponse>, OAuthError> {
+    let address = req_creds.1;
     let creds = req_creds.0?;
+    if let Some(wait) = throttle.refused(&creds.username, address) {
+        return Err(OAuthError::throttled(wait));
+    }
     let body = body.map_err(|_| OAuthError::invalid_request("The body could not be read."))?;
     let mut fields = body.fields();
     let grant_type = fields.text("grant_type").value();
@@ -205,6 +233,7 @@ pub async fn token(
                 status: Status::BadRequest,
                 error: "unsupported_grant_type",
                 description: "Only grant_type=client_credentials is supported.".into(),
+                retry_after: None,
             });
         }
     }
@@ -212,8 +241,10 @@ pub async fn token(
         status: Status::InternalServerError,
         error: "server_error",
         description: "Something went wrong on our side.".into(),
+        retry_after: None,
     };
     let username = creds.username.clone();
+    let attempted = creds.username.clone();
     #[expect(clippy::disallowed_methods, reason = "no user yet: this is where one is proven")]
     let record = db::run(pool, move |conn| Ok::<_, ApiError>(users::login_record(conn, &username)?))
         .await
@@ -221,20 +252,23 @@ pub async fn token(
     let user = rocket::tokio::task::spawn_blocking(move || users::authenticate(record, &creds.password))
         .await
         .map_err(|_| server_error())?;
-    let user = user.ok_or_else(OAuthError::invalid_client)?;
+    let Some(user) = user else {
+        throttle.failed(&attempted, address);
+        return Err(OAuthError::invalid_client());
+    };
     let access_token = keys.issue(&user).map_err(|_| server_error())?;
     Ok(NoStore(TokenResponse { access_token, token_type: "Bearer", expires_in: keys.ttl_secs }))
 }
 
 /// The Basic credentials of a token request, or the OAuth error to answer with.
-pub struct TokenRequestCredentials(Result<BasicCredentials, OAuthError>);
+pub struct TokenRequestCredentials(Result<BasicCredentials, OAuthError>, Option<std::net::IpAddr>);
 
 #[rocket::async_trait]
 impl<'r> FromRequest<'r> for TokenRequestCredentials {
     type Error = std::convert::Infallible;
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        Outcome::Success(TokenRequestCredentials(basic_credentials(req)))
+        Outcome::Success(TokenRequestCredentials(basic_credentials(req), req.client_ip()))
     }
 }
 

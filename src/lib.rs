@@ -31,6 +31,7 @@ pub mod shipments;
 pub mod simulate;
 pub mod stores;
 pub mod sync;
+pub mod throttle;
 pub mod users;
 pub mod variant_collections;
 pub mod warehouses;
@@ -77,6 +78,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .manage(sessions)
         .manage(listing::Counts::default())
         .manage(keys)
+        .manage(throttle::LoginThrottle::default())
         .manage(engine)
         .manage(config)
         .mount("/", routes![health, auth::token, openapi::document])

@@ -366,3 +366,49 @@ async fn a_broken_database_answers_500_in_the_envelope_without_details() {
     assert_error(&r, 500, "internal_error");
     assert!(!r.text.contains("customers"), "no internal detail leaks: {}", r.text);
 }
+
+/// A token request as a client at `address` sends it.
+async fn login_from(
+    app: &crate::common::TestApp,
+    address: &str,
+    user: &str,
+    password: &str,
+) -> crate::common::Reply {
+    crate::common::reply(
+        app.client
+            .post("/auth/token")
+            .remote(address.parse().unwrap())
+            .header(crate::common::basic(user, password))
+            .header(rocket::http::ContentType::JSON)
+            .body(r#"{"grant_type":"client_credentials"}"#)
+            .dispatch()
+            .await,
+    )
+    .await
+}
+
+#[rocket::async_test]
+async fn failed_logins_are_throttled_per_user_and_per_address_and_others_log_in() {
+    let app = crate::common::spawn_app().await;
+    app.user_token("bob", orderbridge::users::Role::Admin, None).await;
+    let sprayer = "192.0.2.7:40000";
+    for attempt in 1..=5 {
+        let r = login_from(&app, sprayer, "admin", &format!("guess-{attempt}")).await;
+        assert_eq!(r.status.code, 401, "attempt {attempt}: {r:?}");
+    }
+    // The sixth attempt waits, even with the right password, and says how long.
+    let r = login_from(&app, sprayer, "admin", crate::common::ADMIN_PASSWORD).await;
+    assert_eq!(r.status.code, 429, "{r:?}");
+    assert_eq!(r.body["error"], "too_many_requests");
+    let wait: u64 = r.header("Retry-After").expect("Retry-After").parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    // The user is throttled from anywhere, and the address for any user...
+    let r = login_from(&app, "198.51.100.1:1234", "admin", crate::common::ADMIN_PASSWORD).await;
+    assert_eq!(r.status.code, 429, "the user is throttled: {r:?}");
+    let bob_password = "password-of-user";
+    let r = login_from(&app, sprayer, "bob", bob_password).await;
+    assert_eq!(r.status.code, 429, "the address is throttled: {r:?}");
+    // ...while other users elsewhere log in normally.
+    let r = login_from(&app, "198.51.100.1:1234", "bob", bob_password).await;
+    assert_eq!(r.status.code, 200, "{r:?}");
+}

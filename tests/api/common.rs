@@ -75,7 +75,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(Figment) -> Figment) -> TestApp 
     app
 }
 
-fn basic(user: &str, password: &str) -> Header<'static> {
+pub fn basic(user: &str, password: &str) -> Header<'static> {
     use base64::Engine;
     let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
     Header::new("Authorization", format!("Basic {encoded}"))
