@@ -142,7 +142,7 @@ async fn bench(orders: usize) {
         ..Config::default()
     };
     let connection = set_up(&config.database, &root);
-    let pool = orderbridge::db::open_with(&config.database, 1).unwrap_or_else(|e| fail(&e));
+    let pool = config.open_database(1).unwrap_or_else(|e| fail(&e));
     let engine = Engine::new(pool, Settings::from_config(&config));
 
     // 1. The pull: the first pass, whose send step finds no warehouse folder yet, so the

@@ -139,11 +139,7 @@ pub fn read_snake_case(fields: &mut Fields, key: &str) -> Patch<String> {
     }
 }
 
-/// Whether an adapter key names a secret: it contains token, secret, password or key.
-pub fn is_secret_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    ["token", "secret", "password", "key"].iter().any(|word| key.contains(word))
-}
+pub use crate::db::secrets::is_secret_key;
 
 /// A secret as responses show it: the mask plus its last 4 characters, or the mask alone
 /// when the value is 8 characters or shorter.

@@ -25,7 +25,7 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
     let mut simulation = None;
     if demo {
         let config = Config::from_figment(&figment)?;
-        let pool = db::open(&config.database)?;
+        let pool = config.open_database(0)?;
         let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
         // The simulated warehouse worker serves `folder` warehouses, which must be absolute.
         let folder_root = crate::platforms::folder::root(&config);
@@ -97,6 +97,19 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
     Ok(())
 }
 
+pub fn rotate_key() -> Result<(), String> {
+    let config = Config::from_figment(&Config::figment())?;
+    // Opening first upgrades the file and seals anything still plain under the current key.
+    drop(config.open_database(1)?);
+    let key_file = config.key_file();
+    let count = db::secrets::rotate(&config.database, &key_file)?;
+    println!(
+        "re-sealed the credentials of {count} stores and warehouses under a new key, now in {}; back it up (the old key opens nothing any more)",
+        key_file.display()
+    );
+    Ok(())
+}
+
 pub fn backup(file: &std::path::Path) -> Result<(), String> {
     let config = Config::from_figment(&Config::figment())?;
     let started = std::time::Instant::now();
@@ -109,12 +122,16 @@ pub fn backup(file: &std::path::Path) -> Result<(), String> {
         bytes as f64 / (1024.0 * 1024.0),
         started.elapsed()
     );
+    println!(
+        "its credentials are sealed with the key in {}, which is not in the copy: keep that file with the backup, apart from it",
+        config.key_file().display()
+    );
     Ok(())
 }
 
 pub fn import(what: What, file: &str) -> Result<(), String> {
     let config = Config::from_figment(&Config::figment())?;
-    let pool = db::open(&config.database)?;
+    let pool = config.open_database(0)?;
     let counts = import_data::import_file(&pool, what, file)?;
     println!("created {}, updated {}", counts.created, counts.updated);
     Ok(())
@@ -132,8 +149,8 @@ pub fn seed(options: Options) -> Result<(), String> {
     let config = Config::from_figment(&figment)?;
     // Prepare the file with the pool, then seed over the one connection left open, so the
     // seed may write without a rollback journal (see `seed::seed_demo`).
-    drop(db::open(&config.database)?);
-    let mut conn = db::connect(&config.database).map_err(|e| format!("database: {e}"))?;
+    drop(config.open_database(0)?);
+    let mut conn = db::connect(&config.database, &config.key_file())?;
     let admin = users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
         .map_err(|e| describe(&e))?;
     let summary = run_seed(&mut conn, &options)?;
@@ -173,7 +190,7 @@ fn print_logins(summary: &Summary, base: &str) {
 /// Opens the configured database for a `user` command.
 fn user_db() -> Result<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>, String> {
     let config = Config::from_figment(&Config::figment())?;
-    let pool = db::open(&config.database)?;
+    let pool = config.open_database(0)?;
     pool.get().map_err(|e| format!("database: {e}"))
 }
 

@@ -66,6 +66,9 @@ pub struct Config {
     pub sellbrite_api_base: String,
     /// The only place `folder` warehouses may use; relative to the database file's directory.
     pub folder_warehouse_root: PathBuf,
+    /// The key that seals stored credentials; `<database name>.key` beside the database
+    /// when unset (created with mode 0600 on first start).
+    pub secret_key_file: Option<PathBuf>,
     /// Threads that run database work; 0 means the number of cores (at least 2).
     pub db_workers: usize,
     /// Largest accepted request body in bytes (JSON, urlencoded or multipart).
@@ -95,6 +98,7 @@ impl Default for Config {
             bigcommerce_api_base: "https://api.bigcommerce.com".to_string(),
             sellbrite_api_base: "https://api.sellbrite.com".to_string(),
             folder_warehouse_root: PathBuf::from("warehouses"),
+            secret_key_file: None,
             db_workers: 0,
             body_limit: 1024 * 1024,
             import_body_limit: 64 * 1024 * 1024,
@@ -107,6 +111,15 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Where the key of the database's credentials is kept.
+    pub fn key_file(&self) -> PathBuf {
+        self.secret_key_file.clone().unwrap_or_else(|| crate::db::secrets::default_key_file(&self.database))
+    }
+
+    /// Opens the configured database with its key and `workers` database threads.
+    pub fn open_database(&self, workers: usize) -> Result<crate::db::Pool, String> {
+        crate::db::open_with(&self.database, workers, &self.key_file())
+    }
     /// The figment production reads: our defaults, Rocket's own (`Rocket.toml`, `ROCKET_*`),
     /// then `ORDERBRIDGE_*`.
     pub fn figment() -> Figment {

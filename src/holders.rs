@@ -94,7 +94,7 @@ impl NewHolder {
         values.extend(self.extra.iter().map(|value| SqlValue::from(value.clone())));
         values.extend([
             self.adapter.platform.clone().into(),
-            self.adapter.settings_json().into(),
+            crate::db::secrets::seal(conn, &self.adapter.settings_json())?.into(),
             dates::now_ms().into(),
             self.enabled_at.into(),
         ]);
@@ -203,7 +203,7 @@ pub async fn update(
         let stored = tx
             .query_row(
                 &format!(
-                    "SELECT platform, adapter FROM {} WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",
+                    "SELECT platform, ob_open(adapter) FROM {} WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",
                     kind.table
                 ),
                 params![id, user.scope()],
@@ -232,7 +232,7 @@ pub async fn update(
             }
             let resolved = adapter.resolve(kind.owner, stored)?;
             check_folder(kind.owner, &resolved, user, &config)?;
-            changes.push(("adapter", resolved.settings_json().into()));
+            changes.push(("adapter", db::secrets::seal(&tx, &resolved.settings_json())?.into()));
             changes.push(("platform", resolved.platform.into()));
         }
         update_columns(&tx, kind.table, id, changes)?;

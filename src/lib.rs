@@ -58,7 +58,7 @@ pub struct App {
 pub fn build(figment: Figment) -> Result<App, String> {
     logging::init(&figment);
     let config = Config::from_figment(&figment)?;
-    let pool = db::open_with(&config.database, config.db_workers)?;
+    let pool = config.open_database(config.db_workers)?;
     let first_admin = {
         let conn = pool.get().map_err(|e| format!("database: {e}"))?;
         users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))

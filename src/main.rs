@@ -61,6 +61,9 @@ enum Command {
     /// runs: SQLite's online backup. To restore: stop the server, copy FILE over the
     /// database file (removing its -wal and -shm files), start the server.
     Backup { file: std::path::PathBuf },
+    /// Re-seal every stored credential under a new key, in one transaction, and replace the
+    /// key file (secret_key_file). Stop the server first: it holds the old key until restarted.
+    RotateKey,
     /// Manage the users who may get tokens.
     User {
         #[command(subcommand)]
@@ -112,6 +115,7 @@ async fn main() -> ExitCode {
         Command::User { action: UserCommand::Disable { name } } => cli::user_disable(&name),
         Command::Sync { connection } => cli::sync(connection).await,
         Command::Backup { file } => cli::backup(&file),
+        Command::RotateKey => cli::rotate_key(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

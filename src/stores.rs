@@ -37,7 +37,7 @@ pub struct Store {
     pub inventory_updated_at: Option<Timestamp>,
 }
 
-const COLUMNS: &str = "id, customer_id, name, description, url, platform, adapter, created_at, enabled_at, \
+const COLUMNS: &str = "id, customer_id, name, description, url, platform, ob_open(adapter), created_at, enabled_at, \
                        order_imported_at, inventory_updated_at";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Store> {

@@ -37,7 +37,7 @@ pub struct Warehouse {
     pub inventory_updated_at: Option<Timestamp>,
 }
 
-const COLUMNS: &str = "id, customer_id, name, description, platform, adapter, created_at, enabled_at, \
+const COLUMNS: &str = "id, customer_id, name, description, platform, ob_open(adapter), created_at, enabled_at, \
                        order_status_imported_at, inventory_updated_at";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<Warehouse> {

@@ -113,6 +113,7 @@ impl From<r2d2::Error> for DbError {
 
 pub mod backup;
 mod migrations;
+pub mod secrets;
 
 /// The schema, embedded in the binary: always the newest shape, applied whole to a new file.
 pub const SCHEMA: &str = include_str!("../../schema.sql");
@@ -139,25 +140,33 @@ pub fn execute_if_unlocked(conn: &Connection, sql: &str) -> rusqlite::Result<()>
 }
 
 /// One connection outside the pool, with the pool's settings, for a command that must be the
-/// database's only user. The file must have been prepared by `open`.
-pub fn connect(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open(path)?;
-    configure(&conn)?;
+/// database's only user. The file must have been prepared by `open` (with the same key file).
+pub fn connect(path: &Path, key_file: &Path) -> Result<Connection, String> {
+    let sealer = secrets::load_or_create(path, key_file)?;
+    let conn = Connection::open(path).map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
+    configure(&conn).map_err(|e| format!("database: {e}"))?;
+    secrets::register(&conn, &sealer).map_err(|e| format!("database: {e}"))?;
     Ok(conn)
 }
 
-/// Opens (creating if needed) the database file and applies the schema on first run.
+/// Opens (creating if needed) the database file and applies the schema on first run, with
+/// the key file beside it (`secrets::default_key_file`).
 pub fn open(path: &Path) -> Result<Pool, String> {
-    open_with(path, default_workers())
+    open_with(path, default_workers(), &secrets::default_key_file(path))
 }
 
-/// `open`, with `workers` database threads (0 means the default).
-pub fn open_with(path: &Path, workers: usize) -> Result<Pool, String> {
+/// `open`, with `workers` database threads (0 means the default) and the credentials' key in
+/// `key_file`.
+pub fn open_with(path: &Path, workers: usize, key_file: &Path) -> Result<Pool, String> {
     let workers = if workers == 0 { default_workers() } else { workers };
-    let manager = SqliteConnectionManager::file(path).with_init(|c| {
+    secrets::finish_rotation(path, key_file)?;
+    let sealer = secrets::load_or_create(path, key_file)?;
+    let sealing = Arc::clone(&sealer);
+    let manager = SqliteConnectionManager::file(path).with_init(move |c| {
         // Listings and imports cycle through a few dozen statements; keep them all prepared.
         c.set_prepared_statement_cache_capacity(128);
-        configure(c)
+        configure(c)?;
+        secrets::register(c, &sealing)
     });
     // A few connections beyond the threads' serve the CLI and work outside `run`.
     let connections = r2d2::Pool::builder()
@@ -166,6 +175,7 @@ pub fn open_with(path: &Path, workers: usize) -> Result<Pool, String> {
         .map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
     let mut conn = connections.get().map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
     migrate(&mut conn).map_err(|e| format!("cannot prepare database {}: {e}", path.display()))?;
+    secrets::ensure(&mut conn, &sealer, key_file)?;
     drop(conn);
     Ok(Pool { connections, jobs: start_workers(workers)? })
 }
@@ -263,7 +273,7 @@ mod tests {
     #[expect(clippy::disallowed_methods, reason = "the database threads themselves, no user involved")]
     async fn a_panicking_job_fails_and_the_threads_live_on() {
         let dir = tempfile::tempdir().unwrap();
-        let pool = open_with(&dir.path().join("t.db"), 1).unwrap();
+        let pool = open(&dir.path().join("t.db")).unwrap();
         let failed: Result<(), DbError> = run(&pool, |_| panic!("a bug")).await;
         assert!(matches!(failed, Err(DbError::Failed(_))), "{failed:?}");
         let answer: Result<i64, DbError> =

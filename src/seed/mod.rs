@@ -260,7 +260,7 @@ fn seed_tenants(
             };
             tx.execute(
                 "INSERT INTO stores (customer_id, name, description, url, platform, adapter, created_at, enabled_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ob_seal(?6), ?7, ?7)",
                 params![
                     customer_id,
                     name,
@@ -294,7 +294,7 @@ fn seed_tenants(
             let adapter = serde_json::json!({ "connection_string": connection_string });
             tx.execute(
                 "INSERT INTO warehouses (customer_id, name, description, platform, adapter, created_at, enabled_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                 VALUES (?1, ?2, ?3, ?4, ob_seal(?5), ?6, ?6)",
                 params![customer_id, format!("{} {place}", c.name), format!("{place} coast 3PL"), platform, adapter.to_string(), created],
             )
             .map_err(db)?;

@@ -73,7 +73,7 @@ impl Plan {
         let db = |e: rusqlite::Error| format!("database: {e}");
         let mut listed = conn
             .prepare(
-                "SELECT id, platform, adapter FROM stores
+                "SELECT id, platform, ob_open(adapter) FROM stores
                  WHERE platform IN ('big_commerce', 'bigcommerce', 'sellbrite') ORDER BY id",
             )
             .map_err(db)?;
@@ -190,7 +190,8 @@ fn store_orders(conn: &Connection, store_id: i64) -> rusqlite::Result<Vec<Adopte
 
 /// The demo's `folder` warehouses: their folders, if inside the root.
 fn warehouse_folders(conn: &Connection, root: &Path) -> rusqlite::Result<Vec<PathBuf>> {
-    let mut stmt = conn.prepare("SELECT adapter FROM warehouses WHERE platform = 'folder' ORDER BY id")?;
+    let mut stmt =
+        conn.prepare("SELECT ob_open(adapter) FROM warehouses WHERE platform = 'folder' ORDER BY id")?;
     let adapters = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(adapters
         .iter()

@@ -27,8 +27,8 @@ pub struct Link {
 }
 
 const SELECT: &str =
-    "SELECT c.id, c.customer_id, c.store_id, c.warehouse_id, s.platform, s.adapter, w.platform,
-       w.adapter, c.enabled_at IS NOT NULL, s.enabled_at IS NOT NULL, w.enabled_at IS NOT NULL,
+    "SELECT c.id, c.customer_id, c.store_id, c.warehouse_id, s.platform, ob_open(s.adapter), w.platform,
+       ob_open(w.adapter), c.enabled_at IS NOT NULL, s.enabled_at IS NOT NULL, w.enabled_at IS NOT NULL,
        EXISTS (SELECT 1 FROM channels ch WHERE ch.connection_id = c.id AND ch.type = 'sales'
                                             AND ch.enabled_at IS NOT NULL),
        EXISTS (SELECT 1 FROM channels ch WHERE ch.connection_id = c.id AND ch.type = 'inventory'

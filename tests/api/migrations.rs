@@ -9,9 +9,14 @@ use rusqlite::types::Value;
 
 use crate::common::{TestApp, figment};
 
-/// Every row of `table`, each as its values in `columns` order, sorted.
-fn rows(conn: &Connection, table: &str, columns: &[String]) -> BTreeSet<Vec<String>> {
-    let list = columns.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", ");
+/// Every row of `table`, each as its values in `columns` order, sorted. With `open`, an
+/// adapter is read as it was before its credentials were sealed (`ob_open`).
+fn rows(conn: &Connection, table: &str, columns: &[String], open: bool) -> BTreeSet<Vec<String>> {
+    let list = columns
+        .iter()
+        .map(|c| if open && c == "adapter" { "ob_open(adapter)".to_string() } else { format!("\"{c}\"") })
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut stmt = conn.prepare(&format!("SELECT {list} FROM \"{table}\"")).unwrap();
     let found = stmt
         .query_map([], |r| {
@@ -53,15 +58,31 @@ async fn a_version_2_file_is_upgraded_in_place_and_keeps_every_row() {
     // The fixture's admin has a password nobody kept; a new admin reads the upgraded file.
     app.admin = app.user_token("upgrade-admin", orderbridge::users::Role::Admin, None).await;
 
-    let after = Connection::open(&path).unwrap();
+    let after = app.pool().get().unwrap();
     let version: i64 = after.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(version, 4, "every migration ran");
     for table in tables(&before) {
         let old_columns = columns(&before, &table);
-        let kept = rows(&after, &table, &old_columns);
-        for row in rows(&before, &table, &old_columns) {
+        let kept = rows(&after, &table, &old_columns, true);
+        for row in rows(&before, &table, &old_columns, false) {
             assert!(kept.contains(&row), "{table} lost {row:?}");
         }
+    }
+    // The credentials the old file held in plain are sealed now, in place.
+    let secrets: Vec<String> = before
+        .prepare("SELECT json_extract(adapter, '$.access_token') FROM stores WHERE platform = 'bigcommerce'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!secrets.is_empty());
+    drop(after);
+    let after = Connection::open(&path).unwrap();
+    after.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    let raw = std::fs::read(&path).unwrap();
+    for secret in &secrets {
+        assert!(!raw.windows(secret.len()).any(|w| w == secret.as_bytes()), "{secret} is still in the file");
     }
     // What the upgrade added: an inventory channel per connection, nothing else.
     let count = |sql: &str| after.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();

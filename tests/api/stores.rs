@@ -27,8 +27,9 @@ pub fn count(app: &TestApp, table: &str) -> i64 {
 /// A stored adapter as the database holds it, unmasked.
 pub fn stored_adapter(app: &TestApp, table: &str, id: i64) -> Value {
     let conn = app.pool().get().unwrap();
-    let text: String =
-        conn.query_row(&format!("SELECT adapter FROM {table} WHERE id = ?1"), [id], |r| r.get(0)).unwrap();
+    let text: String = conn
+        .query_row(&format!("SELECT ob_open(adapter) FROM {table} WHERE id = ?1"), [id], |r| r.get(0))
+        .unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -69,6 +70,13 @@ async fn create_then_get_returns_every_field_with_the_adapter_masked() {
         assert!(!text.contains(ACCESS_TOKEN), "the secret never leaves whole: {text}");
     }
     assert_eq!(stored_adapter(&app, "stores", id)["access_token"], ACCESS_TOKEN, "stored unmasked");
+    let raw: String = app
+        .pool()
+        .get()
+        .unwrap()
+        .query_row("SELECT adapter FROM stores WHERE id = ?1", [id], |r| r.get(0))
+        .unwrap();
+    assert!(!raw.contains(ACCESS_TOKEN) && raw.contains("enc:v1:"), "sealed at rest: {raw}");
 }
 
 #[rocket::async_test]
