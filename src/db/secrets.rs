@@ -33,9 +33,13 @@ const KEY_FILE_HEADER: &str = "orderbridge-key-v1 ";
 const CHECK_SETTING: &str = "secrets_key_check";
 const CHECK_TEXT: &str = "orderbridge: this key opens this database's credentials";
 
-/// Whether an adapter key names a secret: it contains token, secret, password or key.
+/// Whether an adapter key names a secret: it contains token, secret, password or key. An SFTP
+/// warehouse's `host_key` is the server's public key fingerprint, shown as it is.
 pub fn is_secret_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
+    if key == "host_key" {
+        return false;
+    }
     ["token", "secret", "password", "key"].iter().any(|word| key.contains(word))
 }
 

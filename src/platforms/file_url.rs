@@ -4,13 +4,23 @@
 use super::target::Target;
 use crate::body::Fields;
 
-/// `connection_string` required, a URL of `scheme`.
+/// `connection_string` required, a URL of `scheme`; for SFTP, `host_key` is a fingerprint or
+/// null (none pinned yet).
 pub fn validate(adapter: &mut Fields, scheme: &str) {
     let port = if scheme == "ftp" { 21 } else { 22 };
     if let Some(url) = adapter.required("connection_string", Fields::text)
         && let Err(problem) = Target::parse(&url, scheme, port)
     {
         adapter.error("connection_string", problem);
+    }
+    if scheme == "sftp"
+        && let Some(key) = adapter.text("host_key").value()
+        && !super::sftp::is_fingerprint(&key)
+    {
+        adapter.error(
+            "host_key",
+            "must be an SSH host key fingerprint as ssh-keygen -l prints it: SHA256: and 43 base64 characters",
+        );
     }
 }
 

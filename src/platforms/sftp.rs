@@ -1,14 +1,14 @@
 //! The SFTP check: TCP, SSH handshake, password login, then `stat` of the URL's path.
 //!
-//! A refused login and a path that is missing or forbidden are `AuthenticationFailed`: the
-//! credentials cannot do the job. A server that breaks off the handshake or will not start
+//! A refused login, a path that is missing or forbidden, and a host key other than the one
+//! the adapter pins (`host_key`) are `AuthenticationFailed`: the credentials cannot do the job. A server that breaks off the handshake or will not start
 //! SFTP is `Unreachable`: there was no verdict on the credentials.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use russh::client::{self, AuthResult, KeyboardInteractiveAuthResponse};
-use russh::keys::PublicKeyOrCertificate;
+use russh::keys::{HashAlg, PublicKeyOrCertificate};
 use russh::{Disconnect, MethodKind};
 use russh_sftp::client::SftpSession;
 use russh_sftp::client::error::Error as SftpError;
@@ -35,9 +35,14 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
             quote_platform_text(&error.to_string(), &target.secrets())
         ))
     };
-    let mut session = client::connect_stream(Arc::new(config), stream, AnyHostKey)
-        .await
-        .map_err(|e| broke_off("the SSH handshake", &e))?;
+    let pinned = target.host_key.as_deref();
+    let (keys, seen) = HostKeys::new(pinned);
+    let mut session = client::connect_stream(Arc::new(config), stream, keys).await.map_err(|e| match seen
+        .mismatch(pinned, &target.address())
+    {
+        Some(message) => PingError::AuthenticationFailed(format!("{message}.")),
+        None => broke_off("the SSH handshake", &e),
+    })?;
     let login = log_in(&mut session, &target).await.map_err(|e| broke_off("login", &e))?;
     if let Login::Refused(why) = login {
         return Err(PingError::AuthenticationFailed(format!(
@@ -81,7 +86,7 @@ pub(crate) enum Login {
 /// Password login, falling back to keyboard-interactive when the server only offers that
 /// (OpenSSH with `PasswordAuthentication no` still takes passwords that way).
 pub(crate) async fn log_in(
-    session: &mut client::Handle<AnyHostKey>,
+    session: &mut client::Handle<HostKeys>,
     target: &Target,
 ) -> Result<Login, russh::Error> {
     const REFUSED: &str = "refused the user name and password";
@@ -111,15 +116,70 @@ pub(crate) async fn log_in(
     Ok(Login::Refused(REFUSED))
 }
 
-/// Accepts whatever host key the server shows. orderbridge keeps no known_hosts to compare
-/// against, and this check only proves a login works: it sends the password the user gave
-/// for this server and transfers no data. The key and its fingerprint appear in no message.
-pub(crate) struct AnyHostKey;
+/// The host key check: the server's key fingerprint (`SHA256:…`, as `ssh-keygen -l` prints it)
+/// is remembered, and when the warehouse pins one (`host_key`), any other key ends the
+/// handshake before the password is sent.
+pub(crate) struct HostKeys {
+    pinned: Option<String>,
+    seen: Arc<Mutex<Option<String>>>,
+}
 
-impl client::Handler for AnyHostKey {
+/// What a handshake showed of the server's key, read after it ended.
+#[derive(Clone, Default)]
+pub(crate) struct SeenKey(Arc<Mutex<Option<String>>>);
+
+impl SeenKey {
+    /// The fingerprint the server showed, once the handshake got that far.
+    pub(crate) fn fingerprint(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|seen| seen.clone())
+    }
+
+    /// The message for a handshake that failed because the key is not the pinned one.
+    pub(crate) fn mismatch(&self, pinned: Option<&str>, address: &str) -> Option<String> {
+        let (pinned, seen) = (pinned?, self.fingerprint()?);
+        (pinned != seen).then(|| {
+            format!(
+                "The SFTP server at {address} showed the host key {seen}, but the warehouse's adapter pins {pinned}; \
+                 if the server's key was changed on purpose, clear or set the adapter's host_key"
+            )
+        })
+    }
+}
+
+impl HostKeys {
+    pub(crate) fn new(pinned: Option<&str>) -> (HostKeys, SeenKey) {
+        let seen = SeenKey::default();
+        (HostKeys { pinned: pinned.map(str::to_string), seen: Arc::clone(&seen.0) }, seen)
+    }
+}
+
+/// A key's SHA-256 fingerprint in OpenSSH's notation; a certificate's is its key's.
+fn fingerprint(key: &PublicKeyOrCertificate) -> String {
+    match key {
+        PublicKeyOrCertificate::PublicKey { key, .. } => key.fingerprint(HashAlg::Sha256).to_string(),
+        PublicKeyOrCertificate::Certificate(cert) => {
+            cert.public_key().fingerprint(HashAlg::Sha256).to_string()
+        }
+    }
+}
+
+impl client::Handler for HostKeys {
     type Error = russh::Error;
 
-    async fn check_server_key(&mut self, _key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
-        Ok(true)
+    async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+        let fingerprint = fingerprint(key);
+        let accepted = self.pinned.as_deref().is_none_or(|pinned| pinned == fingerprint);
+        if let Ok(mut seen) = self.seen.lock() {
+            *seen = Some(fingerprint);
+        }
+        Ok(accepted)
     }
+}
+
+/// Whether `text` is a fingerprint as `host_key` holds it: `SHA256:` and 43 characters of
+/// unpadded base64.
+pub fn is_fingerprint(text: &str) -> bool {
+    text.strip_prefix("SHA256:").is_some_and(|b64| {
+        b64.len() == 43 && b64.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+    })
 }

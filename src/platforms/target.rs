@@ -15,6 +15,8 @@ pub struct Target {
     pub password: String,
     /// Percent-decoded URL path; empty when the URL names none.
     pub path: String,
+    /// The SSH host key fingerprint the warehouse pins (its adapter's `host_key`), if any.
+    pub host_key: Option<String>,
 }
 
 impl Target {
@@ -22,9 +24,11 @@ impl Target {
     pub fn from_adapter(adapter: &Adapter, scheme: &str, default_port: u16) -> Result<Self, PingError> {
         let kind = scheme.to_uppercase();
         let raw = adapter_field(adapter, "connection_string", &kind)?;
-        Self::parse(raw, scheme, default_port).map_err(|problem| {
+        let mut target = Self::parse(raw, scheme, default_port).map_err(|problem| {
             PingError::AuthenticationFailed(format!("The {kind} connection string {problem}."))
-        })
+        })?;
+        target.host_key = adapter.get("host_key").and_then(serde_json::Value::as_str).map(str::to_string);
+        Ok(target)
     }
 
     /// Reads a connection string; the problem is a phrase for a 422 detail or a message
@@ -76,7 +80,7 @@ impl Target {
                 return Err(format!("has a {what} containing a line break"));
             }
         }
-        Ok(Self { host, port: url.port().unwrap_or(default_port), user, password, path })
+        Ok(Self { host, port: url.port().unwrap_or(default_port), user, password, path, host_key: None })
     }
 
     /// `host:port` as a person would type it (IPv6 in brackets).

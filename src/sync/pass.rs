@@ -135,12 +135,12 @@ async fn warehouse_steps(
     if link.sales_syncs() {
         if orders_out::has_work(engine, link).await.map_err(fail(Step::SendOrders))? {
             pass.enter(Step::SendOrders).await?;
-            let session = open(engine, location, files).await.map_err(fail(Step::SendOrders))?;
+            let session = open(engine, link, location, files).await.map_err(fail(Step::SendOrders))?;
             counts.orders_sent =
                 orders_out::send(engine, link, session, folders).await.map_err(fail(Step::SendOrders))?;
         }
         pass.enter(Step::PullShipments).await?;
-        let session = open(engine, location, files).await.map_err(fail(Step::PullShipments))?;
+        let session = open(engine, link, location, files).await.map_err(fail(Step::PullShipments))?;
         shipments_in::pull(engine, link, session, folders, &mut counts.shipments_pulled)
             .await
             .map_err(fail(Step::PullShipments))?;
@@ -151,7 +151,7 @@ async fn warehouse_steps(
     }
     if link.inventory_syncs() {
         pass.enter(Step::Stock).await?;
-        let session = open(engine, location, files).await.map_err(fail(Step::Stock))?;
+        let session = open(engine, link, location, files).await.map_err(fail(Step::Stock))?;
         stock::sync(engine, link, store, session, folders, &mut counts.stock_levels_sent)
             .await
             .map_err(fail(Step::Stock))?;
@@ -160,11 +160,43 @@ async fn warehouse_steps(
 }
 async fn open<'a>(
     engine: &Engine,
+    link: &Link,
     location: &Location,
     files: &'a mut Option<FileSession>,
 ) -> Result<&'a mut FileSession, StepError> {
     if files.is_none() {
-        *files = Some(sides::open_files(engine, location).await?);
+        let session = sides::open_files(engine, location).await?;
+        if let (Location::Sftp(target), Some(seen)) = (location, session.host_key())
+            && target.host_key.is_none()
+        {
+            pin_host_key(engine, link, seen.to_string()).await?;
+        }
+        *files = Some(session);
     }
     files.as_mut().ok_or_else(|| StepError::Db(DbError::Failed("no file session".into())))
+}
+
+/// Records the host key an SFTP warehouse showed at its first session as its adapter's
+/// `host_key`, unless someone set one or changed the server meanwhile; later sessions with
+/// another key fail until an admin clears or sets it.
+async fn pin_host_key(engine: &Engine, link: &Link, fingerprint: String) -> Result<(), StepError> {
+    let warehouse_id = link.warehouse_id;
+    let url = link.warehouse_adapter.get("connection_string").and_then(serde_json::Value::as_str);
+    let url = url.unwrap_or_default().to_string();
+    let pinned = engine
+        .db(move |conn| {
+            conn.execute(
+                "UPDATE warehouses SET adapter = json_set(adapter, '$.host_key', ?2) \
+                 WHERE id = ?1 AND json_extract(adapter, '$.host_key') IS NULL \
+                   AND json_extract(ob_open(adapter), '$.connection_string') = ?3",
+                rusqlite::params![warehouse_id, fingerprint, url],
+            )
+            .map(|changed| (changed > 0).then_some(fingerprint))
+            .map_err(StepError::from)
+        })
+        .await?;
+    if let Some(fingerprint) = pinned {
+        log::info!("warehouse {warehouse_id}: pinned the SFTP server's host key {fingerprint}");
+    }
+    Ok(())
 }

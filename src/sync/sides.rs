@@ -194,7 +194,8 @@ pub fn warehouse_location(link: &Link) -> Result<Location, PlatformError> {
     }
     let raw =
         link.warehouse_adapter.get("connection_string").and_then(serde_json::Value::as_str).unwrap_or("");
-    Location::parse(&link.warehouse_platform, raw)
+    let host_key = link.warehouse_adapter.get("host_key").and_then(serde_json::Value::as_str);
+    Location::parse_pinned(&link.warehouse_platform, raw, host_key)
         .map_err(|problem| PlatformError::Refused(format!("The warehouse's connection_string {problem}.")))
 }
 

@@ -293,6 +293,37 @@ async fn sftp_ping_with_a_good_login_answers_204_for_json_form_and_multipart_bod
 }
 
 #[rocket::async_test]
+async fn sftp_ping_checks_a_pinned_host_key_and_names_both_fingerprints_when_it_differs() {
+    let server = sftp_standin::start(Login::Password).await;
+    let app = live_app(NO_HTTP_PLATFORM, PATIENT_SECS).await;
+    let c = customer(&app, "Acme").await;
+    let url = connection_string(
+        "sftp",
+        sftp_standin::USER,
+        sftp_standin::PASSWORD,
+        server.addr,
+        sftp_standin::EXISTING_PATH,
+    );
+    let pinned = |key: &str| {
+        json!({"customer_id": c, "platform": "sftp",
+               "adapter": {"connection_string": url, "host_key": key}})
+    };
+    let r = app.post_json("/warehouses/ping", &app.admin, pinned(&sftp_standin::host_key())).await;
+    assert_no_content("the server's own key", &r);
+    let r = app.post_json("/warehouses/ping", &app.admin, pinned(sftp_standin::OTHER_HOST_KEY)).await;
+    assert_ping_error(
+        "another key",
+        &r,
+        422,
+        "adapter_authentication_failed",
+        &[&sftp_standin::host_key(), sftp_standin::OTHER_HOST_KEY, "host_key"],
+    );
+    let r = app.post_json("/warehouses/ping", &app.admin, pinned("MD5:ab:cd")).await;
+    assert_eq!((r.status.code, r.code()), (422, "validation_failed"), "{r:?}");
+    assert!(r.body.to_string().contains("adapter[host_key]"), "{r:?}");
+}
+
+#[rocket::async_test]
 async fn sftp_ping_with_a_wrong_password_or_a_missing_path_answers_422_naming_the_reason() {
     let server = sftp_standin::start(Login::Password).await;
     let app = live_app(NO_HTTP_PLATFORM, PATIENT_SECS).await;

@@ -313,6 +313,76 @@ async fn a_dropstream_sftp_warehouse_gets_the_order_file_and_sends_the_shipments
     assert!(!run.to_string().contains(PASSWORD));
 }
 
+async fn warehouse_adapter(rig: &Rig, warehouse_id: i64) -> Value {
+    rig.app.get(&format!("/warehouses/{warehouse_id}"), rig.admin()).await.body["adapter"].clone()
+}
+
+#[rocket::async_test]
+async fn an_sftp_warehouse_pins_its_host_key_at_the_first_sync_and_refuses_another_until_cleared() {
+    use crate::standins::sftp::{OTHER_HOST_KEY, PASSWORD, USER, host_key, start_serving};
+    use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+    let rig = Rig::new(1).await;
+    let drop_box = tempfile::tempdir().unwrap();
+    let server = start_serving(drop_box.path()).await;
+    let password = utf8_percent_encode(PASSWORD, NON_ALPHANUMERIC);
+    let connection = rig
+        .connect_warehouse(json!({"platform": "sftp", "adapter": {
+            "connection_string": format!("sftp://{USER}:{password}@{}", server.addr)}}))
+        .await;
+    let warehouse_id =
+        rig.app.get(&format!("/connections/{connection}"), rig.admin()).await.body["warehouse_id"]
+            .as_i64()
+            .unwrap();
+    assert_eq!(
+        warehouse_adapter(&rig, warehouse_id).await.get("host_key"),
+        None,
+        "nothing pinned before the first session"
+    );
+
+    let run = rig.sync_connection(connection).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let pinned = warehouse_adapter(&rig, warehouse_id).await;
+    assert_eq!(pinned["host_key"], host_key(), "the first session pins the key it saw: {pinned}");
+    let masked = pinned["connection_string"].as_str().unwrap().to_string();
+    assert!(masked.contains(":********@"), "the rest stays masked: {pinned}");
+
+    // The server "changes its key": the pin says another one.
+    let r = rig
+        .app
+        .patch_json(
+            &format!("/warehouses/{warehouse_id}"),
+            rig.admin(),
+            json!({"adapter": {"connection_string": masked, "host_key": OTHER_HOST_KEY}}),
+        )
+        .await;
+    assert_eq!(r.status.code, 204, "{r:?}");
+    let run = rig.sync_connection(connection).await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "adapter_authentication_failed", "{run}");
+    let message = run["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&host_key()) && message.contains(OTHER_HOST_KEY), "{message}");
+    assert!(!run.to_string().contains(PASSWORD));
+    assert_eq!(
+        warehouse_adapter(&rig, warehouse_id).await["host_key"],
+        OTHER_HOST_KEY,
+        "a failed session changes no pin"
+    );
+
+    // Cleared: the next session pins the key it sees again.
+    let r = rig
+        .app
+        .patch_json(
+            &format!("/warehouses/{warehouse_id}"),
+            rig.admin(),
+            json!({"adapter": {"connection_string": masked, "host_key": null}}),
+        )
+        .await;
+    assert_eq!(r.status.code, 204, "{r:?}");
+    let run = rig.sync_connection(connection).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(warehouse_adapter(&rig, warehouse_id).await["host_key"], host_key());
+}
+
 #[rocket::async_test]
 async fn an_ftp_warehouse_gets_the_order_file_and_sends_the_shipments_back() {
     use crate::standins::ftp_files::{FtpFiles, PASSWORD, USER};

@@ -33,6 +33,15 @@ impl Location {
     /// Reads a warehouse's `connection_string`; the problem is a phrase that never repeats
     /// the string.
     pub fn parse(platform: &str, connection_string: &str) -> Result<Location, String> {
+        Location::parse_pinned(platform, connection_string, None)
+    }
+
+    /// `parse`, for a warehouse whose adapter pins an SSH host key.
+    pub fn parse_pinned(
+        platform: &str,
+        connection_string: &str,
+        host_key: Option<&str>,
+    ) -> Result<Location, String> {
         let target = |scheme: &str, port: u16| {
             let mut adapter = Map::new();
             adapter.insert("connection_string".into(), Value::from(connection_string));
@@ -42,7 +51,11 @@ impl Location {
             })
         };
         match platform {
-            "sftp" | "dropstream" => Ok(Location::Sftp(target("sftp", 22)?)),
+            "sftp" | "dropstream" => {
+                let mut target = target("sftp", 22)?;
+                target.host_key = host_key.map(str::to_string);
+                Ok(Location::Sftp(target))
+            }
             "ftp" => Ok(Location::Ftp(target("ftp", 21)?)),
             "folder" => folder::parse(connection_string).map(Location::Folder),
             other => Err(format!("names platform '{other}', which has no file exchange orderbridge can use")),
@@ -137,6 +150,14 @@ impl FileSession {
             FileSession::Sftp(s) => s.make_dir_all(dir).await,
             FileSession::Ftp(s) => s.make_dir_all(dir).await,
             FileSession::Folder(s) => s.make_dir_all(dir).await,
+        }
+    }
+
+    /// The SSH host key fingerprint an SFTP server showed when the session opened.
+    pub fn host_key(&self) -> Option<&str> {
+        match self {
+            FileSession::Sftp(s) => Some(s.host_key()),
+            _ => None,
         }
     }
 

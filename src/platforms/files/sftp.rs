@@ -16,11 +16,13 @@ use tokio::sync::mpsc::Receiver;
 use super::parts;
 use crate::platforms::PlatformError;
 use crate::platforms::quote_platform_text;
-use crate::platforms::sftp::{AnyHostKey, Login, log_in};
+use crate::platforms::sftp::{HostKeys, Login, log_in};
 use crate::platforms::target::Target;
 
 pub struct Session {
-    ssh: client::Handle<AnyHostKey>,
+    ssh: client::Handle<HostKeys>,
+    /// The fingerprint of the key the server showed.
+    host_key: String,
     sftp: SftpSession,
     /// The URL's path, or empty for the login directory.
     root: String,
@@ -46,9 +48,15 @@ impl Session {
                 inactivity_timeout: Some(timeout.max(Duration::from_secs(1)) * 6),
                 ..client::Config::default()
             };
-            let mut ssh = client::connect_stream(Arc::new(config), stream, AnyHostKey)
-                .await
-                .map_err(|e| broke_off("the SSH handshake", &e))?;
+            let (keys, seen) = HostKeys::new(target.host_key.as_deref());
+            let mut ssh =
+                client::connect_stream(Arc::new(config), stream, keys).await.map_err(|e| {
+                    match seen.mismatch(target.host_key.as_deref(), &address) {
+                        Some(message) => PlatformError::Refused(format!("{message}.")),
+                        None => broke_off("the SSH handshake", &e),
+                    }
+                })?;
+            let host_key = seen.fingerprint().unwrap_or_default();
             if let Login::Refused(why) = log_in(&mut ssh, target).await.map_err(|e| broke_off("login", &e))? {
                 return Err(PlatformError::Refused(format!("The SFTP server at {address} {why}.")));
             }
@@ -56,13 +64,17 @@ impl Session {
             channel.request_subsystem(true, "sftp").await.map_err(|e| broke_off("starting SFTP", &e))?;
             let sftp =
                 SftpSession::new(channel.into_stream()).await.map_err(|e| broke_off("starting SFTP", &e))?;
-            Ok((ssh, sftp))
+            Ok((ssh, sftp, host_key))
         };
-        let (ssh, sftp) = tokio::time::timeout(timeout, opened).await.map_err(|_| {
+        let (ssh, sftp, host_key) = tokio::time::timeout(timeout, opened).await.map_err(|_| {
             PlatformError::unreachable(format!("The SFTP server at {address} did not answer in time."))
         })??;
         let root = target.path.trim_end_matches('/').to_string();
-        Ok(Session { ssh, sftp, root, address, secrets, timeout })
+        Ok(Session { ssh, sftp, host_key, root, address, secrets, timeout })
+    }
+
+    pub fn host_key(&self) -> &str {
+        &self.host_key
     }
 
     fn at(&self, path: &str) -> Result<String, PlatformError> {

@@ -27,6 +27,18 @@ pub enum Login {
     KeyboardInteractive,
 }
 
+fn server_key() -> PrivateKey {
+    PrivateKey::from(Ed25519Keypair::from_seed(&[7; 32]))
+}
+
+/// The stand-in's host key fingerprint as orderbridge records it (`SHA256:…`).
+pub fn host_key() -> String {
+    server_key().public_key().fingerprint(russh::keys::HashAlg::Sha256).to_string()
+}
+
+/// A fingerprint of another key, as a server that changed its key would show.
+pub const OTHER_HOST_KEY: &str = "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+
 pub async fn start(login: Login) -> StandIn {
     serve(login, None).await
 }
@@ -42,8 +54,8 @@ async fn serve(login: Login, root: Option<std::path::PathBuf>) -> StandIn {
         Login::KeyboardInteractive => MethodKind::KeyboardInteractive,
     };
     let config = Arc::new(server::Config {
-        // A fixed key: the check accepts any, and tests need no randomness.
-        keys: vec![PrivateKey::from(Ed25519Keypair::from_seed(&[7; 32]))],
+        // A fixed key, so tests know its fingerprint (`host_key`).
+        keys: vec![server_key()],
         methods: MethodSet::from(&[method][..]),
         auth_rejection_time: Duration::from_millis(10),
         auth_rejection_time_initial: Some(Duration::ZERO),
