@@ -10,6 +10,7 @@ mod binary;
 mod browser;
 mod cli_ops;
 mod connections;
+mod crash_writes;
 mod customers;
 mod fixtures;
 mod import;
