@@ -81,10 +81,17 @@ fn ndjson(lines: impl Iterator<Item = std::io::Result<String>>) -> impl Iterator
     })
 }
 
-/// Records from a reader: NDJSON is streamed line by line; a JSON array is read whole.
-pub fn read_records(mut reader: impl BufRead + 'static) -> Result<Box<dyn Iterator<Item = Record>>, String> {
+/// Records from a reader: NDJSON is streamed line by line; a JSON array is read element by
+/// element into raw text (one copy of the input) and each record parsed only when its turn
+/// comes.
+pub fn read_records(reader: impl BufRead + 'static) -> Result<Box<dyn Iterator<Item = Record>>, String> {
+    records_from(reader).map_err(|e| describe(&e))
+}
+
+fn records_from(mut reader: impl BufRead + 'static) -> ApiResult<Box<dyn Iterator<Item = Record>>> {
+    let reading = |e: std::io::Error| ApiError::bad_request(format!("The body could not be read: {e}."));
     let first = loop {
-        let buf = reader.fill_buf().map_err(|e| format!("reading: {e}"))?;
+        let buf = reader.fill_buf().map_err(reading)?;
         let Some(&byte) = buf.first() else { break None };
         if byte.is_ascii_whitespace() {
             reader.consume(1);
@@ -93,10 +100,9 @@ pub fn read_records(mut reader: impl BufRead + 'static) -> Result<Box<dyn Iterat
         }
     };
     if first == Some(b'[') {
-        let mut text = String::new();
-        reader.read_to_string(&mut text).map_err(|e| format!("reading: {e}"))?;
-        let records = parse_records(&text).map_err(|e| describe(&e))?;
-        Ok(Box::new(records.into_iter()))
+        let raw: Vec<Box<RawValue>> = serde_json::from_reader(reader)
+            .map_err(|e| ApiError::bad_request(format!("The body is not a valid JSON array: {e}.")))?;
+        Ok(Box::new(raw.into_iter().enumerate().map(|(i, r)| (i + 1, parse_one(r.get())))))
     } else {
         Ok(Box::new(ndjson(reader.lines())))
     }
@@ -236,8 +242,11 @@ pub fn import(
     }
 }
 
-/// An import body: NDJSON or a JSON array up to `import_body_limit` bytes.
-pub struct ImportBody(String);
+/// An import body: NDJSON or a JSON array up to `import_body_limit` bytes, spooled to an
+/// unnamed temporary file beside the database as it arrives. The records are then read from
+/// the file one at a time on a database thread, so a 64 MiB body is never held in memory,
+/// and a slow upload never holds the write lock.
+pub struct ImportBody(std::fs::File);
 
 const ACCEPTED: [&str; 7] = [
     "application/json",
@@ -263,24 +272,53 @@ impl<'r> FromData<'r> for ImportBody {
                 return Outcome::Error(stash(req, e));
             }
         }
-        let limit = req
-            .rocket()
-            .state::<Config>()
-            .map_or(Config::default().import_body_limit, |c| c.import_body_limit);
-        match data.open(limit.bytes()).into_string().await {
-            Ok(text) if text.is_complete() => Outcome::Success(ImportBody(text.into_inner())),
-            Ok(_) => Outcome::Error(stash(req, ApiError::PayloadTooLarge)),
-            Err(_) => {
-                Outcome::Error(stash(req, ApiError::bad_request("The body could not be read as UTF-8 text.")))
-            }
+        let config = req.rocket().state::<Config>().cloned().unwrap_or_default();
+        match spool(data, &config).await {
+            Ok(file) => Outcome::Success(ImportBody(file)),
+            Err(e) => Outcome::Error(stash(req, e)),
         }
     }
 }
 
+/// Copies the body into an unnamed temporary file (gone when closed, even after a crash)
+/// in the database's folder, rewound for reading.
+async fn spool(data: Data<'_>, config: &Config) -> ApiResult<std::fs::File> {
+    use tokio::io::{AsyncSeekExt, AsyncWriteExt};
+    let folder = match config.database.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let failed = |e: std::io::Error| {
+        log::error!("import: cannot spool the body to a temporary file in {}: {e}", folder.display());
+        ApiError::internal("The body could not be stored for import.")
+    };
+    let file = tokio::task::spawn_blocking({
+        let folder = folder.clone();
+        move || tempfile::tempfile_in(folder)
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("spooling: {e}")))?
+    .map_err(failed)?;
+    let mut writer = tokio::io::BufWriter::with_capacity(1 << 20, tokio::fs::File::from_std(file));
+    let copied = data.open(config.import_body_limit.bytes()).stream_to(&mut writer).await;
+    let copied = copied.map_err(|e| ApiError::bad_request(format!("The body could not be read: {e}.")))?;
+    if !copied.complete {
+        return Err(ApiError::PayloadTooLarge);
+    }
+    writer.flush().await.map_err(failed)?;
+    let mut file = writer.into_inner();
+    file.rewind().await.map_err(failed)?;
+    Ok(file.into_std().await)
+}
+
 async fn run(admin: AdminUser, what: What, body: ImportBody, pool: &Pool) -> ApiResult<Json<Counts>> {
-    let records = parse_records(&body.0)?;
-    drop(body);
-    let counts = admin.0.run(pool, move |conn, _| import(conn, what, records, &mut |_| {})).await?;
+    let counts = admin
+        .0
+        .run(pool, move |conn, _| {
+            let records = records_from(std::io::BufReader::with_capacity(1 << 20, body.0))?;
+            import(conn, what, records, &mut |_| {})
+        })
+        .await?;
     Ok(Json(counts))
 }
 
