@@ -15,7 +15,7 @@ use rocket::request::{FromRequest, Outcome, Request};
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
 use rocket::{State, post};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::body::Body;
@@ -46,12 +46,20 @@ impl TokenKeys {
             return Ok(TokenKeys::new(secret.expose().as_bytes(), config.token_ttl_secs));
         }
         let conn = pool.get().map_err(|e| format!("database: {e}"))?;
-        let stored = db::setting(&conn, "jwt_secret").map_err(|e| format!("database: {e}"))?;
+        // Kept sealed with the credentials' key (db::secrets), opened here.
+        let stored: Option<String> = conn
+            .query_row("SELECT ob_open_text(value) FROM settings WHERE key = 'jwt_secret'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| format!("database: {e}"))?;
         let secret = match stored {
             Some(secret) => secret,
             None => {
                 let secret = random_token(48);
-                db::set_setting(&conn, "jwt_secret", &secret).map_err(|e| format!("database: {e}"))?;
+                conn.execute(
+                    "INSERT INTO settings (key, value) VALUES ('jwt_secret', ob_seal_text(?1))",
+                    [&secret],
+                )
+                .map_err(|e| format!("database: {e}"))?;
                 secret
             }
         };

@@ -10,6 +10,9 @@
 //! `enc:v1:` + base64(24-byte nonce, ciphertext and tag); `ob_open` passes plain values
 //! through, and every start seals any it finds (rows an older release or a tool wrote).
 //!
+//! The token signing secret orderbridge generates (when `jwt_secret` is not configured) is
+//! kept in the database sealed the same way (`ob_seal_text`, `ob_open_text`).
+//!
 //! The database keeps a sealed check value: a key that cannot open it is a start-up error,
 //! and so is a missing key file once credentials were sealed; never a silent new key.
 
@@ -32,6 +35,9 @@ const SEALED_JSON: &str = "enc:v1j:";
 const KEY_FILE_HEADER: &str = "orderbridge-key-v1 ";
 const CHECK_SETTING: &str = "secrets_key_check";
 const CHECK_TEXT: &str = "orderbridge: this key opens this database's credentials";
+/// Settings whose values are secrets, sealed like adapter secrets: the token signing
+/// secret orderbridge generates when none is configured.
+const SEALED_SETTINGS: [&str; 1] = ["jwt_secret"];
 
 /// Whether an adapter key names a secret: it contains token, secret, password or key. An SFTP
 /// warehouse's `host_key` is the server's public key fingerprint, shown as it is.
@@ -132,6 +138,21 @@ impl Sealer {
         }
     }
 
+    /// One secret text sealed (a sealed one stays as it is).
+    fn seal_secret(&self, text: &str) -> String {
+        if text.starts_with(SEALED) { text.to_string() } else { self.seal_text(text, SEALED) }
+    }
+
+    /// One secret text opened; plain text passes through.
+    fn open_secret(&self, text: &str) -> Result<String, String> {
+        match text.strip_prefix(SEALED) {
+            Some(sealed) => self
+                .open_text(sealed)
+                .ok_or_else(|| "a sealed secret does not open with this database's key".to_string()),
+            None => Ok(text.to_string()),
+        }
+    }
+
     /// `ob_seal`'s work: adapter JSON text in, sealed JSON text out. Text that is not a JSON
     /// object is returned as it came (the statement's own checks deal with it).
     fn seal_json(&self, text: &str) -> String {
@@ -172,6 +193,23 @@ pub fn register(conn: &Connection, sealer: &Arc<Sealer>) -> rusqlite::Result<()>
             .transpose()
             .map_err(|e| rusqlite::Error::UserFunctionError(e.into()))
     })?;
+    let sealing = Arc::clone(sealer);
+    conn.create_scalar_function("ob_seal_text", 1, flags, move |ctx| {
+        let text: Option<String> = ctx.get(0)?;
+        Ok(text.map(|t| sealing.seal_secret(&t)))
+    })?;
+    let opening = Arc::clone(sealer);
+    conn.create_scalar_function(
+        "ob_open_text",
+        1,
+        flags | FunctionFlags::SQLITE_DETERMINISTIC,
+        move |ctx| {
+            let text: Option<String> = ctx.get(0)?;
+            text.map(|t| opening.open_secret(&t))
+                .transpose()
+                .map_err(|e| rusqlite::Error::UserFunctionError(e.into()))
+        },
+    )?;
     Ok(())
 }
 
@@ -285,6 +323,13 @@ pub fn ensure(conn: &mut Connection, sealer: &Sealer, key_file: &Path) -> Result
             }
         }
     }
+    for key in SEALED_SETTINGS {
+        if let Some(value) = super::setting(&tx, key).map_err(failed)?
+            && !value.starts_with(SEALED)
+        {
+            super::set_setting(&tx, key, &sealer.seal_secret(&value)).map_err(failed)?;
+        }
+    }
     tx.commit().map_err(failed)
 }
 
@@ -325,6 +370,11 @@ pub fn rotate(database: &Path, key_file: &Path) -> Result<usize, String> {
             )
             .map_err(failed)?;
             count += 1;
+        }
+    }
+    for key in SEALED_SETTINGS {
+        if let Some(value) = super::setting(&tx, key).map_err(failed)? {
+            super::set_setting(&tx, key, &fresh.seal_secret(&old.open_secret(&value)?)).map_err(failed)?;
         }
     }
     super::set_setting(&tx, CHECK_SETTING, &fresh.seal_text(CHECK_TEXT, SEALED)).map_err(failed)?;

@@ -12,7 +12,10 @@ fn now() -> u64 {
 
 fn stored_secret(app: &TestApp) -> String {
     let conn = app.pool().get().unwrap();
-    orderbridge::db::setting(&conn, "jwt_secret").unwrap().expect("generated secret is kept")
+    let raw = orderbridge::db::setting(&conn, "jwt_secret").unwrap().expect("generated secret is kept");
+    assert!(raw.starts_with("enc:v1:"), "the generated secret is kept sealed: {raw}");
+    conn.query_row("SELECT ob_open_text(value) FROM settings WHERE key = 'jwt_secret'", [], |r| r.get(0))
+        .unwrap()
 }
 
 fn sign(alg: Algorithm, secret: &str, claims: serde_json::Value) -> String {
