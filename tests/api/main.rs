@@ -14,6 +14,7 @@ mod crash_writes;
 mod customers;
 mod fixtures;
 mod import;
+mod leaks;
 mod migrations;
 mod openapi;
 mod orders;
