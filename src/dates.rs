@@ -56,19 +56,40 @@ pub fn parse_date_string_at(input: &str, now: OffsetDateTime) -> Result<i64, Str
         return Err(format!("'{}' is not a valid ISO 8601 date or date-time", truncate(s, 60)));
     }
     let now = now.to_offset(UtcOffset::UTC);
-    if let Ok(t) = interim::parse_date_string(s, now, interim::Dialect::Us) {
+    let not_a_date = || {
+        format!(
+            "'{}' is not a date: use ISO 8601 (2024-03-05T14:07:09Z) or a phrase like 'yesterday' or '3 days ago'",
+            truncate(s, 60)
+        )
+    };
+    let phrase = lowercase_words(s).ok_or_else(not_a_date)?;
+    if let Ok(t) = interim::parse_date_string(&phrase, now, interim::Dialect::Us) {
         return Ok(to_ms(t));
     }
     // interim reads "Jan 5 2024 10:00" as a time of 20:24; with the comma it reads the year.
-    if let Some(with_comma) = comma_after_day(s)
+    if let Some(with_comma) = comma_after_day(&phrase)
         && let Ok(t) = interim::parse_date_string(&with_comma, now, interim::Dialect::Us)
     {
         return Ok(to_ms(t));
     }
-    Err(format!(
-        "'{}' is not a date: use ISO 8601 (2024-03-05T14:07:09Z) or a phrase like 'yesterday' or '3 days ago'",
-        truncate(s, 60)
-    ))
+    Err(not_a_date())
+}
+
+/// The phrase with its words (runs of ASCII letters) in lower case; `None` when a word is
+/// longer than any date word. interim 0.2.2 asserts, instead of checking, that the word
+/// after an hour is lower case and under 16 letters: "today 9 PM" panicked inside it. It
+/// reads its other words case-insensitively, so lowering them changes only its `T` before a
+/// time, which is ISO 8601's (read above, before interim).
+fn lowercase_words(s: &str) -> Option<String> {
+    const LONGEST: usize = 15;
+    let mut run = 0;
+    for b in s.bytes() {
+        run = if b.is_ascii_alphabetic() { run + 1 } else { 0 };
+        if run > LONGEST {
+            return None;
+        }
+    }
+    Some(s.to_ascii_lowercase())
 }
 
 fn parse_iso(s: &str) -> Option<OffsetDateTime> {

@@ -145,6 +145,10 @@ enum Segment<'a> {
     Append,
 }
 
+/// Brackets a form name may have: more than any body needs, few enough that building and
+/// dropping the nested value (both recursive) stay far from the end of a thread's stack.
+const MAX_BRACKETS: usize = 32;
+
 /// Splits `a[b][0][]` into `a`, `b`, `0`, append.
 fn parse_name(name: &str) -> Result<Vec<Segment<'_>>, String> {
     let bad = || format!("the form name '{name}' is not valid bracket notation");
@@ -157,6 +161,9 @@ fn parse_name(name: &str) -> Result<Vec<Segment<'_>>, String> {
     }
     let mut segments = vec![Segment::Key(base)];
     while !rest.is_empty() {
+        if segments.len() > MAX_BRACKETS {
+            return Err(format!("the form name '{base}[...' has more than {MAX_BRACKETS} brackets"));
+        }
         let inner = rest.strip_prefix('[').ok_or_else(bad)?;
         let close = inner.find(']').ok_or_else(bad)?;
         let key = &inner[..close];
@@ -167,7 +174,7 @@ fn parse_name(name: &str) -> Result<Vec<Segment<'_>>, String> {
 }
 
 /// Builds the JSON object a form stands for. Repeated plain names keep the last value.
-fn fields_to_object(fields: &[(String, String)]) -> Result<Map<String, Value>, ApiError> {
+pub fn fields_to_object(fields: &[(String, String)]) -> Result<Map<String, Value>, ApiError> {
     let mut root = Value::Object(Map::new());
     for (name, text) in fields {
         let value = if text.is_empty() { Value::Null } else { Value::String(text.clone()) };
