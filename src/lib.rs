@@ -13,6 +13,8 @@ pub mod customers;
 pub mod dashboard;
 pub mod dates;
 pub mod db;
+#[cfg(test)]
+mod decoders_proptest;
 pub mod error;
 pub mod holders;
 pub mod import;

@@ -9,7 +9,7 @@
 //! one without losing or doubling anything.
 
 pub mod command;
-mod csv;
+pub mod csv;
 mod link;
 mod notify;
 mod orders_in;

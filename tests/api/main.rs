@@ -13,6 +13,7 @@ mod connections;
 mod crash_writes;
 mod customers;
 mod fixtures;
+mod fuzz;
 mod import;
 mod leaks;
 mod migrations;
