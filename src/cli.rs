@@ -99,8 +99,9 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
 
 pub fn rotate_key() -> Result<(), String> {
     let config = Config::from_figment(&Config::figment())?;
-    // Opening first upgrades the file and seals anything still plain under the current key.
-    drop(config.open_database(1)?);
+    // Upgrades the file and seals anything still plain under the current key, then lets go
+    // of the key, which the rotation must hold alone.
+    db::prepare(&config.database, &config.key_file())?;
     let key_file = config.key_file();
     let count = db::secrets::rotate(&config.database, &key_file)?;
     println!(

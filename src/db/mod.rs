@@ -149,6 +149,20 @@ pub fn connect(path: &Path, key_file: &Path) -> Result<Connection, String> {
     Ok(conn)
 }
 
+/// Upgrades the file and seals any plain credential over one connection, then closes it and
+/// lets go of the key, for a command that must then be the key's only user (`rotate-key`).
+pub fn prepare(path: &Path, key_file: &Path) -> Result<(), String> {
+    secrets::finish_rotation(path, key_file)?;
+    let sealer = secrets::load_or_create(path, key_file)?;
+    let mut conn =
+        Connection::open(path).map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
+    configure(&conn).map_err(|e| format!("database: {e}"))?;
+    secrets::register(&conn, &sealer).map_err(|e| format!("database: {e}"))?;
+    migrate(&mut conn).map_err(|e| format!("cannot prepare database {}: {e}", path.display()))?;
+    secrets::ensure(&mut conn, &sealer, key_file)?;
+    conn.close().map_err(|(_, e)| format!("database: {e}"))
+}
+
 /// Opens (creating if needed) the database file and applies the schema on first run, with
 /// the key file beside it (`secrets::default_key_file`).
 pub fn open(path: &Path) -> Result<Pool, String> {

@@ -68,11 +68,14 @@ pub fn default_key_file(database: &Path) -> PathBuf {
 /// A database's key.
 pub struct Sealer {
     cipher: XChaCha20Poly1305,
+    /// The key file, held with a shared lock while the key is in use, so `rotate-key` cannot
+    /// re-seal under a new key while this process would go on sealing with the old one.
+    _in_use: Option<std::fs::File>,
 }
 
 impl Sealer {
     fn new(key: &Key) -> Sealer {
-        Sealer { cipher: XChaCha20Poly1305::new(key) }
+        Sealer { cipher: XChaCha20Poly1305::new(key), _in_use: None }
     }
 
     fn seal_text(&self, plain: &str, prefix: &str) -> String {
@@ -265,7 +268,9 @@ fn has_check(database: &Path) -> Result<bool, String> {
 /// up when the old one no longer opens the database (`check` says).
 pub fn load_or_create(database: &Path, key_file: &Path) -> Result<Arc<Sealer>, String> {
     if key_file.exists() {
-        return Ok(Arc::new(Sealer::new(&read_key_file(key_file)?)));
+        let mut sealer = Sealer::new(&read_key_file(key_file)?);
+        sealer._in_use = Some(hold(key_file)?);
+        return Ok(Arc::new(sealer));
     }
     if has_check(database)? {
         return Err(format!(
@@ -279,7 +284,26 @@ pub fn load_or_create(database: &Path, key_file: &Path) -> Result<Arc<Sealer>, S
         "created the key file {} for the database's credentials; back it up with the database",
         key_file.display()
     );
-    Ok(Arc::new(Sealer::new(&key)))
+    let mut sealer = Sealer::new(&key);
+    sealer._in_use = Some(hold(key_file)?);
+    Ok(Arc::new(sealer))
+}
+
+/// The key file with a shared lock: any number of orderbridge processes may use the key at
+/// once, but not while `rotate-key` replaces it.
+fn hold(key_file: &Path) -> Result<std::fs::File, String> {
+    let file = std::fs::File::open(key_file)
+        .map_err(|e| format!("cannot read the key file {}: {e}", key_file.display()))?;
+    match file.try_lock_shared() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "orderbridge rotate-key is replacing the key in {}; start again when it has finished",
+            key_file.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(format!("cannot lock the key file {}: {e}", key_file.display()))
+        }
+    }
 }
 
 /// After the schema is in place: checks the key against the database's check value (writing
@@ -338,6 +362,20 @@ pub fn ensure(conn: &mut Connection, sealer: &Sealer, key_file: &Path) -> Result
 /// file only after the commit; a crash in between leaves both files, and the next start
 /// takes the one that opens the database.
 pub fn rotate(database: &Path, key_file: &Path) -> Result<usize, String> {
+    let in_use = std::fs::File::open(key_file)
+        .map_err(|e| format!("cannot read the key file {}: {e}", key_file.display()))?;
+    match in_use.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(format!(
+                "the key in {} is in use by a running orderbridge (the server or another command); stop it first: it would go on sealing with the old key",
+                key_file.display()
+            ));
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(format!("cannot lock the key file {}: {e}", key_file.display()));
+        }
+    }
     let old = Sealer::new(&read_key_file(key_file)?);
     let fresh_key = XChaCha20Poly1305::generate_key(&mut OsRng);
     let fresh = Sealer::new(&fresh_key);

@@ -94,6 +94,9 @@ fn credentials_are_sealed_in_the_file_and_need_their_key_which_can_be_rotated() 
     );
     let (status, _, body) = http(server.port, "POST", "/stores", &headers, &store).unwrap();
     assert_eq!(status, 201, "{body}");
+    // A rotation while the server runs would leave it sealing with the old key: refused.
+    let (ok, out, err) = run_cli(&db, &["rotate-key"], "");
+    assert!(!ok && err.contains("in use by a running orderbridge"), "{out}{err}");
     server.stop();
 
     // The file alone, with its log folded in, holds no trace of the token.
