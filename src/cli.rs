@@ -251,11 +251,11 @@ fn read_password(prompt: &str) -> Result<String, String> {
         stdin.lock().read_line(&mut line).map_err(|e| format!("reading the password: {e}"))?;
         line.trim_end_matches(['\r', '\n']).to_string()
     };
-    users::validate_password(&password)?;
+    users::validate_password(&password).map_err(|problem| format!("the password {problem}"))?;
     Ok(password)
 }
 
-fn describe(e: &ApiError) -> String {
+pub(crate) fn describe(e: &ApiError) -> String {
     let body = e.body();
     match body.error.details {
         Some(details) => {

@@ -76,7 +76,7 @@ fn verify_password(password: &str, phc: &str) -> bool {
 /// Checks a password from standard input or a prompt is usable.
 pub fn validate_password(password: &str) -> Result<(), String> {
     if password.chars().count() < 8 {
-        return Err("the password must have at least 8 characters".to_string());
+        return Err("must have at least 8 characters".to_string());
     }
     Ok(())
 }
@@ -199,7 +199,10 @@ pub fn ensure_first_admin(
         return Ok(None);
     }
     let (password, generated) = match configured {
-        Some(p) => (p.to_string(), false),
+        Some(p) => {
+            validate_password(p).map_err(|problem| ApiError::invalid("admin_password", problem))?;
+            (p.to_string(), false)
+        }
         None => (random_token(18), true),
     };
     add(conn, "admin", &password, Role::Admin, None)?;
