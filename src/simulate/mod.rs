@@ -30,3 +30,18 @@ impl Rng {
 const FIRST: [&str; 8] = ["Ann", "Ben", "Chloé", "Dev", "Eva", "Finn", "Grace", "Hugo"];
 const LAST: [&str; 8] = ["Smith", "Okafor", "Müller", "Rossi", "Nguyen", "García", "Kowalski", "Brown"];
 const CITIES: [&str; 6] = ["Austin", "Berlin", "Lyon", "Osaka", "Leeds", "Porto"];
+
+/// The first few `sku=level` pairs of stock records, for a simulator's log line.
+fn levels(records: &[serde_json::Value], level: &str) -> String {
+    let shown: Vec<String> = records
+        .iter()
+        .take(8)
+        .map(|r| format!("{}={}", r["sku"].as_str().unwrap_or("?"), r[level].as_i64().unwrap_or_default()))
+        .collect();
+    let more = if records.len() > shown.len() {
+        format!(" and {} more", records.len() - shown.len())
+    } else {
+        String::new()
+    };
+    format!("{}{more}", shown.join(", "))
+}

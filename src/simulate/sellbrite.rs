@@ -540,6 +540,7 @@ fn post_shipment(account: &mut Account, body: &[u8]) -> Response {
         warehouse_uuid,
         items: lines.into_iter().map(|(_, sku, q)| (sku, q)).collect(),
     });
+    log::info!("simulated Sellbrite: order {seq} was told it shipped, tracking {tracking}");
     Response::json(200, &json!({"sb_order_seq": seq, "tracking_number": tracking}))
 }
 
@@ -569,5 +570,10 @@ fn set_inventory(account: &mut Account, body: &[u8]) -> Response {
     }
     account.stock.extend(levels);
     account.inventory_requests += 1;
+    log::info!(
+        "simulated Sellbrite: stock set for {} SKUs: {}",
+        inventory.len(),
+        super::levels(inventory, "available")
+    );
     Response::json(200, &json!({"message": "Inventory adjustments queued"}))
 }
