@@ -28,7 +28,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use orderbridge::{body, dates, error, import, listing, money, orders, shipments, sync};
 
 #[allow(dead_code)]
-#[path = "../src/decoders_proptest.rs"]
+#[path = "../src/decoders_proptest/mod.rs"]
 mod decoders_proptest;
 
 use decoders_proptest::*;
