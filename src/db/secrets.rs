@@ -141,6 +141,19 @@ impl Sealer {
         }
     }
 
+    /// The database's check value under this key.
+    fn check_value(&self) -> String {
+        self.seal_text(CHECK_TEXT, SEALED)
+    }
+
+    /// Whether this key opens the database's check value.
+    fn opens_check(&self, check: Option<&str>) -> bool {
+        check
+            .and_then(|c| c.strip_prefix(SEALED))
+            .and_then(|c| self.open_text(c))
+            .is_some_and(|t| t == CHECK_TEXT)
+    }
+
     /// One secret text sealed (a sealed one stays as it is).
     fn seal_secret(&self, text: &str) -> String {
         if text.starts_with(SEALED) { text.to_string() } else { self.seal_text(text, SEALED) }
@@ -181,39 +194,40 @@ pub fn seal(conn: &Connection, adapter_json: &str) -> rusqlite::Result<String> {
     conn.prepare_cached("SELECT ob_seal(?1)")?.query_row([adapter_json], |r| r.get(0))
 }
 
-/// Gives a connection `ob_seal` and `ob_open`, bound to `sealer`.
+/// Gives a connection `ob_seal` and `ob_open` (adapter JSON), and `ob_seal_text` and
+/// `ob_open_text` (one secret text), bound to `sealer`.
 pub fn register(conn: &Connection, sealer: &Arc<Sealer>) -> rusqlite::Result<()> {
-    let flags = FunctionFlags::SQLITE_UTF8;
-    let sealing = Arc::clone(sealer);
-    conn.create_scalar_function("ob_seal", 1, flags, move |ctx| {
+    sealing_function(conn, "ob_seal", sealer, Sealer::seal_json)?;
+    opening_function(conn, "ob_open", sealer, Sealer::open_json)?;
+    sealing_function(conn, "ob_seal_text", sealer, Sealer::seal_secret)?;
+    opening_function(conn, "ob_open_text", sealer, Sealer::open_secret)
+}
+
+fn sealing_function(
+    conn: &Connection,
+    name: &str,
+    sealer: &Arc<Sealer>,
+    seal: fn(&Sealer, &str) -> String,
+) -> rusqlite::Result<()> {
+    let sealer = Arc::clone(sealer);
+    conn.create_scalar_function(name, 1, FunctionFlags::SQLITE_UTF8, move |ctx| {
         let text: Option<String> = ctx.get(0)?;
-        Ok(text.map(|t| sealing.seal_json(&t)))
-    })?;
-    let opening = Arc::clone(sealer);
-    conn.create_scalar_function("ob_open", 1, flags | FunctionFlags::SQLITE_DETERMINISTIC, move |ctx| {
+        Ok(text.map(|t| seal(&sealer, &t)))
+    })
+}
+
+fn opening_function(
+    conn: &Connection,
+    name: &str,
+    sealer: &Arc<Sealer>,
+    open: fn(&Sealer, &str) -> Result<String, String>,
+) -> rusqlite::Result<()> {
+    let sealer = Arc::clone(sealer);
+    let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    conn.create_scalar_function(name, 1, flags, move |ctx| {
         let text: Option<String> = ctx.get(0)?;
-        text.map(|t| opening.open_json(&t))
-            .transpose()
-            .map_err(|e| rusqlite::Error::UserFunctionError(e.into()))
-    })?;
-    let sealing = Arc::clone(sealer);
-    conn.create_scalar_function("ob_seal_text", 1, flags, move |ctx| {
-        let text: Option<String> = ctx.get(0)?;
-        Ok(text.map(|t| sealing.seal_secret(&t)))
-    })?;
-    let opening = Arc::clone(sealer);
-    conn.create_scalar_function(
-        "ob_open_text",
-        1,
-        flags | FunctionFlags::SQLITE_DETERMINISTIC,
-        move |ctx| {
-            let text: Option<String> = ctx.get(0)?;
-            text.map(|t| opening.open_secret(&t))
-                .transpose()
-                .map_err(|e| rusqlite::Error::UserFunctionError(e.into()))
-        },
-    )?;
-    Ok(())
+        text.map(|t| open(&sealer, &t)).transpose().map_err(|e| rusqlite::Error::UserFunctionError(e.into()))
+    })
 }
 
 fn read_key_file(path: &Path) -> Result<Key, String> {
@@ -269,7 +283,7 @@ fn has_check(database: &Path) -> Result<bool, String> {
 pub fn load_or_create(database: &Path, key_file: &Path) -> Result<Arc<Sealer>, String> {
     if key_file.exists() {
         let mut sealer = Sealer::new(&read_key_file(key_file)?);
-        sealer._in_use = Some(hold(key_file)?);
+        sealer._in_use = Some(lock(key_file, Hold::Shared)?);
         return Ok(Arc::new(sealer));
     }
     if has_check(database)? {
@@ -285,25 +299,80 @@ pub fn load_or_create(database: &Path, key_file: &Path) -> Result<Arc<Sealer>, S
         key_file.display()
     );
     let mut sealer = Sealer::new(&key);
-    sealer._in_use = Some(hold(key_file)?);
+    sealer._in_use = Some(lock(key_file, Hold::Shared)?);
     Ok(Arc::new(sealer))
 }
 
-/// The key file with a shared lock: any number of orderbridge processes may use the key at
-/// once, but not while `rotate-key` replaces it.
-fn hold(key_file: &Path) -> Result<std::fs::File, String> {
+/// How a process holds the key file: any number of orderbridge processes use the key at
+/// once (shared), and `rotate-key` replaces it only when it holds it alone (exclusive).
+#[derive(Clone, Copy)]
+enum Hold {
+    Shared,
+    Alone,
+}
+
+/// The key file, locked as `hold` says, without waiting.
+fn lock(key_file: &Path, hold: Hold) -> Result<std::fs::File, String> {
     let file = std::fs::File::open(key_file)
         .map_err(|e| format!("cannot read the key file {}: {e}", key_file.display()))?;
-    match file.try_lock_shared() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+    let locked = match hold {
+        Hold::Shared => file.try_lock_shared(),
+        Hold::Alone => file.try_lock(),
+    };
+    match (locked, hold) {
+        (Ok(()), _) => Ok(file),
+        (Err(std::fs::TryLockError::WouldBlock), Hold::Shared) => Err(format!(
             "orderbridge rotate-key is replacing the key in {}; start again when it has finished",
             key_file.display()
         )),
-        Err(std::fs::TryLockError::Error(e)) => {
+        (Err(std::fs::TryLockError::WouldBlock), Hold::Alone) => Err(format!(
+            "the key in {} is in use by a running orderbridge (the server or another command); stop it first: it would go on sealing with the old key",
+            key_file.display()
+        )),
+        (Err(std::fs::TryLockError::Error(e)), _) => {
             Err(format!("cannot lock the key file {}: {e}", key_file.display()))
         }
     }
+}
+
+/// Passes every stored adapter through `adapter` and every secret setting through
+/// `setting`, writing back what changed, in the caller's transaction; the number of
+/// adapters read.
+fn rewrite(
+    tx: &rusqlite::Transaction<'_>,
+    adapter: impl Fn(&str) -> Result<String, String>,
+    setting: impl Fn(&str) -> Result<String, String>,
+) -> Result<usize, String> {
+    let failed = |e: rusqlite::Error| format!("sealing credentials: {e}");
+    // Overwrite what is deleted, so a value rewritten here leaves no copy in the file.
+    tx.execute_batch("PRAGMA secure_delete = ON").map_err(failed)?;
+    let mut count = 0;
+    for table in ["stores", "warehouses"] {
+        let rows: Vec<(i64, String)> = tx
+            .prepare(&format!("SELECT id, adapter FROM {table}"))
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(failed)?;
+        for (id, stored) in rows {
+            let rewritten = adapter(&stored)?;
+            if rewritten != stored {
+                tx.execute(
+                    &format!("UPDATE {table} SET adapter = ?2 WHERE id = ?1"),
+                    rusqlite::params![id, rewritten],
+                )
+                .map_err(failed)?;
+            }
+            count += 1;
+        }
+    }
+    for key in SEALED_SETTINGS {
+        if let Some(stored) = super::setting(tx, key).map_err(failed)? {
+            let rewritten = setting(&stored)?;
+            if rewritten != stored {
+                super::set_setting(tx, key, &rewritten).map_err(failed)?;
+            }
+        }
+    }
+    Ok(count)
 }
 
 /// After the schema is in place: checks the key against the database's check value (writing
@@ -311,49 +380,17 @@ fn hold(key_file: &Path) -> Result<std::fs::File, String> {
 pub fn ensure(conn: &mut Connection, sealer: &Sealer, key_file: &Path) -> Result<(), String> {
     let failed = |e: rusqlite::Error| format!("sealing credentials: {e}");
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(failed)?;
-    let check: Option<String> = super::setting(&tx, CHECK_SETTING).map_err(failed)?;
-    match check {
-        Some(sealed) => {
-            let opens = sealed
-                .strip_prefix(SEALED)
-                .and_then(|s| sealer.open_text(s))
-                .is_some_and(|t| t == CHECK_TEXT);
-            if !opens {
-                return Err(format!(
-                    "the key in {} does not open this database's credentials (they were sealed under another key); start with the right key file",
-                    key_file.display()
-                ));
-            }
+    match super::setting(&tx, CHECK_SETTING).map_err(failed)? {
+        Some(check) if !sealer.opens_check(Some(&check)) => {
+            return Err(format!(
+                "the key in {} does not open this database's credentials (they were sealed under another key); start with the right key file",
+                key_file.display()
+            ));
         }
-        None => {
-            super::set_setting(&tx, CHECK_SETTING, &sealer.seal_text(CHECK_TEXT, SEALED)).map_err(failed)?
-        }
+        Some(_) => {}
+        None => super::set_setting(&tx, CHECK_SETTING, &sealer.check_value()).map_err(failed)?,
     }
-    // Overwrite what is deleted, so a plain credential sealed here leaves no copy in the file.
-    tx.execute_batch("PRAGMA secure_delete = ON").map_err(failed)?;
-    for table in ["stores", "warehouses"] {
-        let rows: Vec<(i64, String)> = tx
-            .prepare(&format!("SELECT id, adapter FROM {table}"))
-            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-            .map_err(failed)?;
-        for (id, adapter) in rows {
-            let sealed = sealer.seal_json(&adapter);
-            if sealed != adapter {
-                tx.execute(
-                    &format!("UPDATE {table} SET adapter = ?2 WHERE id = ?1"),
-                    rusqlite::params![id, sealed],
-                )
-                .map_err(failed)?;
-            }
-        }
-    }
-    for key in SEALED_SETTINGS {
-        if let Some(value) = super::setting(&tx, key).map_err(failed)?
-            && !value.starts_with(SEALED)
-        {
-            super::set_setting(&tx, key, &sealer.seal_secret(&value)).map_err(failed)?;
-        }
-    }
+    rewrite(&tx, |adapter| Ok(sealer.seal_json(adapter)), |secret| Ok(sealer.seal_secret(secret)))?;
     tx.commit().map_err(failed)
 }
 
@@ -362,20 +399,7 @@ pub fn ensure(conn: &mut Connection, sealer: &Sealer, key_file: &Path) -> Result
 /// file only after the commit; a crash in between leaves both files, and the next start
 /// takes the one that opens the database.
 pub fn rotate(database: &Path, key_file: &Path) -> Result<usize, String> {
-    let in_use = std::fs::File::open(key_file)
-        .map_err(|e| format!("cannot read the key file {}: {e}", key_file.display()))?;
-    match in_use.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(format!(
-                "the key in {} is in use by a running orderbridge (the server or another command); stop it first: it would go on sealing with the old key",
-                key_file.display()
-            ));
-        }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(format!("cannot lock the key file {}: {e}", key_file.display()));
-        }
-    }
+    let _alone = lock(key_file, Hold::Alone)?;
     let old = Sealer::new(&read_key_file(key_file)?);
     let fresh_key = XChaCha20Poly1305::generate_key(&mut OsRng);
     let fresh = Sealer::new(&fresh_key);
@@ -386,36 +410,16 @@ pub fn rotate(database: &Path, key_file: &Path) -> Result<usize, String> {
     let mut conn = Connection::open(database).map_err(failed)?;
     conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(failed)?;
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(failed)?;
-    tx.execute_batch("PRAGMA secure_delete = ON").map_err(failed)?;
-    let check: Option<String> = super::setting(&tx, CHECK_SETTING).map_err(failed)?;
-    if check.as_deref().and_then(|c| c.strip_prefix(SEALED)).and_then(|c| old.open_text(c)).as_deref()
-        != Some(CHECK_TEXT)
-    {
+    if !old.opens_check(super::setting(&tx, CHECK_SETTING).map_err(failed)?.as_deref()) {
         let _ = std::fs::remove_file(&pending);
         return Err(format!("the key in {} does not open this database's credentials", key_file.display()));
     }
-    let mut count = 0;
-    for table in ["stores", "warehouses"] {
-        let rows: Vec<(i64, String)> = tx
-            .prepare(&format!("SELECT id, adapter FROM {table}"))
-            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-            .map_err(failed)?;
-        for (id, adapter) in rows {
-            let plain = old.open_json(&adapter)?;
-            tx.execute(
-                &format!("UPDATE {table} SET adapter = ?2 WHERE id = ?1"),
-                rusqlite::params![id, fresh.seal_json(&plain)],
-            )
-            .map_err(failed)?;
-            count += 1;
-        }
-    }
-    for key in SEALED_SETTINGS {
-        if let Some(value) = super::setting(&tx, key).map_err(failed)? {
-            super::set_setting(&tx, key, &fresh.seal_secret(&old.open_secret(&value)?)).map_err(failed)?;
-        }
-    }
-    super::set_setting(&tx, CHECK_SETTING, &fresh.seal_text(CHECK_TEXT, SEALED)).map_err(failed)?;
+    let count = rewrite(
+        &tx,
+        |adapter| Ok(fresh.seal_json(&old.open_json(adapter)?)),
+        |secret| Ok(fresh.seal_secret(&old.open_secret(secret)?)),
+    )?;
+    super::set_setting(&tx, CHECK_SETTING, &fresh.check_value()).map_err(failed)?;
     tx.commit().map_err(failed)?;
     std::fs::rename(&pending, key_file).map_err(|e| {
         format!("the credentials are sealed under the new key in {}, but it could not be moved over {}: {e}; move it by hand", pending.display(), key_file.display())
@@ -432,16 +436,8 @@ pub fn finish_rotation(database: &Path, key_file: &Path) -> Result<(), String> {
     }
     let Ok(conn) = Connection::open(database) else { return Ok(()) };
     let check: Option<String> = super::setting(&conn, CHECK_SETTING).ok().flatten();
-    let opens = |path: &Path| {
-        read_key_file(path).ok().is_some_and(|key| {
-            check
-                .as_deref()
-                .and_then(|c| c.strip_prefix(SEALED))
-                .and_then(|c| Sealer::new(&key).open_text(c))
-                .as_deref()
-                == Some(CHECK_TEXT)
-        })
-    };
+    let opens =
+        |path: &Path| read_key_file(path).is_ok_and(|key| Sealer::new(&key).opens_check(check.as_deref()));
     if opens(&pending) && !opens(key_file) {
         std::fs::rename(&pending, key_file).map_err(|e| format!("cannot finish the key rotation: {e}"))?;
     } else {
