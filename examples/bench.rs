@@ -19,10 +19,13 @@
 //! after the load.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{Guard, proc_status_kib, server_binary};
 
 const ADMIN_PASSWORD: &str = "bench-admin-password";
 
@@ -61,28 +64,12 @@ fn fail(message: &str) -> ! {
     std::process::exit(2)
 }
 
-/// A child process killed when dropped.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn binary() -> PathBuf {
-    // target/release/examples/bench -> target/release/orderbridge
-    let exe = std::env::current_exe().expect("current exe");
-    let bin = exe.parent().and_then(Path::parent).map(|d| d.join("orderbridge"));
-    match bin {
-        Some(bin) if bin.exists() => bin,
-        _ => fail("build the server first: cargo build --release"),
-    }
+    server_binary().unwrap_or_else(|e| fail(&e))
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    common::free_port().unwrap_or_else(|e| fail(&format!("bind a loopback port: {e}")))
 }
 
 fn orderbridge(db: &Path) -> Command {
@@ -170,18 +157,6 @@ fn wrk(port: u16, path: &str, token: Option<&str>, script: Option<&Path>, o: &Op
         .find_map(|l| l.strip_prefix("Requests/sec:"))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| fail(&format!("no wrk result for {path}:\n{text}")))
-}
-
-fn rss_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// Seeds a new database file at `db` with the real binary; returns the seconds it took.
@@ -297,8 +272,8 @@ fn main() {
     let r3 = wrk(port, &w3, Some(&token), None, &o);
     eprintln!("bench: W4 ...");
     let r4 = wrk(port, &w4, Some(&token), None, &o);
-    let rss = rss_kib(pid, "VmRSS:");
-    let hwm = rss_kib(pid, "VmHWM:");
+    let rss = proc_status_kib(&pid.to_string(), "VmRSS:");
+    let hwm = proc_status_kib(&pid.to_string(), "VmHWM:");
     drop(server);
 
     // nginx with the same bytes.

@@ -1,5 +1,5 @@
 //! The long run of the decoder property tests (issue 12): each pure decoder over N generated
-//! cases, with the very generators and checks of `src/decoders_proptest.rs` (included below),
+//! cases, with the very generators and checks of `src/decoders_proptest/` (included below),
 //! every case inside `catch_unwind`.
 //!
 //! ```text

@@ -27,6 +27,9 @@ use orderbridge::config::Config;
 use orderbridge::simulate::big_commerce::Simulator;
 use orderbridge::sync::{Engine, Settings, Trigger};
 
+mod common;
+use common::{cpu_secs, proc_status_kib};
+
 const HASH: &str = "bench-store";
 const TOKEN: &str = "bench-token-0123456789";
 
@@ -95,27 +98,6 @@ impl Drop for Child_ {
     }
 }
 
-/// CPU seconds (user + system) this process has used.
-fn cpu_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-/// Peak resident memory of this process, in MiB.
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|kb| kb.parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 async fn bench(orders: usize) {
     let exe = std::env::current_exe().unwrap();
     let mut child = Command::new(exe)
@@ -176,7 +158,7 @@ async fn bench(orders: usize) {
     // 3. Idle passes: nothing new at the store or the warehouse. The kernel counts CPU in
     //    10 ms ticks, so many passes are timed together.
     const IDLE: u32 = 300;
-    let (cpu, wall) = (cpu_secs(), Instant::now());
+    let (cpu, wall) = (cpu_secs("self"), Instant::now());
     for _ in 0..IDLE {
         let run = engine.run_now(connection, Trigger::Request).await.unwrap_or_else(|e| fail(&e.to_string()));
         if run.counts.orders_pulled + run.counts.orders_sent > 0 {
@@ -185,7 +167,7 @@ async fn bench(orders: usize) {
     }
     println!(
         "idle pass: {:.2} ms CPU, {:.1} ms wall (mean of {IDLE}; target <= 1 ms CPU)",
-        (cpu_secs() - cpu) * 1000.0 / f64::from(IDLE),
+        (cpu_secs("self") - cpu) * 1000.0 / f64::from(IDLE),
         wall.elapsed().as_secs_f64() * 1000.0 / f64::from(IDLE)
     );
 
@@ -224,13 +206,16 @@ async fn bench(orders: usize) {
         run.counts.stock_levels_sent,
         cpu * 1000.0 / (run.counts.stock_levels_sent as f64).max(1.0)
     );
-    println!("peak RSS of the orderbridge process: {:.0} MiB (target <= 150)", peak_rss_mib());
+    println!(
+        "peak RSS of the orderbridge process: {:.0} MiB (target <= 150)",
+        proc_status_kib("self", "VmHWM:") as f64 / 1024.0
+    );
 }
 
 async fn timed(engine: &Arc<Engine>, connection: i64) -> (f64, f64, orderbridge::sync::Run) {
-    let (cpu, wall) = (cpu_secs(), Instant::now());
+    let (cpu, wall) = (cpu_secs("self"), Instant::now());
     let run = engine.run_now(connection, Trigger::Request).await.unwrap_or_else(|e| fail(&e.to_string()));
-    (cpu_secs() - cpu, wall.elapsed().as_secs_f64().max(1e-6), run)
+    (cpu_secs("self") - cpu, wall.elapsed().as_secs_f64().max(1e-6), run)
 }
 
 /// A customer, a simulated store, a folder warehouse and a switched-on connection.

@@ -1,0 +1,65 @@
+//! What the examples share: the server binary beside them, a server process that dies with
+//! them, a free loopback port, and what `/proc` says of a process.
+
+// Each example uses a part of this.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+
+/// A child process killed when dropped, so no path out of an example leaves it behind.
+pub struct Guard(pub Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The `orderbridge` binary built beside the running example
+/// (`target/release/examples/x` -> `target/release/orderbridge`). `cargo run --example`
+/// rebuilds the library but not the binary, so an older binary is warned about.
+pub fn server_binary() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("current exe: {e}"))?;
+    let dir = exe.parent().and_then(Path::parent).ok_or("no target directory")?;
+    let bin = dir.join("orderbridge");
+    if !bin.exists() {
+        return Err("build the server first: cargo build --release".into());
+    }
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Some(bin_time), Some(lib_time)) = (modified(&bin), modified(&dir.join("liborderbridge.rlib")))
+        && lib_time > bin_time
+    {
+        eprintln!("warning: {} is older than the library; run `cargo build --release` first", bin.display());
+    }
+    Ok(bin)
+}
+
+pub fn free_port() -> Result<u16, String> {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+/// A `kB` field of `/proc/{pid}/status` (`VmRSS:`, `VmHWM:`) of a pid or `self`; 0 if unread.
+pub fn proc_status_kib(pid: &str, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// User + system CPU seconds of a process (a pid or `self`), from clock ticks of 1/100 s.
+pub fn cpu_secs(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
