@@ -64,17 +64,6 @@ impl Kind {
 
 pub(crate) const FULFILLMENT_STATES: [&str; 4] =
     ["shipped", "partially_shipped", "pending_shipment", "cancelled"];
-pub(crate) const SHIPMENT_STATES: [&str; 9] = [
-    "new",
-    "ready_for_shipment_notification",
-    "scheduled_notify_of_shipment",
-    "scheduled_processing_shipment",
-    "errored_processing",
-    "delayed_notifying_of_shipment",
-    "errored_notifying_of_shipment",
-    "notified_shipped",
-    "archived",
-];
 
 pub(crate) fn one<'a, T>(rng: &mut StdRng, list: &'a [T]) -> &'a T {
     &list[rng.random_range(0..list.len())]
@@ -249,7 +238,7 @@ impl Task {
                 let limit = *one(rng, &[20, 50]);
                 let page = rng.random_range(1..=5);
                 let filter = match rng.random_range(0..5) {
-                    0 => format!("&state={}", one(rng, &SHIPMENT_STATES)),
+                    0 => format!("&state={}", one(rng, &orderbridge::shipments::STATES)),
                     1 => format!("&warehouse_id={}", one(rng, &w.warehouses).0),
                     2 => format!("&store_id={}&sort=-shipped_at", one(rng, &w.stores).0),
                     3 => format!("&customer_id={}&sort=tracking_number", one(rng, &w.customers)),

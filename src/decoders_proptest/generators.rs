@@ -8,6 +8,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::orders::ORDERS;
 use crate::orders::fields::{ITEM_FIELDS, Kind, ORDER_FIELDS};
+use crate::orders::model::ADDRESS_FIELDS;
 use crate::shipments::{SHIPMENTS, STATES};
 
 /// Any text, weighted towards short ASCII with the characters decoders care about.
@@ -262,21 +263,9 @@ pub(crate) fn item() -> BoxedStrategy<Value> {
         .boxed()
 }
 
+/// An address: its fields, and one it does not have.
 pub(crate) fn address() -> BoxedStrategy<Value> {
-    let field = select(
-        &[
-            "first_name",
-            "last_name",
-            "street1",
-            "street2",
-            "city",
-            "region",
-            "postal_code",
-            "country",
-            "telephone",
-            "company",
-        ][..],
-    );
+    let field = select([&ADDRESS_FIELDS[..], &["company"]].concat());
     let v = prop_oneof![3 => text().prop_map(Value::String), 1 => "[a-zA-Z]{2}".prop_map(Value::String), 1 => json_value()];
     vec((field, v), 0..6)
         .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))

@@ -11,7 +11,8 @@ use crate::jsondoc::{self, Obj};
 /// The most items one order may carry.
 pub const MAX_ITEMS: usize = 10_000;
 
-const ADDRESS_FIELDS: [&str; 9] = [
+/// The fields of an address, in its columns' order.
+pub const ADDRESS_FIELDS: [&str; 9] = [
     "first_name",
     "last_name",
     "street1",
