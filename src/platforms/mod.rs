@@ -144,18 +144,15 @@ impl Platform {
             }
             Platform::Sftp => sftp::check(adapter, settings.timeout).await,
             Platform::Ftp => ftp::check(adapter).await,
-            Platform::Folder => {
-                let url = adapter.get("connection_string").and_then(Value::as_str).unwrap_or_default();
-                match files::Location::parse(folder::TOKEN, url) {
-                    Ok(location) => files::check(&location, settings.timeout).await.map_err(|e| match e {
-                        PlatformError::Unreachable { message, .. } => PingError::Unreachable(message),
-                        other => PingError::AuthenticationFailed(other.message().to_string()),
-                    }),
-                    Err(problem) => Err(PingError::AuthenticationFailed(format!(
-                        "The folder's connection_string {problem}."
-                    ))),
+            Platform::Folder => match files::Location::of(folder::TOKEN, adapter) {
+                Ok(location) => files::check(&location, settings.timeout).await.map_err(|e| match e {
+                    PlatformError::Unreachable { message, .. } => PingError::Unreachable(message),
+                    other => PingError::AuthenticationFailed(other.message().to_string()),
+                }),
+                Err(problem) => {
+                    Err(PingError::AuthenticationFailed(format!("The folder's connection_string {problem}.")))
                 }
-            }
+            },
         };
         Some(outcome)
     }

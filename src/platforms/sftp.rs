@@ -1,8 +1,9 @@
 //! The SFTP check: TCP, SSH handshake, password login, then `stat` of the URL's path.
 //!
 //! A refused login, a path that is missing or forbidden, and a host key other than the one
-//! the adapter pins (`host_key`) are `AuthenticationFailed`: the credentials cannot do the job. A server that breaks off the handshake or will not start
-//! SFTP is `Unreachable`: there was no verdict on the credentials.
+//! the adapter pins (`host_key`) are `AuthenticationFailed`: the credentials cannot do the
+//! job. A server that breaks off the handshake or will not start SFTP is `Unreachable`:
+//! there was no verdict on the credentials.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,13 +36,9 @@ pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), Pi
             quote_platform_text(&error.to_string(), &target.secrets())
         ))
     };
-    let pinned = target.host_key.as_deref();
-    let (keys, seen) = HostKeys::new(pinned);
-    let mut session = client::connect_stream(Arc::new(config), stream, keys).await.map_err(|e| match seen
-        .mismatch(pinned, &target.address())
-    {
-        Some(message) => PingError::AuthenticationFailed(format!("{message}.")),
-        None => broke_off("the SSH handshake", &e),
+    let (mut session, _) = handshake(config, stream, &target).await.map_err(|e| match e {
+        Handshake::OtherKey(message) => PingError::AuthenticationFailed(message),
+        Handshake::Failed(e) => broke_off("the SSH handshake", &e),
     })?;
     let login = log_in(&mut session, &target).await.map_err(|e| broke_off("login", &e))?;
     if let Login::Refused(why) = login {
@@ -124,32 +121,33 @@ pub(crate) struct HostKeys {
     seen: Arc<Mutex<Option<String>>>,
 }
 
-/// What a handshake showed of the server's key, read after it ended.
-#[derive(Clone, Default)]
-pub(crate) struct SeenKey(Arc<Mutex<Option<String>>>);
-
-impl SeenKey {
-    /// The fingerprint the server showed, once the handshake got that far.
-    pub(crate) fn fingerprint(&self) -> Option<String> {
-        self.0.lock().ok().and_then(|seen| seen.clone())
-    }
-
-    /// The message for a handshake that failed because the key is not the pinned one.
-    pub(crate) fn mismatch(&self, pinned: Option<&str>, address: &str) -> Option<String> {
-        let (pinned, seen) = (pinned?, self.fingerprint()?);
-        (pinned != seen).then(|| {
-            format!(
-                "The SFTP server at {address} showed the host key {seen}, but the warehouse's adapter pins {pinned}; \
-                 if the server's key was changed on purpose, clear or set the adapter's host_key"
-            )
-        })
-    }
+/// Why a handshake failed.
+pub(crate) enum Handshake {
+    /// The server showed a key other than the pinned one: a message naming both.
+    OtherKey(String),
+    Failed(russh::Error),
 }
 
-impl HostKeys {
-    pub(crate) fn new(pinned: Option<&str>) -> (HostKeys, SeenKey) {
-        let seen = SeenKey::default();
-        (HostKeys { pinned: pinned.map(str::to_string), seen: Arc::clone(&seen.0) }, seen)
+/// The SSH handshake with `target`'s server over `stream`, checking its host key against the
+/// one `target` pins; the session and the fingerprint of the key the server showed.
+pub(crate) async fn handshake(
+    config: client::Config,
+    stream: tokio::net::TcpStream,
+    target: &Target,
+) -> Result<(client::Handle<HostKeys>, String), Handshake> {
+    let seen = Arc::new(Mutex::new(None));
+    let keys = HostKeys { pinned: target.host_key.clone(), seen: Arc::clone(&seen) };
+    let shown = || seen.lock().ok().and_then(|seen| seen.clone());
+    match client::connect_stream(Arc::new(config), stream, keys).await {
+        Ok(session) => Ok((session, shown().unwrap_or_default())),
+        Err(e) => match (target.host_key.as_deref(), shown()) {
+            (Some(pinned), Some(shown)) if pinned != shown => Err(Handshake::OtherKey(format!(
+                "The SFTP server at {} showed the host key {shown}, but the warehouse's adapter pins {pinned}; \
+                 if the server's key was changed on purpose, clear or set the adapter's host_key.",
+                target.address()
+            ))),
+            _ => Err(Handshake::Failed(e)),
+        },
     }
 }
 

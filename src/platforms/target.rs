@@ -24,11 +24,10 @@ impl Target {
     pub fn from_adapter(adapter: &Adapter, scheme: &str, default_port: u16) -> Result<Self, PingError> {
         let kind = scheme.to_uppercase();
         let raw = adapter_field(adapter, "connection_string", &kind)?;
-        let mut target = Self::parse(raw, scheme, default_port).map_err(|problem| {
+        let target = Self::parse(raw, scheme, default_port).map_err(|problem| {
             PingError::AuthenticationFailed(format!("The {kind} connection string {problem}."))
         })?;
-        target.host_key = adapter.get("host_key").and_then(serde_json::Value::as_str).map(str::to_string);
-        Ok(target)
+        Ok(target.pinned_by(adapter))
     }
 
     /// Reads a connection string; the problem is a phrase for a 422 detail or a message
@@ -81,6 +80,12 @@ impl Target {
             }
         }
         Ok(Self { host, port: url.port().unwrap_or(default_port), user, password, path, host_key: None })
+    }
+
+    /// The target with the SSH host key fingerprint the adapter pins (`host_key`), if any.
+    pub fn pinned_by(mut self, adapter: &Adapter) -> Self {
+        self.host_key = adapter.get("host_key").and_then(serde_json::Value::as_str).map(str::to_string);
+        self
     }
 
     /// `host:port` as a person would type it (IPv6 in brackets).

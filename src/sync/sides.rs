@@ -192,10 +192,7 @@ pub fn warehouse_location(link: &Link) -> Result<Location, PlatformError> {
     if !matches!(link.warehouse_platform.as_str(), "sftp" | "ftp" | "dropstream" | "folder") {
         return Err(not_files());
     }
-    let raw =
-        link.warehouse_adapter.get("connection_string").and_then(serde_json::Value::as_str).unwrap_or("");
-    let host_key = link.warehouse_adapter.get("host_key").and_then(serde_json::Value::as_str);
-    Location::parse_pinned(&link.warehouse_platform, raw, host_key)
+    Location::of(&link.warehouse_platform, &link.warehouse_adapter)
         .map_err(|problem| PlatformError::Refused(format!("The warehouse's connection_string {problem}.")))
 }
 

@@ -13,7 +13,6 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::Receiver;
 
-use super::PingError;
 use super::PlatformError;
 use crate::platforms::target::Target;
 
@@ -30,34 +29,15 @@ pub enum Location {
 }
 
 impl Location {
-    /// Reads a warehouse's `connection_string`; the problem is a phrase that never repeats
-    /// the string.
-    pub fn parse(platform: &str, connection_string: &str) -> Result<Location, String> {
-        Location::parse_pinned(platform, connection_string, None)
-    }
-
-    /// `parse`, for a warehouse whose adapter pins an SSH host key.
-    pub fn parse_pinned(
-        platform: &str,
-        connection_string: &str,
-        host_key: Option<&str>,
-    ) -> Result<Location, String> {
-        let target = |scheme: &str, port: u16| {
-            let mut adapter = Map::new();
-            adapter.insert("connection_string".into(), Value::from(connection_string));
-            Target::from_adapter(&adapter, scheme, port).map_err(|e| match e {
-                PingError::AuthenticationFailed(m) | PingError::Unreachable(m) => m,
-                PingError::UnsupportedPlatform => "is not supported".to_string(),
-            })
-        };
+    /// Where a warehouse's files are, from its platform and adapter: the `connection_string`,
+    /// and for SFTP the `host_key` it pins. The problem is a phrase that never repeats the
+    /// string.
+    pub fn of(platform: &str, adapter: &Map<String, Value>) -> Result<Location, String> {
+        let url = adapter.get("connection_string").and_then(Value::as_str).unwrap_or_default();
         match platform {
-            "sftp" | "dropstream" => {
-                let mut target = target("sftp", 22)?;
-                target.host_key = host_key.map(str::to_string);
-                Ok(Location::Sftp(target))
-            }
-            "ftp" => Ok(Location::Ftp(target("ftp", 21)?)),
-            "folder" => folder::parse(connection_string).map(Location::Folder),
+            "sftp" | "dropstream" => Ok(Location::Sftp(Target::parse(url, "sftp", 22)?.pinned_by(adapter))),
+            "ftp" => Target::parse(url, "ftp", 21).map(Location::Ftp),
+            "folder" => folder::parse(url).map(Location::Folder),
             other => Err(format!("names platform '{other}', which has no file exchange orderbridge can use")),
         }
     }
@@ -209,21 +189,25 @@ mod tests {
         assert!(parts("a/../../b").is_err());
     }
 
+    fn url(connection_string: &str) -> Map<String, Value> {
+        Map::from_iter([("connection_string".to_string(), Value::from(connection_string))])
+    }
+
     #[test]
     fn connection_strings_name_their_transport_and_hide_the_password() {
         assert!(matches!(
-            Location::parse("dropstream", "sftp://wh1:s%40cret@ftp.example.com"),
+            Location::of("dropstream", &url("sftp://wh1:s%40cret@ftp.example.com")),
             Ok(Location::Sftp(_))
         ));
-        let Ok(Location::Sftp(t)) = Location::parse("sftp", "sftp://u:p%2Fw@[::1]:2022/in%20box") else {
+        let Ok(Location::Sftp(t)) = Location::of("sftp", &url("sftp://u:p%2Fw@[::1]:2022/in%20box")) else {
             panic!()
         };
         assert_eq!(
             (t.user.as_str(), t.password.as_str(), t.path.as_str(), t.port),
             ("u", "p/w", "/in box", 2022)
         );
-        let e = Location::parse("sftp", "ftp://u:pw-SECRET@host/x").err().unwrap();
+        let e = Location::of("sftp", &url("ftp://u:pw-SECRET@host/x")).err().unwrap();
         assert!(!e.contains("pw-SECRET"), "{e}");
-        assert!(Location::parse("skubana", "x").is_err());
+        assert!(Location::of("skubana", &url("x")).is_err());
     }
 }

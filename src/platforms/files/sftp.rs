@@ -2,7 +2,6 @@
 //! the credential check does it, and every operation bounded by the pass's timeout.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use russh::Disconnect;
@@ -16,7 +15,7 @@ use tokio::sync::mpsc::Receiver;
 use super::parts;
 use crate::platforms::PlatformError;
 use crate::platforms::quote_platform_text;
-use crate::platforms::sftp::{HostKeys, Login, log_in};
+use crate::platforms::sftp::{Handshake, HostKeys, Login, handshake, log_in};
 use crate::platforms::target::Target;
 
 pub struct Session {
@@ -48,15 +47,10 @@ impl Session {
                 inactivity_timeout: Some(timeout.max(Duration::from_secs(1)) * 6),
                 ..client::Config::default()
             };
-            let (keys, seen) = HostKeys::new(target.host_key.as_deref());
-            let mut ssh =
-                client::connect_stream(Arc::new(config), stream, keys).await.map_err(|e| {
-                    match seen.mismatch(target.host_key.as_deref(), &address) {
-                        Some(message) => PlatformError::Refused(format!("{message}.")),
-                        None => broke_off("the SSH handshake", &e),
-                    }
-                })?;
-            let host_key = seen.fingerprint().unwrap_or_default();
+            let (mut ssh, host_key) = handshake(config, stream, target).await.map_err(|e| match e {
+                Handshake::OtherKey(message) => PlatformError::Refused(message),
+                Handshake::Failed(e) => broke_off("the SSH handshake", &e),
+            })?;
             if let Login::Refused(why) = log_in(&mut ssh, target).await.map_err(|e| broke_off("login", &e))? {
                 return Err(PlatformError::Refused(format!("The SFTP server at {address} {why}.")));
             }
