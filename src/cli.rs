@@ -101,8 +101,8 @@ pub fn rotate_key() -> Result<(), String> {
     let config = Config::from_figment(&Config::figment())?;
     // Upgrades the file and seals anything still plain under the current key, then lets go
     // of the key, which the rotation must hold alone.
-    db::prepare(&config.database, &config.key_file())?;
     let key_file = config.key_file();
+    db::prepare(&config.database, &key_file)?;
     let count = db::secrets::rotate(&config.database, &key_file)?;
     println!(
         "re-sealed the credentials of {count} stores and warehouses under a new key, now in {}; back it up (the old key opens nothing any more)",

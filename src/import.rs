@@ -57,18 +57,6 @@ pub enum What {
     Shipments,
 }
 
-/// Splits a whole body into records: a JSON array when it starts with `[`, else NDJSON
-/// (blank lines skipped, still counted).
-pub fn parse_records(text: &str) -> ApiResult<Vec<Record>> {
-    if text.trim_start().starts_with('[') {
-        let raw: Vec<&RawValue> = serde_json::from_str(text)
-            .map_err(|e| ApiError::bad_request(format!("The body is not a valid JSON array: {e}.")))?;
-        Ok(raw.into_iter().enumerate().map(|(i, r)| (i + 1, parse_one(r.get()))).collect())
-    } else {
-        Ok(ndjson(text.lines().map(|l| Ok(l.to_string()))).collect())
-    }
-}
-
 fn parse_one(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("is not valid JSON: {e}"))
 }
@@ -81,14 +69,16 @@ fn ndjson(lines: impl Iterator<Item = std::io::Result<String>>) -> impl Iterator
     })
 }
 
-/// Records from a reader: NDJSON is streamed line by line; a JSON array is read element by
-/// element into raw text (one copy of the input) and each record parsed only when its turn
-/// comes.
+/// Records from a file, as `orderbridge import` reads it: `read_body`, its refusal in words.
 pub fn read_records(reader: impl BufRead + 'static) -> Result<Box<dyn Iterator<Item = Record>>, String> {
-    records_from(reader).map_err(|e| describe(&e))
+    read_body(reader).map_err(|e| describe(&e))
 }
 
-fn records_from(mut reader: impl BufRead + 'static) -> ApiResult<Box<dyn Iterator<Item = Record>>> {
+/// Records from an import body: a JSON array when it starts with `[`, else NDJSON (blank
+/// lines skipped, still counted). NDJSON is streamed line by line; a JSON array is read
+/// element by element into raw text (one copy of the input) and each record parsed only when
+/// its turn comes. A body that cannot be read, or an array that is not JSON, is a 400.
+pub fn read_body(mut reader: impl BufRead + 'static) -> ApiResult<Box<dyn Iterator<Item = Record>>> {
     let reading = |e: std::io::Error| ApiError::bad_request(format!("The body could not be read: {e}."));
     let first = loop {
         let buf = reader.fill_buf().map_err(reading)?;
@@ -272,8 +262,15 @@ impl<'r> FromData<'r> for ImportBody {
                 return Outcome::Error(stash(req, e));
             }
         }
-        let config = req.rocket().state::<Config>().cloned().unwrap_or_default();
-        match spool(data, &config).await {
+        let default;
+        let config = match req.rocket().state::<Config>() {
+            Some(config) => config,
+            None => {
+                default = Config::default();
+                &default
+            }
+        };
+        match spool(data, config).await {
             Ok(file) => Outcome::Success(ImportBody(file)),
             Err(e) => Outcome::Error(stash(req, e)),
         }
@@ -315,7 +312,7 @@ async fn run(admin: AdminUser, what: What, body: ImportBody, pool: &Pool) -> Api
     let counts = admin
         .0
         .run(pool, move |conn, _| {
-            let records = records_from(std::io::BufReader::with_capacity(1 << 20, body.0))?;
+            let records = read_body(std::io::BufReader::with_capacity(1 << 20, body.0))?;
             import(conn, what, records, &mut |_| {})
         })
         .await?;

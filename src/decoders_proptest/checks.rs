@@ -13,7 +13,7 @@ use time::macros::datetime;
 use crate::body::{Fields, Patch, element_fields, fields_to_object, parse_json_object};
 use crate::dates::{format_ms, parse_date_string, parse_date_string_at};
 use crate::error::ApiError;
-use crate::import::{parse_records, read_records};
+use crate::import::{read_body, read_records};
 use crate::listing::{MAX_LIMIT, Params, Plan};
 use crate::money;
 use crate::orders::ORDERS;
@@ -313,11 +313,11 @@ pub(crate) fn check_shipment_record(map: Map<String, Value>) -> Checked {
     }
 }
 
-/// An import body, split as the route splits it and read as the CLI reads a file: a refusal
-/// is a 400; both agree on whether the body is all JSON.
+/// An import body, read as the route reads it and as the CLI reads a file: a refusal is a
+/// 400; both agree on whether the body is all JSON.
 pub(crate) fn check_import_text(text: &str) -> Checked {
-    let from_text = match parse_records(text) {
-        Ok(records) => check_records(records.into_iter())?,
+    let from_text = match read_body(Cursor::new(text.as_bytes().to_vec())) {
+        Ok(records) => check_records(records)?,
         Err(e) => {
             prop_assert_eq!(e.status().code, 400, "{:?}", text);
             check_rejection(&e)?;
