@@ -20,6 +20,8 @@ pub async fn sync(connection: Option<i64>) -> Result<(), String> {
 
 pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
     let mut figment = Config::figment();
+    // Before the database is opened: its first start has something to say (the key file).
+    crate::logging::init(&figment);
     let mut seeded = None;
     let mut admin_before_seed = None;
     let mut simulation = None;

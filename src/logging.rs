@@ -40,9 +40,19 @@ fn may_hold_credentials(module: &str, level: Level) -> bool {
     (within("rocket::server") && level == Level::Debug) || (within("rocket::form") && level == Level::Trace)
 }
 
-/// `rocket::launch` records are shown at every level, as Rocket shows them.
+/// The target of what the operator must see whatever the level (a key file made, a host
+/// key pinned, what the demo's simulated platforms are told); see [`notice`].
+const NOTICE: &str = "orderbridge::notice";
+
+/// Shows `message` to the operator at every log level but `off`, as Rocket shows its launch
+/// records. (`log::info!` would stop at the level before reaching the logger.)
+pub fn notice(message: std::fmt::Arguments<'_>) {
+    log::logger().log(&Record::builder().level(Level::Info).target(NOTICE).args(message).build());
+}
+
+/// `rocket::launch` records are shown at every level, as Rocket shows them, and so are notices.
 fn is_launch_record(metadata: &Metadata<'_>) -> bool {
-    metadata.target().contains("rocket::launch")
+    metadata.target().contains("rocket::launch") || metadata.target() == NOTICE
 }
 
 impl Log for Logger {

@@ -294,10 +294,10 @@ pub fn load_or_create(database: &Path, key_file: &Path) -> Result<Arc<Sealer>, S
     }
     let key = XChaCha20Poly1305::generate_key(&mut OsRng);
     write_key_file(key_file, &key)?;
-    log::info!(
+    crate::logging::notice(format_args!(
         "created the key file {} for the database's credentials; back it up with the database",
         key_file.display()
-    );
+    ));
     let mut sealer = Sealer::new(&key);
     sealer._in_use = Some(lock(key_file, Hold::Shared)?);
     Ok(Arc::new(sealer))

@@ -558,7 +558,10 @@ fn post_shipment(store: &mut Store, id: &str, body: &[u8]) -> Response {
                           "tracking_carrier": carrier, "order_address_id": order.address_id,
                           "items": lines.iter().map(|(l, q)| json!({"order_product_id": l, "quantity": q})).collect::<Vec<_>>()});
     order.shipments.push(shipment.clone());
-    log::info!("simulated BigCommerce: order {} was told it shipped, tracking {tracking}", order.id);
+    crate::logging::notice(format_args!(
+        "simulated BigCommerce: order {} was told it shipped, tracking {tracking}",
+        order.id
+    ));
     store.posted.push(PostedShipment {
         order_id: order.id.to_string(),
         tracking_number: tracking,
@@ -589,10 +592,10 @@ fn set_stock(store: &mut Store, body: &[u8]) -> Response {
         }
         store.stock.insert(sku.to_string(), quantity);
     }
-    log::info!(
+    crate::logging::notice(format_args!(
         "simulated BigCommerce: stock set for {} SKUs: {}",
         items.len(),
         super::levels(items, "quantity")
-    );
+    ));
     Response::json(200, &json!({"transaction_id": format!("sim-{}", store.stock.len())}))
 }

@@ -540,7 +540,9 @@ fn post_shipment(account: &mut Account, body: &[u8]) -> Response {
         warehouse_uuid,
         items: lines.into_iter().map(|(_, sku, q)| (sku, q)).collect(),
     });
-    log::info!("simulated Sellbrite: order {seq} was told it shipped, tracking {tracking}");
+    crate::logging::notice(format_args!(
+        "simulated Sellbrite: order {seq} was told it shipped, tracking {tracking}"
+    ));
     Response::json(200, &json!({"sb_order_seq": seq, "tracking_number": tracking}))
 }
 
@@ -570,10 +572,10 @@ fn set_inventory(account: &mut Account, body: &[u8]) -> Response {
     }
     account.stock.extend(levels);
     account.inventory_requests += 1;
-    log::info!(
+    crate::logging::notice(format_args!(
         "simulated Sellbrite: stock set for {} SKUs: {}",
         inventory.len(),
         super::levels(inventory, "available")
-    );
+    ));
     Response::json(200, &json!({"message": "Inventory adjustments queued"}))
 }

@@ -196,7 +196,9 @@ async fn pin_host_key(engine: &Engine, link: &Link, fingerprint: String) -> Resu
         })
         .await?;
     if let Some(fingerprint) = pinned {
-        log::info!("warehouse {warehouse_id}: pinned the SFTP server's host key {fingerprint}");
+        crate::logging::notice(format_args!(
+            "warehouse {warehouse_id}: pinned the SFTP server's host key {fingerprint}"
+        ));
     }
     Ok(())
 }
