@@ -344,6 +344,31 @@ async fn rocket_failures_answer_in_the_error_envelope() {
 }
 
 #[rocket::async_test]
+async fn a_path_asked_with_a_method_it_does_not_take_is_405_naming_the_ones_it_does() {
+    use rocket::http::Method;
+    let app = spawn_app().await;
+    let cases = [
+        (Method::Delete, "/customers/1", "GET, HEAD, PATCH"),
+        (Method::Put, "/customers", "GET, HEAD, POST"),
+        (Method::Options, "/connections/1/channels/2", "PATCH"),
+        (Method::Trace, "/", "GET, HEAD"),
+        (Method::Delete, "/variant_collection/abc", "GET, HEAD, PATCH"),
+        (Method::Get, "/auth/token", "POST"),
+    ];
+    let token = HttpHeader::new("Authorization", format!("Bearer {}", app.admin));
+    for (method, path, allowed) in cases {
+        let r =
+            crate::common::reply(app.client.req(method, path).header(token.clone()).dispatch().await).await;
+        assert_error(&r, 405, "method_not_allowed");
+        assert_eq!(r.header("Allow"), Some(allowed), "{method} {path}");
+    }
+    // A path the API does not have stays a 404, whatever the method.
+    let r = crate::common::reply(app.client.delete("/no/such/route").dispatch().await).await;
+    assert_error(&r, 404, "not_found");
+    assert_eq!(r.header("Allow"), None);
+}
+
+#[rocket::async_test]
 async fn bodies_over_the_limit_get_413() {
     let app = spawn_app_with(|f| f.merge(("body_limit", 64))).await;
     let big = "x".repeat(200);
