@@ -65,6 +65,11 @@ pub fn parse_date_string_at(input: &str, now: OffsetDateTime) -> Result<i64, Str
             truncate(s, 60)
         )
     };
+    // A phrase has a word in it. interim also reads bare numbers ("5" as the year 5, "0.5" as
+    // 00:05 today), which no one means as a date and which a number typed by mistake lands on.
+    if !s.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return Err(not_a_date());
+    }
     let phrase = lowercase_words(s).ok_or_else(not_a_date)?;
     if let Some(t) = interim::parse_date_string(&phrase, now, interim::Dialect::Us).ok().and_then(in_utc) {
         return Ok(to_ms(t));
@@ -231,7 +236,19 @@ mod tests {
 
     #[test]
     fn garbage_is_refused_with_a_hint() {
-        for input in ["", "   ", "not a date", "2024-13-45", "2024-03-05T25:00Z", "12abc"] {
+        let cases = [
+            "",
+            "   ",
+            "not a date",
+            "2024-13-45",
+            "2024-03-05T25:00Z",
+            "12abc",
+            "0.5",
+            "5",
+            "2024",
+            "10:00",
+        ];
+        for input in cases {
             let err = parse_date_string_at(input, NOW).expect_err(input);
             assert!(!err.is_empty());
         }
