@@ -320,15 +320,22 @@ pub fn catch_all(status: Status, req: &Request<'_>) -> ApiError {
     }
 }
 
-/// The methods of the mounted routes whose path fits the request's (HEAD with GET, as Rocket
-/// answers it), in a fixed order.
+/// The methods of the mounted routes whose path fits the request's most closely (the fewest
+/// `<param>` segments: `/stores/ping` is POST's, not `/stores/<id>`'s), HEAD with GET as Rocket
+/// answers it, in a fixed order.
 fn allowed_methods(req: &Request<'_>) -> Vec<Method> {
     let asked: Vec<&str> = req.uri().path().segments().collect();
-    let mut allowed: Vec<Method> = req
+    let fitting: Vec<(usize, Method)> = req
         .rocket()
         .routes()
         .filter(|route| path_fits(route.uri.path(), &asked))
-        .map(|route| route.method)
+        .map(|route| (route.uri.path().matches('<').count(), route.method))
+        .collect();
+    let closest = fitting.iter().map(|(params, _)| *params).min();
+    let mut allowed: Vec<Method> = fitting
+        .into_iter()
+        .filter(|(params, _)| Some(*params) == closest)
+        .map(|(_, method)| method)
         .collect();
     if allowed.contains(&Method::Get) {
         allowed.push(Method::Head);

@@ -354,6 +354,7 @@ async fn a_path_asked_with_a_method_it_does_not_take_is_405_naming_the_ones_it_d
         (Method::Trace, "/", "GET, HEAD"),
         (Method::Delete, "/variant_collection/abc", "GET, HEAD, PATCH"),
         (Method::Get, "/auth/token", "POST"),
+        (Method::Options, "/stores/ping", "POST"),
     ];
     let token = HttpHeader::new("Authorization", format!("Bearer {}", app.admin));
     for (method, path, allowed) in cases {
