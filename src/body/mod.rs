@@ -63,18 +63,33 @@ async fn decode<'r>(req: &'r Request<'_>, mut data: Data<'r>) -> Result<Body, Ap
         Some(ct) if ct.is_form() || ct.is_form_data() => {
             match Form::<RawFields>::from_data(req, data).await {
                 Outcome::Success(form) => fields_to_object(&form.into_inner().0).map(Body),
-                Outcome::Error((status, errors)) if status.code == 413 => {
-                    let _ = errors;
+                Outcome::Error((_, errors)) if errors.iter().any(over_limit) => {
                     Err(ApiError::PayloadTooLarge)
                 }
                 Outcome::Error((_, errors)) => Err(ApiError::bad_request(format!(
                     "The form body could not be parsed: {}",
-                    errors.iter().next().map_or_else(|| "malformed".to_string(), |e| e.to_string())
+                    errors.iter().next().map_or_else(|| "malformed".to_string(), cut_off_or_said)
                 ))),
                 Outcome::Forward(_) => Err(unsupported()),
             }
         }
         _ => Err(unsupported()),
+    }
+}
+
+/// Whether a form error is a size limit passed. Rocket answers a cut-off multipart body (a
+/// part's headers never ending, no closing boundary) with an `InvalidLength` naming no limit,
+/// whose status is the same 413: that one is a malformed body, a 400.
+fn over_limit(error: &form::Error<'_>) -> bool {
+    matches!(error.kind, form::error::ErrorKind::InvalidLength { max: Some(_), .. })
+}
+
+fn cut_off_or_said(error: &form::Error<'_>) -> String {
+    match error.kind {
+        form::error::ErrorKind::InvalidLength { max: None, .. } => {
+            "the body ends in the middle of a part".into()
+        }
+        _ => error.to_string(),
     }
 }
 

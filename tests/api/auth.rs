@@ -388,6 +388,21 @@ async fn bodies_over_the_limit_get_413() {
 }
 
 #[rocket::async_test]
+async fn a_multipart_body_cut_off_in_a_part_is_400_not_413() {
+    let app = spawn_app().await;
+    let ct = ContentType::new("multipart", "form-data").with_params(("boundary", "b"));
+    let cut_off = [
+        "--b\r\n\x1c\u{86}b--b--\r\n",
+        "--b\r\nContent-Disposition: form-data; name=\"company_name\"\r\n",
+        "--b\r\nContent-Disposition: form-data; name=\"company_name\"\r\n\r\nAcme",
+    ];
+    for body in cut_off {
+        let r = app.send("POST", "/customers", &app.admin, ct.clone(), body.to_string()).await;
+        assert_error(&r, 400, "bad_request");
+    }
+}
+
+#[rocket::async_test]
 async fn a_broken_database_answers_500_in_the_envelope_without_details() {
     let app = spawn_app().await;
     app.pool().get().unwrap().execute_batch("DROP TABLE customers").unwrap();
