@@ -188,7 +188,9 @@ fn parse_name(name: &str) -> Result<Vec<Segment<'_>>, String> {
     Ok(segments)
 }
 
-/// Builds the JSON object a form stands for. Repeated plain names keep the last value.
+/// Builds the JSON object a form stands for. The last field of a name wins: a repeated plain
+/// name keeps its last value, and a field that gives a name another shape (`a=1` then
+/// `a[b]=2`, or the other way round) replaces what the earlier ones built.
 pub fn fields_to_object(fields: &[(String, String)]) -> Result<Map<String, Value>, ApiError> {
     let mut root = Value::Object(Map::new());
     for (name, text) in fields {
@@ -210,7 +212,10 @@ fn insert(node: &mut Value, segments: &[Segment<'_>], value: Value) -> Result<()
     };
     match first {
         Segment::Key(key) => {
-            let map = node.as_object_mut().ok_or("conflicts with another field of the same name")?;
+            if !node.is_object() {
+                *node = Value::Object(Map::new());
+            }
+            let map = node.as_object_mut().ok_or("could not be read")?;
             if rest.is_empty() {
                 map.insert((*key).to_string(), value);
                 return Ok(());
@@ -225,7 +230,10 @@ fn insert(node: &mut Value, segments: &[Segment<'_>], value: Value) -> Result<()
             if !rest.is_empty() {
                 return Err("uses [] before other brackets; give indices like [0]");
             }
-            let list = node.as_array_mut().ok_or("conflicts with another field of the same name")?;
+            if !node.is_array() {
+                *node = Value::Array(Vec::new());
+            }
+            let list = node.as_array_mut().ok_or("could not be read")?;
             list.push(value);
             Ok(())
         }
@@ -274,8 +282,20 @@ mod tests {
             let owned = vec![(name.to_string(), "1".to_string())];
             assert!(fields_to_object(&owned).is_err(), "name {name}");
         }
-        let clash = vec![("a".to_string(), "1".to_string()), ("a[b]".to_string(), "2".to_string())];
-        assert!(fields_to_object(&clash).is_err());
+    }
+
+    #[test]
+    fn a_later_field_that_gives_a_name_another_shape_replaces_the_earlier() {
+        let cases = [
+            (vec![("a", "1"), ("a[b]", "2")], json!({"a": {"b": "2"}})),
+            (vec![("a[b]", "2"), ("a", "1")], json!({"a": "1"})),
+            (vec![("a[]", "1"), ("a[b]", "2")], json!({"a": {"b": "2"}})),
+            (vec![("a[b]", "2"), ("a[]", "1")], json!({"a": ["1"]})),
+            (vec![("a[b]", "2"), ("a[b][c]", "3"), ("a[d]", "4")], json!({"a": {"b": {"c": "3"}, "d": "4"}})),
+        ];
+        for (pairs, want) in cases {
+            assert_eq!(form(&pairs), want, "{pairs:?}");
+        }
     }
 
     #[test]
