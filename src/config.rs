@@ -82,6 +82,9 @@ pub struct Config {
     pub sync_max_attempts: u32,
     /// First retry delay; it doubles with each try.
     pub sync_retry_base_secs: u64,
+    /// Customer users may point stores and warehouses at loopback, private and other
+    /// special-purpose addresses, as admins may (CONTRACT §6); for a trusted network.
+    pub tenant_private_targets: bool,
 }
 
 impl Default for Config {
@@ -106,6 +109,7 @@ impl Default for Config {
             sync_interval_secs: 60,
             sync_max_attempts: 8,
             sync_retry_base_secs: 60,
+            tenant_private_targets: false,
         }
     }
 }
@@ -180,6 +184,20 @@ mod tests {
             assert_eq!(config.ping_mode, PingMode::Offline);
             assert_eq!(config.token_ttl_secs, 60);
             assert_eq!(config.session_ttl_secs, 60);
+            Ok(())
+        });
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail dictates the closure's error type
+    fn tenant_private_targets_is_off_unless_rocket_toml_or_the_environment_turns_it_on() {
+        rocket::figment::Jail::expect_with(|jail| {
+            let read = || Config::from_figment(&Config::figment()).map(|c| c.tenant_private_targets);
+            assert_eq!(read(), Ok(false));
+            jail.create_file("Rocket.toml", "[default]\ntenant_private_targets = true\n")?;
+            assert_eq!(read(), Ok(true));
+            jail.set_env("ORDERBRIDGE_TENANT_PRIVATE_TARGETS", "false");
+            assert_eq!(read(), Ok(false), "the environment wins over the file");
             Ok(())
         });
     }

@@ -11,6 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 
+use super::reach::Reach;
 use super::target::Target;
 use super::{Adapter, PingError, end_sentence, quote_platform_text};
 
@@ -18,8 +19,8 @@ use super::{Adapter, PingError, end_sentence, quote_platform_text};
 const MAX_LINE_BYTES: u64 = 4096;
 const MAX_REPLY_LINES: usize = 100;
 
-pub(super) async fn check(adapter: &Adapter) -> Result<(), PingError> {
-    let target = Target::from_adapter(adapter, "ftp", 21)?;
+pub(super) async fn check(adapter: &Adapter, reach: Reach) -> Result<(), PingError> {
+    let target = Target::from_adapter(adapter, "ftp", 21)?.reached_under(reach);
     let mut control = Control::new(target.connect("FTP").await?, &target);
 
     let mut greeting = control.read_reply().await?;

@@ -15,6 +15,7 @@ pub mod files;
 pub mod folder;
 mod ftp;
 pub mod http;
+pub mod reach;
 pub mod retry;
 pub mod sellbrite;
 pub(crate) mod sftp;
@@ -36,6 +37,9 @@ pub struct PingSettings {
     pub timeout: Duration,
     pub bigcommerce_api_base: String,
     pub sellbrite_api_base: String,
+    /// Where the adapter's own address may lead: a customer user's ping reaches only public
+    /// addresses (CONTRACT §6).
+    pub reach: reach::Reach,
 }
 
 impl Default for PingSettings {
@@ -44,6 +48,7 @@ impl Default for PingSettings {
             timeout: Duration::from_secs(10),
             bigcommerce_api_base: "https://api.bigcommerce.com".to_owned(),
             sellbrite_api_base: "https://api.sellbrite.com".to_owned(),
+            reach: reach::Reach::Anywhere,
         }
     }
 }
@@ -58,12 +63,17 @@ pub enum PingError {
     Unreachable(String),
     /// No live check exists for this platform.
     UnsupportedPlatform,
+    /// The adapter's address is one its policy may not reach (CONTRACT §6): a sentence
+    /// naming the host, never an address it resolved to.
+    NotAllowed(String),
 }
 
 impl std::fmt::Display for PingError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::AuthenticationFailed(reason) | Self::Unreachable(reason) => f.write_str(reason),
+            Self::AuthenticationFailed(reason) | Self::Unreachable(reason) | Self::NotAllowed(reason) => {
+                f.write_str(reason)
+            }
             Self::UnsupportedPlatform => f.write_str("No live credential check exists for this platform."),
         }
     }
@@ -142,8 +152,8 @@ impl Platform {
                     .await
                     .map_err(PingError::from)
             }
-            Platform::Sftp => sftp::check(adapter, settings.timeout).await,
-            Platform::Ftp => ftp::check(adapter).await,
+            Platform::Sftp => sftp::check(adapter, settings.timeout, settings.reach).await,
+            Platform::Ftp => ftp::check(adapter, settings.reach).await,
             Platform::Folder => match files::Location::of(folder::TOKEN, adapter) {
                 Ok(location) => files::check(&location, settings.timeout).await.map_err(|e| match e {
                     PlatformError::Unreachable { message, .. } => PingError::Unreachable(message),

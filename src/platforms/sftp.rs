@@ -15,14 +15,15 @@ use russh_sftp::client::SftpSession;
 use russh_sftp::client::error::Error as SftpError;
 use russh_sftp::protocol::StatusCode;
 
+use super::reach::Reach;
 use super::target::Target;
 use super::{Adapter, PingError, quote_platform_text};
 
 /// Keyboard-interactive rounds answered before giving up on a chatty server.
 const MAX_PROMPT_ROUNDS: usize = 4;
 
-pub(super) async fn check(adapter: &Adapter, timeout: Duration) -> Result<(), PingError> {
-    let target = Target::from_adapter(adapter, "sftp", 22)?;
+pub(super) async fn check(adapter: &Adapter, timeout: Duration, reach: Reach) -> Result<(), PingError> {
+    let target = Target::from_adapter(adapter, "sftp", 22)?.reached_under(reach);
     let stream = target.connect("SFTP").await?;
     let config = client::Config {
         // Bounds the session task too if the check is dropped at the deadline.

@@ -6,7 +6,8 @@
 use percent_encoding::percent_decode_str;
 use url::{Host, Url};
 
-use super::{Adapter, PingError, adapter_field};
+use super::reach::{self, Reach};
+use super::{Adapter, PingError, PlatformError, adapter_field};
 
 pub struct Target {
     pub host: String,
@@ -17,6 +18,8 @@ pub struct Target {
     pub path: String,
     /// The SSH host key fingerprint the warehouse pins (its adapter's `host_key`), if any.
     pub host_key: Option<String>,
+    /// Where [`Target::connect`] may lead (CONTRACT §6); `Anywhere` unless the caller says.
+    pub reach: Reach,
 }
 
 impl Target {
@@ -79,12 +82,26 @@ impl Target {
                 return Err(format!("has a {what} containing a line break"));
             }
         }
-        Ok(Self { host, port: url.port().unwrap_or(default_port), user, password, path, host_key: None })
+        Ok(Self {
+            host,
+            port: url.port().unwrap_or(default_port),
+            user,
+            password,
+            path,
+            host_key: None,
+            reach: Reach::Anywhere,
+        })
     }
 
     /// The target with the SSH host key fingerprint the adapter pins (`host_key`), if any.
     pub fn pinned_by(mut self, adapter: &Adapter) -> Self {
         self.host_key = adapter.get("host_key").and_then(serde_json::Value::as_str).map(str::to_string);
+        self
+    }
+
+    /// The target with connections kept within `reach`.
+    pub fn reached_under(mut self, reach: Reach) -> Self {
+        self.reach = reach;
         self
     }
 
@@ -102,14 +119,36 @@ impl Target {
         [&self.password, &self.user]
     }
 
-    /// Opens the TCP connection; failures answer quickly as `Unreachable`.
+    /// Opens the TCP connection within the target's reach; failures answer quickly as
+    /// `Unreachable`, and an address the reach refuses as `NotAllowed`, with no connection.
     pub async fn connect(&self, server: &str) -> Result<tokio::net::TcpStream, PingError> {
-        tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.map_err(|e| {
-            PingError::Unreachable(format!(
+        reach::connect(&self.host, self.port, self.reach).await.map_err(|e| match reach::refusal(&e) {
+            Some(refused) => PingError::NotAllowed(format!(
+                "orderbridge did not connect to the {server} server at {}: {refused}, and a customer user \
+                 set this address, which may point only at public internet addresses (an admin who saves \
+                 the adapter makes it the operator's choice; tenant_private_targets allows it for all).",
+                self.address()
+            )),
+            None => PingError::Unreachable(format!(
                 "Could not connect to the {server} server at {}: {e}.",
                 self.address()
-            ))
+            )),
         })
+    }
+}
+
+/// A connection that failed, as a sync step sees it: an address the reach refuses is not
+/// retried (it will be refused again until someone changes the address or the policy).
+impl From<PingError> for PlatformError {
+    fn from(error: PingError) -> Self {
+        match error {
+            PingError::NotAllowed(message) => PlatformError::Rejected { status: 0, message },
+            PingError::AuthenticationFailed(message) => PlatformError::Refused(message),
+            PingError::Unreachable(message) => PlatformError::unreachable(message),
+            PingError::UnsupportedPlatform => {
+                PlatformError::Rejected { status: 0, message: error.to_string() }
+            }
+        }
     }
 }
 

@@ -52,6 +52,8 @@ pub struct Settings {
     pub request_timeout: Duration,
     pub bigcommerce_api_base: String,
     pub sellbrite_api_base: String,
+    /// Whether customer users' addresses may be private (CONTRACT §6).
+    pub tenant_private_targets: bool,
 }
 
 impl Settings {
@@ -64,6 +66,7 @@ impl Settings {
             request_timeout: Duration::from_secs(config.ping_timeout_secs),
             bigcommerce_api_base: config.bigcommerce_api_base.clone(),
             sellbrite_api_base: config.sellbrite_api_base.clone(),
+            tenant_private_targets: config.tenant_private_targets,
         }
     }
 

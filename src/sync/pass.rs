@@ -102,7 +102,8 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
     let folders = Folders::of(&link);
     let first_step = if sales { Step::PullOrders } else { Step::Stock };
     let store = StoreSide::for_link(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
-    let location = sides::warehouse_location(&link).map_err(|e| fail(first_step)(e.into()))?;
+    let reach = link.warehouse_reach(engine.settings().tenant_private_targets);
+    let location = sides::warehouse_location(&link, reach).map_err(|e| fail(first_step)(e.into()))?;
 
     if sales {
         pass.enter(Step::PullOrders).await?;

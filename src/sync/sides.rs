@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::platforms::PlatformError;
 use crate::platforms::big_commerce::client::{self as big_commerce, BigCommerce};
 use crate::platforms::files::{self, FileSession, Location};
+use crate::platforms::reach::Reach;
 use crate::platforms::sellbrite::client::{self as sellbrite, Sellbrite};
 use crate::platforms::store::{ListedOrder, Listing, Notified, PulledOrder, ShipmentNotice};
 
@@ -183,8 +184,9 @@ pub async fn file_failed(
     files.rename(&join(dir, name), &join(&place, name)).await
 }
 
-/// Where the link's warehouse keeps its files, or why orderbridge cannot reach it.
-pub fn warehouse_location(link: &Link) -> Result<Location, PlatformError> {
+/// Where the link's warehouse keeps its files, or why orderbridge cannot reach it; its
+/// server is connected to only within `reach`.
+pub fn warehouse_location(link: &Link, reach: Reach) -> Result<Location, PlatformError> {
     let not_files = || PlatformError::Rejected {
         status: 0,
         message: format!("orderbridge cannot sync warehouses of platform '{}'.", link.warehouse_platform),
@@ -193,6 +195,7 @@ pub fn warehouse_location(link: &Link) -> Result<Location, PlatformError> {
         return Err(not_files());
     }
     Location::of(&link.warehouse_platform, &link.warehouse_adapter)
+        .map(|location| location.reached_under(reach))
         .map_err(|problem| PlatformError::Refused(format!("The warehouse's connection_string {problem}.")))
 }
 

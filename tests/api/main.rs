@@ -23,6 +23,7 @@ mod ping_live;
 mod ping_routes;
 mod platforms;
 mod products;
+mod reach;
 mod revocation;
 mod seed;
 mod shipments;

@@ -36,7 +36,12 @@ enum Outcome {
 }
 
 fn settings(timeout: Duration, base: &str) -> PingSettings {
-    PingSettings { timeout, bigcommerce_api_base: base.to_owned(), sellbrite_api_base: base.to_owned() }
+    PingSettings {
+        timeout,
+        bigcommerce_api_base: base.to_owned(),
+        sellbrite_api_base: base.to_owned(),
+        ..PingSettings::default()
+    }
 }
 
 fn adapter(value: Value) -> Map<String, Value> {

@@ -38,8 +38,7 @@ impl Session {
     pub async fn open(target: &Target, timeout: Duration) -> Result<Session, PlatformError> {
         let address = target.address();
         let opened = async {
-            let stream =
-                target.connect("FTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
+            let stream = target.connect("FTP").await.map_err(PlatformError::from)?;
             let peer = stream
                 .peer_addr()
                 .map_err(|e| PlatformError::unreachable(format!("The FTP server at {address}: {e}.")))?;

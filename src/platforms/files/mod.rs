@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc::Receiver;
 
 use super::PlatformError;
+use crate::platforms::reach::Reach;
 use crate::platforms::target::Target;
 
 /// Where a file warehouse's files are.
@@ -39,6 +40,16 @@ impl Location {
             "ftp" => Target::parse(url, "ftp", 21).map(Location::Ftp),
             "folder" => folder::parse(url).map(Location::Folder),
             other => Err(format!("names platform '{other}', which has no file exchange orderbridge can use")),
+        }
+    }
+
+    /// The location with its server's connections kept within `reach` (CONTRACT §6); a
+    /// folder is on this machine and has no network address.
+    pub fn reached_under(self, reach: Reach) -> Location {
+        match self {
+            Location::Sftp(target) => Location::Sftp(target.reached_under(reach)),
+            Location::Ftp(target) => Location::Ftp(target.reached_under(reach)),
+            folder @ Location::Folder(_) => folder,
         }
     }
 }

@@ -41,8 +41,7 @@ impl Session {
             ))
         };
         let opened = async {
-            let stream =
-                target.connect("SFTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
+            let stream = target.connect("SFTP").await.map_err(PlatformError::from)?;
             let config = client::Config {
                 inactivity_timeout: Some(timeout.max(Duration::from_secs(1)) * 6),
                 ..client::Config::default()
