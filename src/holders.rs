@@ -254,8 +254,12 @@ pub async fn update(
             let patch = adapter.clone();
             let stored =
                 user.clone().run(pool, move |conn, user| stored_adapter(conn, kind, id, user)).await?;
-            let resolved = patch.resolve(kind.owner, stored)?;
-            Some(check_reach(kind.owner, &resolved, reach).await?)
+            if is_folder(kind.owner, &stored) {
+                None // the transaction refuses a customer user's change of a folder warehouse
+            } else {
+                let resolved = patch.resolve(kind.owner, stored)?;
+                Some(check_reach(kind.owner, &resolved, reach).await?)
+            }
         }
         _ => None,
     };
@@ -283,8 +287,8 @@ pub async fn update(
             }
             let resolved = adapter.resolve(kind.owner, stored)?;
             check_folder(kind.owner, &resolved, user, &config)?;
-            if let Some(checked) = checked
-                && address_of(kind.owner, &resolved.platform, &resolved.settings) != checked
+            if reach == Reach::PublicOnly
+                && checked != Some(address_of(kind.owner, &resolved.platform, &resolved.settings))
             {
                 return Err(ApiError::conflict(
                     format!("{} {id} changed while this request was checked; send it again.", kind.noun),
