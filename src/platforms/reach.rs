@@ -224,7 +224,7 @@ impl Lookup for System {
     }
 }
 
-/// Why [`addresses`] has none to give.
+/// Why [`public_addresses`] has none to give.
 enum NoAddress {
     Refused(Refused),
     Failed(io::Error),
