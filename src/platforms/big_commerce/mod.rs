@@ -137,15 +137,23 @@ pub async fn check(
     token_header.set_sensitive(true);
     let url = format!("{}/stores/{store_hash}/v2/store", api_base.trim_end_matches('/'));
     let request = client.get(url).header("X-Auth-Token", token_header).header(ACCEPT, "application/json");
-    let response = http::send(request, timeout, NAME, api_base).await?;
-    match response.status() {
-        s if s.is_success() => Ok(()),
-        StatusCode::NOT_FOUND => Err(PlatformError::Refused(format!(
-            "BigCommerce has no store with hash '{store_hash}' (HTTP {}).",
-            http::status_text(StatusCode::NOT_FOUND)
-        ))),
-        _ => Err(http::error_from(NAME, response, &[token]).await),
-    }
+    super::retry::ask_once(&account(api_base, store_hash), async {
+        let response = http::send(request, timeout, NAME, api_base).await?;
+        match response.status() {
+            s if s.is_success() => Ok(()),
+            StatusCode::NOT_FOUND => Err(PlatformError::Refused(format!(
+                "BigCommerce has no store with hash '{store_hash}' (HTTP {}).",
+                http::status_text(StatusCode::NOT_FOUND)
+            ))),
+            _ => Err(http::error_from(NAME, response, &[token]).await),
+        }
+    })
+    .await
+}
+
+/// The account whose rate limit a request spends: BigCommerce limits each store.
+pub(crate) fn account(api_base: &str, store_hash: &str) -> String {
+    format!("big_commerce:{}/stores/{store_hash}", api_base.trim_end_matches('/'))
 }
 
 /// A string field of the adapter. The caller validated the adapter, so a missing field is its

@@ -119,11 +119,24 @@ pub async fn check(
     let url = format!("{}/v1/warehouses", api_base.trim_end_matches('/'));
     // reqwest marks the Authorization header it builds here as sensitive.
     let request = client.get(url).basic_auth(auth_token, Some(secret_key)).header(ACCEPT, "application/json");
-    let response = http::send(request, timeout, NAME, api_base).await?;
-    if response.status().is_success() {
-        return Ok(());
-    }
-    Err(http::error_from(NAME, response, &[auth_token, secret_key]).await)
+    super::retry::ask_once(&account(api_base, auth_token), async {
+        let response = http::send(request, timeout, NAME, api_base).await?;
+        if response.status().is_success() {
+            return Ok(());
+        }
+        Err(http::error_from(NAME, response, &[auth_token, secret_key]).await)
+    })
+    .await
+}
+
+/// The account whose rate limit a request spends, named by a fingerprint of its token,
+/// never the token.
+pub(crate) fn account(api_base: &str, auth_token: &str) -> String {
+    format!(
+        "sellbrite:{}/v1:{:x}",
+        api_base.trim_end_matches('/'),
+        client::fingerprint(&Value::from(auth_token))
+    )
 }
 
 /// A string field of the validated adapter; missing answers as a refusal, never a panic.
