@@ -7,6 +7,7 @@ pub mod api;
 pub mod auth;
 pub mod body;
 pub mod cli;
+mod conditional;
 pub mod config;
 pub mod connections;
 pub mod customers;
@@ -100,6 +101,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .mount("/", dashboard::routes())
         .attach(Sessions::sweeper())
         .attach(sync::fairing())
+        .attach(conditional::Conditional)
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
 }
