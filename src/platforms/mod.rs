@@ -14,6 +14,7 @@ mod ftp;
 pub mod http;
 pub mod registry;
 pub mod retry;
+pub mod seam;
 pub mod sellbrite;
 pub(crate) mod sftp;
 pub mod store;

@@ -1,49 +1,15 @@
 //! The one list of the platforms orderbridge knows: which token names which platform, for
 //! stores and for warehouses. Everything else about a platform lives in its own folder
-//! beside this file, behind the traits here; adding one is its folder and a line below.
+//! beside this file, behind the traits of [`super::seam`]; adding one is its folder and a
+//! line below.
 //!
 //! A token not listed is a platform orderbridge does not know: its adapter is accepted as
 //! any object (the hosted service has more platforms than we sync), it has no live check,
 //! and it cannot sync.
 
-use async_trait::async_trait;
-
-use super::files::{self, FileWarehouse, Kind};
-use super::retry::RetryPolicy;
-use super::store::StoreClient;
-use super::{Adapter, Owner, PingError, PlatformError, Settings, big_commerce, sellbrite};
-use crate::fields::Fields;
-
-/// What every platform, store or warehouse, has: a name for messages, the rules of its
-/// adapter and the credential check of a ping.
-#[async_trait]
-pub trait Platform: Sync {
-    /// How messages name it ("BigCommerce", "The SFTP server").
-    fn name(&self) -> &'static str;
-
-    /// Checks the adapter's shape; problems are named under `adapter` (`adapter[key]`).
-    fn validate(&self, adapter: &mut Fields);
-
-    /// Asks the platform whether the (validated) adapter's credentials work (CONTRACT §8).
-    async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError>;
-}
-
-/// A platform stores live on: it lends the engine a client for the store side of a pass.
-pub trait StorePlatform: Platform {
-    /// The client of a validated adapter, whose requests follow `policy`.
-    fn client(
-        &self,
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: RetryPolicy,
-    ) -> Result<Box<dyn StoreClient>, PlatformError>;
-}
-
-/// A platform warehouses live on: where its files are.
-pub trait WarehousePlatform: Platform {
-    /// Where the validated adapter's files are, or why they cannot be reached.
-    fn location(&self, adapter: &Adapter) -> Result<files::Location, PlatformError>;
-}
+use super::files::{FileWarehouse, Kind, WarehousePlatform};
+use super::seam::{Platform, StorePlatform};
+use super::{Owner, big_commerce, sellbrite};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.
 static STORES: &[(&str, &dyn StorePlatform)] = &[

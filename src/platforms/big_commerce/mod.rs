@@ -11,8 +11,8 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, HeaderValue};
 use serde_json::{Map, Value};
 
-use super::registry::{Platform, StorePlatform};
 use super::retry::RetryPolicy;
+use super::seam::{Platform, StorePlatform};
 use super::store::{
     ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StoreClient, Walk,
 };

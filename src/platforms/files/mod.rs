@@ -8,7 +8,7 @@ mod ftp;
 mod platform;
 mod sftp;
 
-pub use platform::{FileWarehouse, Kind};
+pub use platform::{FileWarehouse, Kind, WarehousePlatform};
 
 use std::path::PathBuf;
 use std::time::Duration;

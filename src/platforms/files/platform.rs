@@ -5,8 +5,15 @@ use async_trait::async_trait;
 
 use super::Location;
 use crate::fields::Fields;
-use crate::platforms::registry::{Platform, WarehousePlatform};
+use crate::platforms::seam::Platform;
 use crate::platforms::{Adapter, PingError, PlatformError, Settings, file_url, folder, ftp, sftp};
+
+/// A platform warehouses live on: where its files are. Every warehouse platform orderbridge
+/// syncs today exchanges files, so the warehouse side of the seam is theirs.
+pub trait WarehousePlatform: Platform {
+    /// Where the validated adapter's files are, or why they cannot be reached.
+    fn location(&self, adapter: &Adapter) -> Result<Location, PlatformError>;
+}
 
 /// How a file warehouse exchanges its files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use reqwest::header::ACCEPT;
 use serde_json::{Map, Value};
 
-use super::registry::{Platform, StorePlatform};
 use super::retry::RetryPolicy;
+use super::seam::{Platform, StorePlatform};
 use super::store::{
     ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StoreClient, Walk,
 };
