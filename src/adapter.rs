@@ -9,8 +9,8 @@ use crate::api::{ApiResult, NoContent};
 use crate::body::{Fields, Patch};
 use crate::config::{Config, PingMode};
 use crate::error::ApiError;
-use crate::platforms::reach::{Reach, address_of};
-use crate::platforms::{self, PingError, PingSettings, validate};
+use crate::platforms::reach::Reach;
+use crate::platforms::{self, PingError, address_of, validate};
 
 pub use crate::platforms::Owner;
 
@@ -50,12 +50,7 @@ impl Adapter {
         if config.ping_mode == PingMode::Offline {
             return Ok(NoContent);
         }
-        let settings = PingSettings {
-            timeout: std::time::Duration::from_secs(config.ping_timeout_secs),
-            bigcommerce_api_base: config.bigcommerce_api_base.clone(),
-            sellbrite_api_base: config.sellbrite_api_base.clone(),
-            reach,
-        };
+        let settings = platforms::Settings { reach, ..platforms::Settings::from_config(config) };
         let outcome = match owner {
             Owner::Store => platforms::check_store(&settings, &self.platform, &self.settings).await,
             Owner::Warehouse => platforms::check_warehouse(&settings, &self.platform, &self.settings).await,
@@ -225,8 +220,7 @@ mod tests {
         validate(&mut fields, owner, platform, &object(adapter));
         match fields.finish() {
             Ok(()) => vec![],
-            Err(ApiError::Validation(d)) => d.into_iter().collect(),
-            Err(e) => panic!("{e:?}"),
+            Err(crate::fields::Invalid(d)) => d.into_iter().collect(),
         }
     }
 

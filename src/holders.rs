@@ -16,8 +16,9 @@ use crate::config::Config;
 use crate::dates;
 use crate::db::{self, Pool};
 use crate::error::ApiError;
+use crate::platforms::address_of;
 use crate::platforms::folder;
-use crate::platforms::reach::{Address, Reach, SetBy, address_of};
+use crate::platforms::reach::{Address, Reach, SetBy};
 
 /// A resource that holds an adapter, as its module describes it. Every name is a literal of
 /// our own code, never from a request.

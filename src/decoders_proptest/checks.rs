@@ -182,6 +182,7 @@ fn check_fields(map: &Map<String, Value>) -> Result<(), TestCaseError> {
             }
         }
         if let Err(e) = f.finish() {
+            let e = ApiError::from(e);
             prop_assert_eq!(e.status().code, 422);
             check_rejection(&e)?;
         }

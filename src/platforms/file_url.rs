@@ -2,7 +2,7 @@
 //! it, through the one parser (`target::Target::parse`).
 
 use super::target::Target;
-use crate::body::Fields;
+use crate::fields::Fields;
 
 /// `connection_string` required, a URL of `scheme`; for SFTP, `host_key` is a fingerprint or
 /// null (none pinned yet).

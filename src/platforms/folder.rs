@@ -7,8 +7,8 @@ use std::path::{Component, Path, PathBuf};
 
 use percent_encoding::percent_decode_str;
 
-use crate::body::Fields;
 use crate::config::Config;
+use crate::fields::Fields;
 
 pub const TOKEN: &str = "folder";
 

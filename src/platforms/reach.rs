@@ -22,11 +22,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use iprfc::Ipv6Net;
-use serde_json::{Map, Value};
 use tokio::net::TcpStream;
-
-use super::target::Target;
-use super::{Owner, Platform};
 
 /// How far a connection made for a store or warehouse may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -342,22 +338,6 @@ impl Address {
     }
 }
 
-/// Where a store or warehouse of a known platform connects: a file warehouse's
-/// `connection_string`. `folder` warehouses name no network address (they stay inside
-/// `folder_warehouse_root`, and only admins set them), and the store platforms of today
-/// connect to the hosts fixed by config, which are the operator's; a store platform with an
-/// address of its own adds its arm here ([`Address::of_url`]).
-pub fn address_of(owner: Owner, platform: &str, adapter: &Map<String, Value>) -> Option<Address> {
-    let connection_string = || adapter.get("connection_string").and_then(Value::as_str);
-    let target = |scheme, port| Target::parse(connection_string()?, scheme, port).ok();
-    let target = match Platform::of(owner, platform)? {
-        Platform::Sftp => target("sftp", 22)?,
-        Platform::Ftp => target("ftp", 21)?,
-        Platform::BigCommerce | Platform::Sellbrite | Platform::Folder => return None,
-    };
-    Some(Address { field: "adapter[connection_string]", host: target.host, port: target.port })
-}
-
 /// The HTTP client for a request to `url` under `reach`. Under `PublicOnly` its resolver
 /// refuses names that resolve to addresses that are not public, and it uses no proxy (a
 /// proxy would resolve the name itself, beyond this check). A URL whose host is an IP
@@ -648,22 +628,11 @@ mod tests {
     }
 
     #[test]
-    fn file_warehouses_name_their_connection_string_and_url_fields_take_the_schemes_port() {
-        let adapter = |url: &str| Map::from_iter([("connection_string".to_string(), Value::from(url))]);
-        let address = address_of(Owner::Warehouse, "dropstream", &adapter("sftp://u:p@files.example.com"));
-        assert_eq!(
-            address,
-            Some(Address { field: "adapter[connection_string]", host: "files.example.com".into(), port: 22 })
-        );
-        let address = address_of(Owner::Warehouse, "ftp", &adapter("ftp://u:p@[::1]:2121/x")).unwrap();
-        assert_eq!((address.host.as_str(), address.port), ("::1", 2121));
-        assert_eq!(address_of(Owner::Warehouse, "folder", &adapter("file:///srv/wh")), None);
-        assert_eq!(address_of(Owner::Store, "big_commerce", &adapter("sftp://u:p@h")), None);
+    fn a_url_field_names_its_host_and_its_port_or_the_schemes() {
         let url = Address::of_url("adapter[url]", "https://shop.example.com/wp").unwrap();
         assert_eq!((url.field, url.host.as_str(), url.port), ("adapter[url]", "shop.example.com", 443));
-        assert_eq!(
-            Address::of_url("adapter[url]", "http://0x7f.1:8080/").map(|a| a.host),
-            Some("127.0.0.1".into())
-        );
+        let url = Address::of_url("adapter[url]", "http://0x7f.1:8080/").unwrap();
+        assert_eq!((url.host.as_str(), url.port), ("127.0.0.1", 8080));
+        assert_eq!(Address::of_url("adapter[url]", "not a url"), None);
     }
 }

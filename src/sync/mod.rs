@@ -21,6 +21,7 @@ mod scheduler;
 mod shipments_in;
 mod sides;
 mod states;
+mod step;
 mod stock;
 
 use std::collections::HashMap;
@@ -29,7 +30,7 @@ use std::time::Duration;
 
 use crate::config::{Config, SyncMode};
 use crate::db::{self, DbError, Pool};
-use crate::platforms::retry::RetryPolicy;
+use crate::platforms::{self, retry::RetryPolicy};
 
 pub use link::Link;
 pub use runs::{Run, RunCounts, Trigger};
@@ -50,8 +51,8 @@ pub struct Settings {
     pub retry_base: Duration,
     /// The longest a pass waits for one answer.
     pub request_timeout: Duration,
-    pub bigcommerce_api_base: String,
-    pub sellbrite_api_base: String,
+    /// Where the platforms are, as the operator set it.
+    pub platforms: platforms::Settings,
     /// Whether customer users' addresses may be private (CONTRACT §6).
     pub tenant_private_targets: bool,
 }
@@ -64,8 +65,7 @@ impl Settings {
             max_attempts: config.sync_max_attempts,
             retry_base: Duration::from_secs(config.sync_retry_base_secs),
             request_timeout: Duration::from_secs(config.ping_timeout_secs),
-            bigcommerce_api_base: config.bigcommerce_api_base.clone(),
-            sellbrite_api_base: config.sellbrite_api_base.clone(),
+            platforms: platforms::Settings::from_config(config),
             tenant_private_targets: config.tenant_private_targets,
         }
     }
@@ -112,7 +112,6 @@ impl std::fmt::Display for EngineError {
 pub struct Engine {
     pool: Pool,
     settings: Settings,
-    http: reqwest::Client,
     /// Connection id → the id of its pass under way. A std mutex: never held across an await.
     running: Mutex<HashMap<i64, i64>>,
     /// Serializes starting passes, so two requests for one connection get one pass.
@@ -158,7 +157,6 @@ impl Engine {
         Arc::new(Engine {
             pool,
             settings,
-            http: crate::platforms::http::client().clone(),
             running: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),

@@ -13,9 +13,9 @@ use crate::dates::now_ms;
 use crate::db;
 
 use super::csv::{OrderFile, OrderRow, cell, date_cell, money_cell};
-use super::pass::StepError;
 use super::sides::{Folders, join};
 use super::states::OrderState;
+use super::step::StepError;
 use super::{Engine, Link};
 use crate::platforms::files::FileSession;
 

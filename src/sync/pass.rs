@@ -3,62 +3,18 @@
 //! did stays done.
 
 use crate::db::DbError;
-use crate::platforms::PlatformError;
 use crate::platforms::files::{FileSession, Location};
 
 use super::runs::{self, Failure, Outcome, RunCounts, Step};
-use super::sides::{self, Folders, StoreSide};
+use super::sides::{self, Folders};
+use super::step::StepError;
 use super::{Engine, Link, Shared, notify, orders_in, orders_out, shipments_in, stock};
-
-/// Why a step stopped: the platform said no, or our own database failed (a bug or the
-/// environment; logged, and reported without detail).
-#[derive(Debug)]
-pub enum StepError {
-    Platform(PlatformError),
-    /// A warehouse file that could not be imported; the message names it.
-    BadFile(String),
-    Db(DbError),
-}
-
-impl From<PlatformError> for StepError {
-    fn from(e: PlatformError) -> Self {
-        StepError::Platform(e)
-    }
-}
-
-impl From<DbError> for StepError {
-    fn from(e: DbError) -> Self {
-        StepError::Db(e)
-    }
-}
-
-impl From<rusqlite::Error> for StepError {
-    fn from(e: rusqlite::Error) -> Self {
-        StepError::Db(DbError::from(e))
-    }
-}
-
-impl StepError {
-    fn into_failure(self, step: Step, connection_id: i64) -> Failure {
-        match self {
-            StepError::Platform(e) => Failure { step, code: e.code(), message: e.message().to_string() },
-            StepError::BadFile(message) => Failure { step, code: "bad_data", message },
-            StepError::Db(e) => {
-                log::error!("sync: connection {connection_id}, step {}: database: {e}", step.as_str());
-                Failure {
-                    step,
-                    code: "internal_error",
-                    message: "orderbridge could not read or write its database; see the server log.".into(),
-                }
-            }
-        }
-    }
-}
+use crate::platforms::store::StoreClient;
 
 /// Runs a pass of the connection as it is now, recorded as run `run_id`.
 pub async fn run(engine: &Engine, connection_id: i64, run_id: i64) -> Outcome {
     let mut counts = RunCounts::default();
-    let mut pass = Pass { engine, run_id };
+    let mut pass = Pass { engine, run_id, connection_id };
     let failure = steps(&mut pass, connection_id, &mut counts).await.err();
     Outcome { counts, failure }
 }
@@ -67,6 +23,7 @@ pub async fn run(engine: &Engine, connection_id: i64, run_id: i64) -> Outcome {
 struct Pass<'a> {
     engine: &'a Engine,
     run_id: i64,
+    connection_id: i64,
 }
 
 impl Pass<'_> {
@@ -76,7 +33,7 @@ impl Pass<'_> {
         self.engine
             .db(move |conn| Ok::<_, DbError>(runs::enter(conn, run_id, step)?))
             .await
-            .map_err(|e| StepError::Db(e).into_failure(step, run_id))
+            .map_err(|e| StepError::Db(e).into_failure(step, self.connection_id))
     }
 }
 
@@ -101,13 +58,13 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
     }
     let folders = Folders::of(&link);
     let first_step = if sales { Step::PullOrders } else { Step::Stock };
-    let store = StoreSide::for_link(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
+    let store = sides::store_for(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
     let reach = link.warehouse_reach(engine.settings().tenant_private_targets);
     let location = sides::warehouse_location(&link, reach).map_err(|e| fail(first_step)(e.into()))?;
 
     if sales {
         pass.enter(Step::PullOrders).await?;
-        orders_in::pull(engine, &link, &store, &mut counts.orders_pulled)
+        orders_in::pull(engine, &link, store.as_ref(), &mut counts.orders_pulled)
             .await
             .map_err(fail(Step::PullOrders))?;
     }
@@ -115,7 +72,7 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
     // connections to the same warehouse wait for this one's file steps to end.
     let _warehouse = engine.hold(Shared::Warehouse, link.warehouse_id).await;
     let mut files: Option<FileSession> = None;
-    let result = warehouse_steps(pass, &link, &store, &location, &folders, &mut files, counts).await;
+    let result = warehouse_steps(pass, &link, store.as_ref(), &location, &folders, &mut files, counts).await;
     if let Some(session) = files {
         session.close().await;
     }
@@ -125,7 +82,7 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
 async fn warehouse_steps(
     pass: &Pass<'_>,
     link: &Link,
-    store: &StoreSide,
+    store: &dyn StoreClient,
     location: &Location,
     folders: &Folders,
     files: &mut Option<FileSession>,

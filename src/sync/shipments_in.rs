@@ -21,9 +21,9 @@ use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
 
 use super::csv::{self as files_csv, BadLine, ShipmentRow};
-use super::pass::StepError;
 use super::sides::{Folders, file_failed, file_processed, join, waiting_files};
 use super::states;
+use super::step::StepError;
 use super::{Engine, Link};
 
 /// An item a warehouse says it shipped, before it is matched to an order item.

@@ -135,6 +135,12 @@ impl TestApp {
         reply(self.client.get(path.to_string()).header(bearer(token)).dispatch().await).await
     }
 
+    /// A GET that carries `If-None-Match: tag`.
+    pub async fn get_if_none_match(&self, path: &str, token: &str, tag: &str) -> Reply {
+        let request = self.client.get(path.to_string()).header(bearer(token));
+        reply(request.header(Header::new("If-None-Match", tag.to_string())).dispatch().await).await
+    }
+
     pub async fn get_anonymous(&self, path: &str) -> Reply {
         reply(self.client.get(path.to_string()).dispatch().await).await
     }

@@ -9,6 +9,7 @@ mod auth;
 mod binary;
 mod browser;
 mod cli_ops;
+mod conditional;
 mod connections;
 mod crash_writes;
 mod customers;

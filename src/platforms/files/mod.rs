@@ -5,7 +5,10 @@
 
 mod folder;
 mod ftp;
+mod platform;
 mod sftp;
+
+pub use platform::{FileWarehouse, Kind, WarehousePlatform};
 
 use std::path::PathBuf;
 use std::time::Duration;
