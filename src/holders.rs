@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::dates;
 use crate::db::{self, Pool};
 use crate::error::ApiError;
-use crate::platforms::folder;
+use crate::platforms::files::folder;
 
 /// A resource that holds an adapter, as its module describes it. Every name is a literal of
 /// our own code, never from a request.

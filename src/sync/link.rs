@@ -108,11 +108,4 @@ impl Link {
         }
         why
     }
-
-    /// The adapter's folder for one kind of file, relative to the warehouse's root (empty: the
-    /// root itself).
-    pub fn warehouse_dir(&self, key: &str, default: &str) -> String {
-        let dir = self.warehouse_adapter.get(key).and_then(Value::as_str).unwrap_or(default);
-        dir.trim_matches('/').to_string()
-    }
 }
