@@ -100,7 +100,7 @@ pub struct Warehouse {
 }
 
 /// Bytes handed to the session at a time while an order file is written.
-const CHUNK_BYTES: usize = 256 * 1024;
+const CHUNK_BYTES: usize = 64 * 1024;
 
 impl Warehouse {
     /// The warehouse of a validated adapter for one pass; an error for an unusable
