@@ -29,7 +29,7 @@ use crate::fields::Fields;
 use target::Target;
 
 pub use platform::{FileWarehouse, WarehousePlatform};
-pub use settle::{Sightings, is_taken_name};
+pub use settle::Sightings;
 pub use warehouse::{
     FileSettings, Inbox, Incoming, OrderFeed, OrderStream, Parsed, Sent, Warehouse, WriterStopped, order_feed,
 };
