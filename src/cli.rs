@@ -30,7 +30,7 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
         let pool = config.open_database(0)?;
         let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
         // The simulated warehouse worker serves `folder` warehouses, which must be absolute.
-        let folder_root = crate::platforms::folder::root(&config);
+        let folder_root = crate::platforms::files::folder::root(&config);
         if simulate {
             std::fs::create_dir_all(&folder_root)
                 .map_err(|e| format!("cannot create folder_warehouse_root {}: {e}", folder_root.display()))?;

@@ -17,7 +17,7 @@ use crate::dates;
 use crate::db::{self, Pool};
 use crate::error::ApiError;
 use crate::platforms::address_of;
-use crate::platforms::folder;
+use crate::platforms::files::folder;
 use crate::platforms::reach::{Address, Reach, SetBy};
 
 /// A resource that holds an adapter, as its module describes it. Every name is a literal of

@@ -7,19 +7,14 @@
 
 pub mod big_commerce;
 pub mod error;
-pub mod file_url;
 pub mod files;
-pub mod folder;
-mod ftp;
 pub mod http;
 pub mod reach;
 pub mod registry;
 pub mod retry;
 pub mod seam;
 pub mod sellbrite;
-pub(crate) mod sftp;
 pub mod store;
-pub mod target;
 
 pub use error::PlatformError;
 
@@ -129,8 +124,8 @@ pub async fn check_store(
     check(settings, Owner::Store, platform, adapter).await
 }
 
-/// Checks a warehouse adapter, already validated by the caller: `sftp`, `dropstream` and
-/// `ftp` use `adapter["connection_string"]`.
+/// Checks a warehouse adapter, already validated by the caller: the file warehouses use
+/// `adapter["connection_string"]`.
 pub async fn check_warehouse(
     settings: &Settings,
     platform: &str,
@@ -164,6 +159,7 @@ impl From<PlatformError> for PingError {
     fn from(error: PlatformError) -> Self {
         match error {
             PlatformError::Refused(message) => PingError::AuthenticationFailed(message),
+            PlatformError::NotAllowed(message) => PingError::NotAllowed(message),
             PlatformError::Unreachable { message, .. }
             | PlatformError::Rejected { message, .. }
             | PlatformError::BadData(message) => PingError::Unreachable(message),
@@ -177,15 +173,6 @@ fn describe_duration(limit: Duration) -> String {
     } else {
         format!("{} ms", limit.as_millis())
     }
-}
-
-/// A string field of the adapter. The caller validated the adapter, so a missing field is its
-/// bug; it still answers as a refusal rather than a panic.
-fn adapter_field<'a>(adapter: &'a Adapter, key: &str, platform: &str) -> Result<&'a str, PingError> {
-    adapter
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| PingError::AuthenticationFailed(format!("The {platform} adapter has no {key}.")))
 }
 
 /// Longest piece of a platform's own text quoted in a message.
@@ -210,7 +197,7 @@ pub(crate) fn quote_platform_text(raw: &str, secrets: &[&str]) -> String {
 }
 
 /// Ends a message with a full stop unless the quoted server text already ended it.
-fn end_sentence(mut message: String) -> String {
+pub(crate) fn end_sentence(mut message: String) -> String {
     if !message.ends_with(['.', '!', '?']) {
         message.push('.');
     }

@@ -126,11 +126,4 @@ impl Link {
     pub fn store_reach(&self, tenant_private_targets: bool) -> Reach {
         Reach::for_row(self.store_set_by, tenant_private_targets)
     }
-
-    /// The adapter's folder for one kind of file, relative to the warehouse's root (empty: the
-    /// root itself).
-    pub fn warehouse_dir(&self, key: &str, default: &str) -> String {
-        let dir = self.warehouse_adapter.get(key).and_then(Value::as_str).unwrap_or(default);
-        dir.trim_matches('/').to_string()
-    }
 }

@@ -9,7 +9,6 @@
 //! one without losing or doubling anything.
 
 pub mod command;
-pub mod csv;
 mod link;
 mod notify;
 mod orders_in;
@@ -30,6 +29,7 @@ use std::time::Duration;
 
 use crate::config::{Config, SyncMode};
 use crate::db::{self, DbError, Pool};
+use crate::platforms::files::{FileSettings, Sightings};
 use crate::platforms::{self, retry::RetryPolicy};
 
 pub use link::Link;
@@ -51,6 +51,8 @@ pub struct Settings {
     pub retry_base: Duration,
     /// The longest a pass waits for one answer.
     pub request_timeout: Duration,
+    /// How long a warehouse file must look unchanged before it is read.
+    pub file_settle: Duration,
     /// Where the platforms are, as the operator set it.
     pub platforms: platforms::Settings,
     /// Whether customer users' addresses may be private (CONTRACT §6).
@@ -65,6 +67,7 @@ impl Settings {
             max_attempts: config.sync_max_attempts,
             retry_base: Duration::from_secs(config.sync_retry_base_secs),
             request_timeout: Duration::from_secs(config.ping_timeout_secs),
+            file_settle: Duration::from_secs(config.file_settle_secs),
             platforms: platforms::Settings::from_config(config),
             tenant_private_targets: config.tenant_private_targets,
         }
@@ -121,6 +124,9 @@ pub struct Engine {
     /// connections to one warehouse never read and move them at once) and a store's
     /// notifications (every connection of a store reports its shipments, one at a time).
     holds: Mutex<HashMap<(Shared, i64), Arc<TurnLock>>>,
+    /// What earlier passes saw of the warehouses' files (CONTRACT §11, files still being
+    /// written).
+    sightings: Sightings,
 }
 
 /// The lock of one shared thing; held across awaits, so tokio's.
@@ -161,7 +167,18 @@ impl Engine {
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
             holds: Mutex::new(HashMap::new()),
+            sightings: Sightings::default(),
         })
+    }
+
+    /// What a pass's file warehouse needs.
+    pub(crate) fn file_settings(&self) -> FileSettings {
+        FileSettings {
+            timeout: self.settings.request_timeout,
+            settle: self.settings.file_settle,
+            sightings: self.sightings.clone(),
+            reach: crate::platforms::reach::Reach::Anywhere,
+        }
     }
 
     /// Waits until no other pass uses what is shared, then holds it.

@@ -14,11 +14,10 @@ use rusqlite::{Connection, params};
 
 use crate::dates::now_ms;
 use crate::db;
-use crate::platforms::files::FileSession;
+use crate::platforms::files::csv::StockRow;
+use crate::platforms::files::{Inbox, Warehouse};
 use crate::platforms::store::StoreClient;
 
-use super::csv::{self as files_csv, StockRow};
-use super::sides::{Folders, file_failed, file_processed, join, waiting_files};
 use super::step::StepError;
 use super::{Engine, Link};
 
@@ -27,23 +26,20 @@ pub async fn sync(
     engine: &Engine,
     link: &Link,
     store: &dyn StoreClient,
-    files: &mut FileSession,
-    folders: &Folders,
+    warehouse: &mut Warehouse,
     sent: &mut u64,
 ) -> Result<(), StepError> {
-    let dir = &folders.inventory;
     let mut failed = Vec::new();
-    for name in waiting_files(files, dir).await? {
-        let bytes = files.read(&join(dir, &name)).await?;
-        match files_csv::read_stock(&bytes) {
+    for file in warehouse.waiting(Inbox::Stock).await? {
+        match warehouse.read_stock(&file).await? {
             Ok(rows) => {
                 let warehouse_id = link.warehouse_id;
                 engine.db(move |conn| Ok::<_, StepError>(record(conn, warehouse_id, &rows)?)).await?;
-                file_processed(files, dir, &name).await?;
+                warehouse.processed(&file).await?;
             }
             Err(bad) => {
-                file_failed(files, dir, &name, &bad).await?;
-                failed.push(name);
+                warehouse.failed(&file, &bad).await?;
+                failed.push(file.name().to_string());
             }
         }
     }
@@ -74,9 +70,9 @@ pub async fn sync(
     }
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
-            "The warehouse's stock file {} could not be read; see {}/failed/ for the lines at fault.",
+            "The warehouse's stock file {} could not be read; see {} for the lines at fault.",
             failed.join(", "),
-            if dir.is_empty() { "." } else { dir }
+            warehouse.failed_folder(Inbox::Stock)
         )));
     }
     Ok(())

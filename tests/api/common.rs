@@ -59,6 +59,8 @@ pub fn figment(dir: &TempDir) -> Figment {
         .merge(("database", dir.path().join("test.db")))
         .merge(("admin_password", ADMIN_PASSWORD))
         .merge(("ping_mode", "offline"))
+        // CONTRACT §11: tests wait one second for a warehouse file to settle, not ten.
+        .merge(("file_settle_secs", 1))
 }
 
 pub async fn spawn_app() -> TestApp {

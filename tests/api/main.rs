@@ -31,6 +31,7 @@ mod shipments;
 mod stores;
 mod sync;
 mod sync_binary;
+mod sync_files;
 mod sync_sellbrite;
 mod variant_collections;
 mod warehouses;

@@ -1,28 +1,20 @@
-//! File warehouses as the platform registry sees them: the adapter's rules, the ping's check
-//! and where a pass finds the files, for each kind of file exchange.
+//! File warehouses as the platform registry sees them: one platform per kind of file
+//! exchange, with the adapter's rules, the ping's check and the warehouse a pass drives.
 
 use async_trait::async_trait;
 
-use super::Location;
+use super::target::Target;
+use super::{FileSettings, Kind, Warehouse};
 use crate::fields::Fields;
 use crate::platforms::reach::Address;
 use crate::platforms::seam::Platform;
-use crate::platforms::target::Target;
-use crate::platforms::{Adapter, PingError, PlatformError, Settings, file_url, folder, ftp, sftp};
+use crate::platforms::{Adapter, PingError, PlatformError, Settings};
 
-/// A platform warehouses live on: where its files are. Every warehouse platform orderbridge
-/// syncs today exchanges files, so the warehouse side of the seam is theirs.
+/// A platform warehouses live on: it lends the engine the warehouse side of a pass. Every
+/// warehouse platform orderbridge syncs today exchanges files, so that side is theirs.
 pub trait WarehousePlatform: Platform {
-    /// Where the validated adapter's files are, or why they cannot be reached.
-    fn location(&self, adapter: &Adapter) -> Result<Location, PlatformError>;
-}
-
-/// How a file warehouse exchanges its files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Sftp,
-    Ftp,
-    Folder,
+    /// The warehouse of a validated adapter for one pass, or why it cannot be reached.
+    fn warehouse(&self, adapter: &Adapter, settings: &FileSettings) -> Result<Warehouse, PlatformError>;
 }
 
 /// A file warehouse platform of one kind.
@@ -31,34 +23,15 @@ pub struct FileWarehouse(pub Kind);
 #[async_trait]
 impl Platform for FileWarehouse {
     fn name(&self) -> &'static str {
-        match self.0 {
-            Kind::Sftp => "The SFTP server",
-            Kind::Ftp => "The FTP server",
-            Kind::Folder => "The folder",
-        }
+        self.0.name()
     }
 
     fn validate(&self, adapter: &mut Fields) {
-        match self.0 {
-            Kind::Sftp => file_url::validate(adapter, "sftp"),
-            Kind::Ftp => file_url::validate(adapter, "ftp"),
-            Kind::Folder => folder::validate(adapter),
-        }
+        super::validate(adapter, self.0);
     }
 
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
-        match self.0 {
-            Kind::Sftp => sftp::check(adapter, settings.timeout, settings.reach).await,
-            Kind::Ftp => ftp::check(adapter, settings.reach).await,
-            Kind::Folder => {
-                let location =
-                    self.location(adapter).map_err(|e| PingError::AuthenticationFailed(e.to_string()))?;
-                super::check(&location, settings.timeout).await.map_err(|e| match e {
-                    PlatformError::Unreachable { message, .. } => PingError::Unreachable(message),
-                    other => PingError::AuthenticationFailed(other.message().to_string()),
-                })
-            }
-        }
+        super::check(self.0, adapter, settings.timeout, settings.reach).await.map_err(PingError::from)
     }
 
     /// The server of `sftp`, `dropstream` and `ftp`; a folder is on this machine (only admins
@@ -76,14 +49,7 @@ impl Platform for FileWarehouse {
 }
 
 impl WarehousePlatform for FileWarehouse {
-    fn location(&self, adapter: &Adapter) -> Result<Location, PlatformError> {
-        let token = match self.0 {
-            Kind::Sftp => "sftp",
-            Kind::Ftp => "ftp",
-            Kind::Folder => "folder",
-        };
-        Location::of(token, adapter).map_err(|problem| {
-            PlatformError::Refused(format!("The warehouse's connection_string {problem}."))
-        })
+    fn warehouse(&self, adapter: &Adapter, settings: &FileSettings) -> Result<Warehouse, PlatformError> {
+        Warehouse::new(self.0, adapter, settings)
     }
 }
