@@ -16,9 +16,8 @@ use crate::config::Config;
 use crate::dates;
 use crate::db::{self, Pool};
 use crate::error::ApiError;
-use crate::platforms::address_of;
-use crate::platforms::files::folder;
 use crate::platforms::reach::{Address, Reach, SetBy};
+use crate::platforms::{address_of, on_this_machine};
 
 /// A resource that holds an adapter, as its module describes it. Every name is a literal of
 /// our own code, never from a request.
@@ -112,7 +111,7 @@ impl NewHolder {
     /// Inserts the row for `customer_id`, which the caller has checked.
     pub fn insert(&self, conn: &Connection, customer_id: i64) -> ApiResult<i64> {
         if is_folder(self.kind.owner, &self.adapter) && !self.authorized {
-            return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
+            return Err(ApiError::Forbidden(admins_only(&self.adapter)));
         }
         let mut columns = vec!["customer_id", "name", "description"];
         columns.extend(self.kind.extra_text);
@@ -136,18 +135,16 @@ impl NewHolder {
     }
 }
 
-/// 403 unless an admin, and 422 naming `adapter[connection_string]` unless inside the root,
-/// for a `folder` warehouse; nothing for anything else.
+/// For a platform on the server's own disk (a `folder` warehouse): 403 unless an admin, and
+/// 422 naming the field unless the place is one the operator allows; nothing for the rest.
 fn check_folder(owner: Owner, adapter: &Adapter, user: &AuthUser, config: &Config) -> ApiResult<()> {
-    if !is_folder(owner, adapter) {
+    let Some(placed) = on_this_machine(owner, &adapter.platform, &adapter.settings, config) else {
         return Ok(());
-    }
+    };
     if !user.is_admin() {
-        return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
+        return Err(ApiError::Forbidden(admins_only(adapter)));
     }
-    let url = adapter.settings.get("connection_string").and_then(|v| v.as_str()).unwrap_or_default();
-    folder::check_inside_root(url, &folder::root(config))
-        .map_err(|problem| ApiError::invalid("adapter[connection_string]", problem))
+    placed.map_err(|(field, problem)| ApiError::invalid(field, problem))
 }
 
 /// 422 naming the address's field when the adapter points where `reach` may not go (a
@@ -159,10 +156,15 @@ async fn check_reach(owner: Owner, adapter: &Adapter, reach: Reach) -> ApiResult
     Ok(Some(address))
 }
 
-const FOLDER_ADMINS_ONLY: &str = "Only admins may create or change folder warehouses.";
+/// The 403 of a customer user's write of a platform on the server's own disk.
+fn admins_only(adapter: &Adapter) -> String {
+    format!("Only admins may create or change {} warehouses.", adapter.platform)
+}
 
+/// Whether the row's platform keeps its data on this machine (a `folder` warehouse). The
+/// question needs no configuration, so any will do.
 fn is_folder(owner: Owner, adapter: &Adapter) -> bool {
-    owner == Owner::Warehouse && adapter.platform == folder::TOKEN
+    on_this_machine(owner, &adapter.platform, &adapter.settings, &Config::default()).is_some()
 }
 
 /// The body of a create or ping call: the customer and the new row.
@@ -284,7 +286,7 @@ pub async fn update(
         }
         if !adapter.is_empty() {
             if is_folder(kind.owner, &stored) && !user.is_admin() {
-                return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
+                return Err(ApiError::Forbidden(admins_only(&stored)));
             }
             let resolved = adapter.resolve(kind.owner, stored)?;
             check_folder(kind.owner, &resolved, user, &config)?;

@@ -112,6 +112,17 @@ pub fn address_of(owner: Owner, platform: &str, adapter: &Map<String, Value>) ->
     registry::platform(owner, platform)?.address(adapter)
 }
 
+/// Where a platform keeps its data on this machine, if it does: `Some` with the problem of a
+/// place the operator does not allow (see [`seam::Platform::on_this_machine`]).
+pub fn on_this_machine(
+    owner: Owner,
+    platform: &str,
+    adapter: &Map<String, Value>,
+    config: &Config,
+) -> Option<Result<(), (&'static str, String)>> {
+    registry::platform(owner, platform)?.on_this_machine(adapter, config)
+}
+
 /// A platform's adapter, unmasked: for the platform modules only.
 pub type Adapter = Map<String, Value>;
 

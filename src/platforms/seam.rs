@@ -8,6 +8,7 @@ use super::reach::Address;
 use super::retry::RetryPolicy;
 use super::store::StoreClient;
 use super::{Adapter, PingError, PlatformError, Settings};
+use crate::config::Config;
 use crate::fields::Fields;
 
 /// What every platform, store or warehouse, has: a name for messages, the rules of its
@@ -29,6 +30,17 @@ pub trait Platform: Sync {
     /// hosts fixed by config (the operator's) or to none. A platform with a per-store or
     /// per-warehouse address names it here ([`Address::of_url`] for a URL field).
     fn address(&self, _adapter: &Adapter) -> Option<Address> {
+        None
+    }
+
+    /// For a platform whose data is on the server's own disk (a `folder` warehouse): only
+    /// admins may name such a place, and it must lie where the operator allows; the answer is
+    /// the problem, named by field, when it does not. `None` for every other platform.
+    fn on_this_machine(
+        &self,
+        _adapter: &Adapter,
+        _config: &Config,
+    ) -> Option<Result<(), (&'static str, String)>> {
         None
     }
 }

@@ -19,10 +19,6 @@ use super::store::{
 use super::{Adapter, PingError, PlatformError, Settings, http, quote_platform_text};
 use crate::fields::Fields;
 
-/// The hosted service's own token.
-pub const TOKEN: &str = "big_commerce";
-/// The token orderbridge used first; the same platform, kept as a client sent it.
-pub const OLD_TOKEN: &str = "bigcommerce";
 pub const NAME: &str = "BigCommerce";
 
 /// `access_token` and `store_hash` required, `client_id` optional.

@@ -16,8 +16,6 @@ use crate::config::Config;
 use crate::fields::Fields;
 use crate::platforms::PlatformError;
 
-pub const TOKEN: &str = "folder";
-
 /// `connection_string` required, a `file:///absolute/path` URL. Whether the path lies inside
 /// the root is [`check_inside_root`]'s question, which needs the configuration.
 pub fn validate(adapter: &mut Fields) {

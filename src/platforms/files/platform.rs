@@ -5,6 +5,7 @@ use async_trait::async_trait;
 
 use super::target::Target;
 use super::{FileSettings, Kind, Warehouse};
+use crate::config::Config;
 use crate::fields::Fields;
 use crate::platforms::reach::Address;
 use crate::platforms::seam::Platform;
@@ -32,6 +33,20 @@ impl Platform for FileWarehouse {
 
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         super::check(self.0, adapter, settings.timeout, settings.reach).await.map_err(PingError::from)
+    }
+
+    /// A folder is on this machine: inside `folder_warehouse_root`, and an admin's.
+    fn on_this_machine(
+        &self,
+        adapter: &Adapter,
+        config: &Config,
+    ) -> Option<Result<(), (&'static str, String)>> {
+        (self.0 == Kind::Folder).then(|| {
+            let url =
+                adapter.get("connection_string").and_then(serde_json::Value::as_str).unwrap_or_default();
+            super::folder::check_inside_root(url, &super::folder::root(config))
+                .map_err(|problem| ("adapter[connection_string]", problem))
+        })
     }
 
     /// The server of `sftp`, `dropstream` and `ftp`; a folder is on this machine (only admins

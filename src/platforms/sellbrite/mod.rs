@@ -18,7 +18,6 @@ use super::store::{
 use super::{Adapter, PingError, PlatformError, Settings, http};
 use crate::fields::Fields;
 
-pub const TOKEN: &str = "sellbrite";
 pub const NAME: &str = "Sellbrite";
 
 /// `auth_token` and `secret_key` required; `warehouse_uuid` (the Sellbrite warehouse whose
