@@ -9,7 +9,8 @@ use crate::api::{ApiResult, NoContent};
 use crate::body::{Fields, Patch};
 use crate::config::{Config, PingMode};
 use crate::error::ApiError;
-use crate::platforms::{self, PingError, PingSettings, validate};
+use crate::platforms::reach::Reach;
+use crate::platforms::{self, PingError, address_of, validate};
 
 pub use crate::platforms::Owner;
 
@@ -42,17 +43,14 @@ impl Adapter {
         Value::Object(self.settings.clone()).to_string()
     }
 
-    /// Asks the platform whether these credentials authenticate (CONTRACT §8). Offline mode
-    /// stops after validation, which the caller has already done.
-    pub async fn ping(&self, config: &Config, owner: Owner) -> ApiResult<NoContent> {
+    /// Asks the platform whether these credentials authenticate (CONTRACT §8), connecting
+    /// only within `reach` (CONTRACT §6). Offline mode stops after validation, which the
+    /// caller has already done.
+    pub async fn ping(&self, config: &Config, owner: Owner, reach: Reach) -> ApiResult<NoContent> {
         if config.ping_mode == PingMode::Offline {
             return Ok(NoContent);
         }
-        let settings = PingSettings {
-            timeout: std::time::Duration::from_secs(config.ping_timeout_secs),
-            bigcommerce_api_base: config.bigcommerce_api_base.clone(),
-            sellbrite_api_base: config.sellbrite_api_base.clone(),
-        };
+        let settings = platforms::Settings { reach, ..platforms::Settings::from_config(config) };
         let outcome = match owner {
             Owner::Store => platforms::check_store(&settings, &self.platform, &self.settings).await,
             Owner::Warehouse => platforms::check_warehouse(&settings, &self.platform, &self.settings).await,
@@ -60,6 +58,11 @@ impl Adapter {
         outcome.map(|()| NoContent).map_err(|e| match e {
             PingError::AuthenticationFailed(reason) => ApiError::AdapterAuthenticationFailed(reason),
             PingError::Unreachable(reason) => ApiError::AdapterUnreachable(reason),
+            // The address passed the check before the ping and resolved elsewhere at connect time.
+            PingError::NotAllowed(reason) => {
+                let field = address_of(owner, &self.platform, &self.settings).map_or("adapter", |a| a.field);
+                ApiError::invalid(field, reason)
+            }
             PingError::UnsupportedPlatform => ApiError::UnsupportedPlatform(format!(
                 "No live credential check exists for platform '{}'; set ping_mode = \"offline\" to validate only.",
                 self.platform
@@ -85,7 +88,7 @@ pub fn settings_from_column(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::
 }
 
 /// A PATCH of `platform` and/or `adapter`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct AdapterPatch {
     platform: Option<String>,
     settings: Option<Map<String, Value>>,
@@ -217,8 +220,7 @@ mod tests {
         validate(&mut fields, owner, platform, &object(adapter));
         match fields.finish() {
             Ok(()) => vec![],
-            Err(ApiError::Validation(d)) => d.into_iter().collect(),
-            Err(e) => panic!("{e:?}"),
+            Err(crate::fields::Invalid(d)) => d.into_iter().collect(),
         }
     }
 

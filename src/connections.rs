@@ -340,12 +340,32 @@ async fn create(
     config: &State<Config>,
 ) -> ApiResult<Created> {
     let mut connection = NewConnection::read(body.fields(), &user)?;
-    // A nested `folder` warehouse is an admin's to create, inside `folder_warehouse_root`.
+    // A nested `folder` warehouse is an admin's to create, inside `folder_warehouse_root`;
+    // a customer user's nested store and warehouse point only at public addresses.
+    if let Party::New(store) = &mut connection.store {
+        store.authorize(&user, config)?;
+        store.check_address(&user, config).await.map_err(|e| nested("store", e))?;
+    }
     if let Party::New(warehouse) = &mut connection.warehouse {
         warehouse.authorize(&user, config)?;
+        warehouse.check_address(&user, config).await.map_err(|e| nested("warehouse", e))?;
     }
     let id = user.run(pool, move |conn, user| connection.insert(conn, user)).await?;
     Ok(Created::at("connections", id))
+}
+
+/// A nested object's problems named as the body names its fields (`warehouse[adapter][...]`).
+fn nested(party: &str, error: ApiError) -> ApiError {
+    let path = |key: String| match key.split_once('[') {
+        Some((head, rest)) => format!("{party}[{head}][{rest}"),
+        None => format!("{party}[{key}]"),
+    };
+    match error {
+        ApiError::Validation(details) => {
+            ApiError::Validation(details.into_iter().map(|(key, problem)| (path(key), problem)).collect())
+        }
+        other => other,
+    }
 }
 
 /// The customer, store and warehouse are read-only: they are the connection's identity,

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::db::DbError;
 
 /// Maps a field or parameter name to what is wrong with it.
-pub type Details = BTreeMap<String, String>;
+pub use crate::fields::Details;
 
 /// What a route or a piece of request work returns.
 pub type ApiResult<T> = Result<T, ApiError>;
@@ -201,6 +201,12 @@ impl ApiError {
 
 /// The one place a database failure becomes an answer: a lock held past the busy timeout is
 /// `503` with `Retry-After`, anything else the opaque 500 (its cause logged).
+impl From<crate::fields::Invalid> for ApiError {
+    fn from(crate::fields::Invalid(details): crate::fields::Invalid) -> Self {
+        ApiError::Validation(details)
+    }
+}
+
 impl From<DbError> for ApiError {
     fn from(e: DbError) -> Self {
         match e {
@@ -317,6 +323,21 @@ pub fn catch_all(status: Status, req: &Request<'_>) -> ApiError {
             }
         }
         _ => error_for_status(status),
+    }
+}
+
+/// An error as one line for a terminal: the problems of a 422 by field, else the message.
+pub fn describe(e: &ApiError) -> String {
+    let body = e.body();
+    match body.error.details {
+        Some(details) => {
+            let parts: Vec<String> = details
+                .iter()
+                .map(|(k, v)| format!("{k} {}", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .collect();
+            parts.join("; ")
+        }
+        None => body.error.message,
     }
 }
 

@@ -1,7 +1,9 @@
 //! What stores and warehouses share as resources that hold a platform adapter: reading a
-//! create body, inserting in a write transaction, the ping, the PATCH, and the rules of
-//! `folder` warehouses (admins only, inside `folder_warehouse_root`). Each resource module
-//! describes itself once in a [`Kind`] and keeps only its row type and routes.
+//! create body, inserting in a write transaction, the ping, the PATCH, the rules of
+//! `folder` warehouses (admins only, inside `folder_warehouse_root`), and where a customer
+//! user's adapter may point (public addresses only, CONTRACT §6; each row records who set its
+//! address, `address_set_by`, for the checks made when the sync connects). Each resource
+//! module describes itself once in a [`Kind`] and keeps only its row type and routes.
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -14,7 +16,8 @@ use crate::config::Config;
 use crate::dates;
 use crate::db::{self, Pool};
 use crate::error::ApiError;
-use crate::platforms::folder;
+use crate::platforms::reach::{Address, Reach, SetBy};
+use crate::platforms::{address_of, on_this_machine};
 
 /// A resource that holds an adapter, as its module describes it. Every name is a literal of
 /// our own code, never from a request.
@@ -44,6 +47,9 @@ pub struct NewHolder {
     /// Whether [`NewHolder::authorize`] passed: a `folder` warehouse is inserted only then, so
     /// a caller that forgets to ask fails closed rather than letting anyone name a folder.
     authorized: bool,
+    /// Who sets the address: a customer until [`NewHolder::authorize`] knows better, so a
+    /// row inserted without it is checked at every connection rather than trusted.
+    set_by: SetBy,
 }
 
 impl NewHolder {
@@ -66,6 +72,7 @@ impl NewHolder {
             adapter: adapter?,
             enabled_at,
             authorized: false,
+            set_by: SetBy::Customer,
         })
     }
 
@@ -74,21 +81,41 @@ impl NewHolder {
     }
 
     /// The rules that need the user and the configuration: a `folder` warehouse is an
-    /// admin's (403 otherwise) and lies inside `folder_warehouse_root` (422 otherwise).
+    /// admin's (403 otherwise) and lies inside `folder_warehouse_root` (422 otherwise). Notes
+    /// who sets the address.
     pub fn authorize(&mut self, user: &AuthUser, config: &Config) -> ApiResult<()> {
         check_folder(self.kind.owner, &self.adapter, user, config)?;
+        self.set_by = SetBy::of_user(user.is_admin());
         self.authorized = true;
         Ok(())
+    }
+
+    /// A customer user's address must be public (422 naming its field, CONTRACT §6). A row
+    /// inserted without this check is still checked at every connection.
+    pub async fn check_address(&self, user: &AuthUser, config: &Config) -> ApiResult<()> {
+        check_reach(
+            self.kind.owner,
+            &self.adapter,
+            Reach::for_user(user.is_admin(), config.tenant_private_targets),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Whether [`NewHolder::check_address`] has anything to check for this user.
+    fn address_to_check(&self, user: &AuthUser, config: &Config) -> bool {
+        Reach::for_user(user.is_admin(), config.tenant_private_targets) == Reach::PublicOnly
+            && address_of(self.kind.owner, &self.adapter.platform, &self.adapter.settings).is_some()
     }
 
     /// Inserts the row for `customer_id`, which the caller has checked.
     pub fn insert(&self, conn: &Connection, customer_id: i64) -> ApiResult<i64> {
         if is_folder(self.kind.owner, &self.adapter) && !self.authorized {
-            return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
+            return Err(ApiError::Forbidden(admins_only(&self.adapter)));
         }
         let mut columns = vec!["customer_id", "name", "description"];
         columns.extend(self.kind.extra_text);
-        columns.extend(["platform", "adapter", "created_at", "enabled_at"]);
+        columns.extend(["platform", "adapter", "created_at", "enabled_at", "address_set_by"]);
         let mut values: Vec<SqlValue> =
             vec![customer_id.into(), self.name.clone().into(), self.description.clone().into()];
         values.extend(self.extra.iter().map(|value| SqlValue::from(value.clone())));
@@ -97,6 +124,7 @@ impl NewHolder {
             crate::db::secrets::seal(conn, &self.adapter.settings_json())?.into(),
             dates::now_ms().into(),
             self.enabled_at.into(),
+            self.set_by.as_str().to_string().into(),
         ]);
         let placeholders = (1..=values.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
         conn.execute(
@@ -107,24 +135,36 @@ impl NewHolder {
     }
 }
 
-/// 403 unless an admin, and 422 naming `adapter[connection_string]` unless inside the root,
-/// for a `folder` warehouse; nothing for anything else.
+/// For a platform on the server's own disk (a `folder` warehouse): 403 unless an admin, and
+/// 422 naming the field unless the place is one the operator allows; nothing for the rest.
 fn check_folder(owner: Owner, adapter: &Adapter, user: &AuthUser, config: &Config) -> ApiResult<()> {
-    if !is_folder(owner, adapter) {
+    let Some(placed) = on_this_machine(owner, &adapter.platform, &adapter.settings, config) else {
         return Ok(());
-    }
+    };
     if !user.is_admin() {
-        return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
+        return Err(ApiError::Forbidden(admins_only(adapter)));
     }
-    let url = adapter.settings.get("connection_string").and_then(|v| v.as_str()).unwrap_or_default();
-    folder::check_inside_root(url, &folder::root(config))
-        .map_err(|problem| ApiError::invalid("adapter[connection_string]", problem))
+    placed.map_err(|(field, problem)| ApiError::invalid(field, problem))
 }
 
-const FOLDER_ADMINS_ONLY: &str = "Only admins may create or change folder warehouses.";
+/// 422 naming the address's field when the adapter points where `reach` may not go (a
+/// customer user's loopback, private or other special-purpose address, CONTRACT §6). Returns
+/// the address checked; `None` for platforms with no address of their own.
+async fn check_reach(owner: Owner, adapter: &Adapter, reach: Reach) -> ApiResult<Option<Address>> {
+    let Some(address) = address_of(owner, &adapter.platform, &adapter.settings) else { return Ok(None) };
+    address.check(reach).await.map_err(|problem| ApiError::invalid(address.field, problem))?;
+    Ok(Some(address))
+}
 
+/// The 403 of a customer user's write of a platform on the server's own disk.
+fn admins_only(adapter: &Adapter) -> String {
+    format!("Only admins may create or change {} warehouses.", adapter.platform)
+}
+
+/// Whether the row's platform keeps its data on this machine (a `folder` warehouse). The
+/// question needs no configuration, so any will do.
 fn is_folder(owner: Owner, adapter: &Adapter) -> bool {
-    owner == Owner::Warehouse && adapter.platform == folder::TOKEN
+    on_this_machine(owner, &adapter.platform, &adapter.settings, &Config::default()).is_some()
 }
 
 /// The body of a create or ping call: the customer and the new row.
@@ -146,6 +186,14 @@ pub async fn create(
 ) -> ApiResult<Created> {
     let (customer_id, mut new) = read_create(kind, body, &user)?;
     new.authorize(&user, config)?;
+    // The customer first, as the insert checks it: a customer user naming another customer
+    // hears only that, whatever the address.
+    if new.address_to_check(&user, config) {
+        user.clone()
+            .run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id"))
+            .await?;
+        new.check_address(&user, config).await?;
+    }
     let id = user
         .run(pool, move |conn, user| {
             let tx = db::write(conn)?;
@@ -168,14 +216,17 @@ pub async fn ping(
 ) -> ApiResult<NoContent> {
     let (customer_id, mut new) = read_create(kind, body, &user)?;
     new.authorize(&user, config)?;
-    user.run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id")).await?;
-    new.adapter.ping(config, kind.owner).await
+    let reach = Reach::for_user(user.is_admin(), config.tenant_private_targets);
+    user.clone().run(pool, move |conn, user| check_customer(conn, user, customer_id, "customer_id")).await?;
+    new.check_address(&user, config).await?;
+    new.adapter.ping(config, kind.owner, reach).await
 }
 
 /// `PATCH /{table}/{id}`. `customer_id` is read-only: a row moved to another customer would
 /// leave its connections joining two customers' resources. A customer user may change the
 /// name, description and dates of a `folder` warehouse, but not its platform or adapter, and
-/// may not turn another warehouse into a folder one.
+/// may not turn another warehouse into a folder one. A customer user's change of the
+/// platform or adapter must leave an address it may point at (CONTRACT §6).
 pub async fn update(
     kind: &'static Kind,
     id: i64,
@@ -198,19 +249,26 @@ pub async fn update(
     fields.finish()?;
 
     let config = config.clone();
+    let reach = Reach::for_user(user.is_admin(), config.tenant_private_targets);
+    // The address is checked before the write transaction, so no name lookup waits under the
+    // write lock; the transaction then writes only the address that was checked.
+    let checked = match (adapter.is_empty(), reach) {
+        (false, Reach::PublicOnly) => {
+            let patch = adapter.clone();
+            let stored =
+                user.clone().run(pool, move |conn, user| stored_adapter(conn, kind, id, user)).await?;
+            if is_folder(kind.owner, &stored) {
+                None // the transaction refuses a customer user's change of a folder warehouse
+            } else {
+                let resolved = patch.resolve(kind.owner, stored)?;
+                Some(check_reach(kind.owner, &resolved, reach).await?)
+            }
+        }
+        _ => None,
+    };
     user.run(pool, move |conn, user| {
         let tx = db::write(conn)?;
-        let stored = tx
-            .query_row(
-                &format!(
-                    "SELECT platform, ob_open(adapter) FROM {} WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",
-                    kind.table
-                ),
-                params![id, user.scope()],
-                |row| Adapter::from_columns(row, 0),
-            )
-            .optional()?
-            .ok_or_else(|| ApiError::not_found(format!("{} {id}", kind.noun)))?;
+        let stored = stored_adapter(&tx, kind, id, user)?;
         let mut changes: Vec<(&str, SqlValue)> = Vec::new();
         if let Some(name) = name.present() {
             changes.push(("name", name.map(|name| name.trim().to_string()).into()));
@@ -228,16 +286,40 @@ pub async fn update(
         }
         if !adapter.is_empty() {
             if is_folder(kind.owner, &stored) && !user.is_admin() {
-                return Err(ApiError::Forbidden(FOLDER_ADMINS_ONLY.to_string()));
+                return Err(ApiError::Forbidden(admins_only(&stored)));
             }
             let resolved = adapter.resolve(kind.owner, stored)?;
             check_folder(kind.owner, &resolved, user, &config)?;
+            if reach == Reach::PublicOnly
+                && checked != Some(address_of(kind.owner, &resolved.platform, &resolved.settings))
+            {
+                return Err(ApiError::conflict(
+                    format!("{} {id} changed while this request was checked; send it again.", kind.noun),
+                    "adapter",
+                    "changed meanwhile",
+                ));
+            }
             changes.push(("adapter", db::secrets::seal(&tx, &resolved.settings_json())?.into()));
             changes.push(("platform", resolved.platform.into()));
+            changes.push(("address_set_by", SetBy::of_user(user.is_admin()).as_str().to_string().into()));
         }
         update_columns(&tx, kind.table, id, changes)?;
         tx.commit()?;
         Ok(NoContent)
     })
     .await
+}
+
+/// The stored platform and adapter (unmasked) of a row the user may see; 404 otherwise.
+fn stored_adapter(conn: &Connection, kind: &Kind, id: i64, user: &AuthUser) -> ApiResult<Adapter> {
+    conn.query_row(
+        &format!(
+            "SELECT platform, ob_open(adapter) FROM {} WHERE id = ?1 AND (?2 IS NULL OR customer_id = ?2)",
+            kind.table
+        ),
+        params![id, user.scope()],
+        |row| Adapter::from_columns(row, 0),
+    )
+    .optional()?
+    .ok_or_else(|| ApiError::not_found(format!("{} {id}", kind.noun)))
 }

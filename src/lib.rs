@@ -7,6 +7,7 @@ pub mod api;
 pub mod auth;
 pub mod body;
 pub mod cli;
+mod conditional;
 pub mod config;
 pub mod connections;
 pub mod customers;
@@ -16,6 +17,7 @@ pub mod db;
 #[cfg(test)]
 mod decoders_proptest;
 pub mod error;
+pub mod fields;
 pub mod holders;
 pub mod import;
 pub mod jsondoc;
@@ -64,7 +66,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
     let first_admin = {
         let conn = pool.get().map_err(|e| format!("database: {e}"))?;
         users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
-            .map_err(|e| format!("creating the first admin: {}", cli::describe(&e)))?
+            .map_err(|e| format!("creating the first admin: {}", error::describe(&e)))?
     };
     let keys = TokenKeys::load(&pool, &config)?;
     // Rocket's form parser enforces these while streaming; JSON is capped in `body`.
@@ -99,6 +101,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .mount("/", dashboard::routes())
         .attach(Sessions::sweeper())
         .attach(sync::fairing())
+        .attach(conditional::Conditional)
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
 }

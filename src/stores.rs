@@ -92,10 +92,15 @@ impl NewStore {
         self.0.adapter()
     }
 
-    /// The rules that need the user and the configuration (`folder` warehouses).
-    /// A connection's nested warehouse must pass it before `insert`, as `POST /warehouses` does.
+    /// The rules that need the user and the configuration. A connection's nested store must
+    /// pass it before `insert`, as `POST /stores` does.
     pub fn authorize(&mut self, user: &AuthUser, config: &Config) -> ApiResult<()> {
         self.0.authorize(user, config)
+    }
+
+    /// Where a customer user's store may point (CONTRACT §6): 422 naming the field.
+    pub async fn check_address(&self, user: &AuthUser, config: &Config) -> ApiResult<()> {
+        self.0.check_address(user, config).await
     }
 
     /// Inserts the store for `customer_id`, which the caller has checked.

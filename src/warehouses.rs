@@ -103,6 +103,11 @@ impl NewWarehouse {
         self.0.authorize(user, config)
     }
 
+    /// Where a customer user's warehouse may point (CONTRACT §6): 422 naming the field.
+    pub async fn check_address(&self, user: &AuthUser, config: &Config) -> ApiResult<()> {
+        self.0.check_address(user, config).await
+    }
+
     /// Inserts the warehouse for `customer_id`, which the caller has checked.
     pub fn insert(&self, conn: &Connection, customer_id: i64) -> ApiResult<i64> {
         self.0.insert(conn, customer_id)

@@ -12,9 +12,7 @@ use serde_json::{Map, Value};
 use crate::config::Config;
 use crate::error::{ApiError, stash};
 
-mod fields;
-
-pub use fields::{Blank, Fields, Patch, element_fields, finish};
+pub use crate::fields::{Blank, Fields, Patch, element_fields, finish};
 
 /// A decoded request body: always a JSON object. An empty body is an empty object.
 #[derive(Debug, Clone, Default)]
@@ -321,7 +319,7 @@ mod tests {
         assert_eq!(f.text("s"), Patch::Absent);
         assert_eq!(f.ids("ids"), Patch::Absent);
         assert_eq!(f.required("name", Fields::text), None);
-        let Err(ApiError::Validation(d)) = f.finish() else { panic!("expected 422") };
+        let Err(crate::fields::Invalid(d)) = f.finish() else { panic!("expected 422") };
         assert_eq!(d["n"], "must be an integer");
         assert_eq!(d["s"], "must be a string");
         assert_eq!(d["ids[1]"], "must be a positive integer id");
@@ -333,7 +331,7 @@ mod tests {
         let mut f = Fields::new(json!({"name": "  ", "n": []}).as_object().unwrap().clone());
         assert_eq!(f.required("name", Fields::text), None);
         assert_eq!(f.required("n", Fields::text), None);
-        let Err(ApiError::Validation(d)) = f.finish() else { panic!("expected 422") };
+        let Err(crate::fields::Invalid(d)) = f.finish() else { panic!("expected 422") };
         assert_eq!(d["name"], "must not be empty");
         assert_eq!(d["n"], "must be a string");
     }
@@ -345,7 +343,7 @@ mod tests {
         child.required("name", Fields::text);
         let mut parent = parent;
         parent.absorb(child);
-        let Err(ApiError::Validation(d)) = parent.finish() else { panic!("expected 422") };
+        let Err(crate::fields::Invalid(d)) = parent.finish() else { panic!("expected 422") };
         assert_eq!(d["store[name]"], "is required");
     }
 }

@@ -214,7 +214,7 @@ where
     E: From<DbError> + Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
 {
-    let (reply, answer) = rocket::tokio::sync::oneshot::channel();
+    let (reply, answer) = tokio::sync::oneshot::channel();
     let connections = pool.connections.clone();
     let job: Job = Box::new(move || {
         let result =
@@ -283,7 +283,7 @@ pub fn set_setting(conn: &Connection, key: &str, value: &str) -> rusqlite::Resul
 mod tests {
     use super::*;
 
-    #[rocket::async_test]
+    #[tokio::test]
     #[expect(clippy::disallowed_methods, reason = "the database threads themselves, no user involved")]
     async fn a_panicking_job_fails_and_the_threads_live_on() {
         let dir = tempfile::tempdir().unwrap();

@@ -18,8 +18,8 @@ use crate::listing::{MAX_LIMIT, Params, Plan};
 use crate::money;
 use crate::orders::ORDERS;
 use crate::orders::model::NewOrder;
+use crate::platforms::files::csv::{BadLine, read_shipments, read_stock};
 use crate::shipments::{NewShipment, SHIPMENTS};
-use crate::sync::csv::{BadLine, read_shipments, read_stock};
 
 /// Sunday 2026-11-22 10:00 UTC, as in the crate notes.
 pub(crate) const NOW: OffsetDateTime = datetime!(2026-11-22 10:00:00 UTC);
@@ -182,6 +182,7 @@ fn check_fields(map: &Map<String, Value>) -> Result<(), TestCaseError> {
             }
         }
         if let Err(e) = f.finish() {
+            let e = ApiError::from(e);
             prop_assert_eq!(e.status().code, 422);
             check_rejection(&e)?;
         }

@@ -9,7 +9,6 @@
 //! one without losing or doubling anything.
 
 pub mod command;
-pub mod csv;
 mod link;
 mod notify;
 mod orders_in;
@@ -21,6 +20,7 @@ mod scheduler;
 mod shipments_in;
 mod sides;
 mod states;
+mod step;
 mod stock;
 
 use std::collections::HashMap;
@@ -29,7 +29,8 @@ use std::time::Duration;
 
 use crate::config::{Config, SyncMode};
 use crate::db::{self, DbError, Pool};
-use crate::platforms::retry::RetryPolicy;
+use crate::platforms::files::{FileSettings, Sightings};
+use crate::platforms::{self, retry::RetryPolicy};
 
 pub use link::Link;
 pub use runs::{Run, RunCounts, Trigger};
@@ -50,8 +51,12 @@ pub struct Settings {
     pub retry_base: Duration,
     /// The longest a pass waits for one answer.
     pub request_timeout: Duration,
-    pub bigcommerce_api_base: String,
-    pub sellbrite_api_base: String,
+    /// How long a warehouse file must look unchanged before it is read.
+    pub file_settle: Duration,
+    /// Where the platforms are, as the operator set it.
+    pub platforms: platforms::Settings,
+    /// Whether customer users' addresses may be private (CONTRACT §6).
+    pub tenant_private_targets: bool,
 }
 
 impl Settings {
@@ -62,8 +67,9 @@ impl Settings {
             max_attempts: config.sync_max_attempts,
             retry_base: Duration::from_secs(config.sync_retry_base_secs),
             request_timeout: Duration::from_secs(config.ping_timeout_secs),
-            bigcommerce_api_base: config.bigcommerce_api_base.clone(),
-            sellbrite_api_base: config.sellbrite_api_base.clone(),
+            file_settle: Duration::from_secs(config.file_settle_secs),
+            platforms: platforms::Settings::from_config(config),
+            tenant_private_targets: config.tenant_private_targets,
         }
     }
 
@@ -109,7 +115,6 @@ impl std::fmt::Display for EngineError {
 pub struct Engine {
     pool: Pool,
     settings: Settings,
-    http: reqwest::Client,
     /// Connection id → the id of its pass under way. A std mutex: never held across an await.
     running: Mutex<HashMap<i64, i64>>,
     /// Serializes starting passes, so two requests for one connection get one pass.
@@ -119,6 +124,9 @@ pub struct Engine {
     /// connections to one warehouse never read and move them at once) and a store's
     /// notifications (every connection of a store reports its shipments, one at a time).
     holds: Mutex<HashMap<(Shared, i64), Arc<TurnLock>>>,
+    /// What earlier passes saw of the warehouses' files (CONTRACT §11, files still being
+    /// written).
+    sightings: Sightings,
 }
 
 /// The lock of one shared thing; held across awaits, so tokio's.
@@ -155,12 +163,22 @@ impl Engine {
         Arc::new(Engine {
             pool,
             settings,
-            http: crate::platforms::http::client().clone(),
             running: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
             holds: Mutex::new(HashMap::new()),
+            sightings: Sightings::default(),
         })
+    }
+
+    /// What a pass's file warehouse needs.
+    pub(crate) fn file_settings(&self) -> FileSettings {
+        FileSettings {
+            timeout: self.settings.request_timeout,
+            settle: self.settings.file_settle,
+            sightings: self.sightings.clone(),
+            reach: crate::platforms::reach::Reach::Anywhere,
+        }
     }
 
     /// Waits until no other pass uses what is shared, then holds it.

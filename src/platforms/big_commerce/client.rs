@@ -11,7 +11,7 @@ use time::format_description::well_known::{Rfc2822, Rfc3339};
 
 use crate::platforms::PlatformError;
 use crate::platforms::http::{error_from, send};
-use crate::platforms::retry::{self, RetryPolicy};
+use crate::platforms::retry::{self, Created, RetryPolicy};
 use crate::platforms::store::{
     Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
 };
@@ -164,14 +164,6 @@ impl BigCommerce {
     pub async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
         let order = &notice.external_order_id;
         let path = format!("v2/orders/{order}/shipments");
-        let existing = self.call(Method::GET, &path, &[], None, Scope::Order).await?;
-        if let Some(Value::Array(shipments)) = &existing
-            && shipments
-                .iter()
-                .any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number))
-        {
-            return Ok(Notified::AlreadyThere);
-        }
         let address_id = match notice.address_id.as_deref().and_then(|a| a.parse::<i64>().ok()) {
             Some(id) => id,
             None => self.first_address_id(order).await?,
@@ -202,8 +194,21 @@ impl BigCommerce {
         if let Some(method) = &notice.shipping_method {
             body["shipping_method"] = Value::from(method.as_str());
         }
-        self.call(Method::POST, &path, &[], Some(&body), Scope::Order).await?;
-        Ok(Notified::Posted)
+        // A shipment there with the same tracking number means an earlier try reached the
+        // store (its answer lost, or a crash before its commit): the customer is mailed once.
+        let url = self.url(&path, &[])?;
+        let look = || async {
+            let existing = self.once(Method::GET, &url, &path, None, Scope::Order).await?;
+            let there = matches!(&existing, Some(Value::Array(shipments)) if shipments
+                .iter()
+                .any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number)));
+            Ok(there.then_some(None))
+        };
+        let post = || self.once(Method::POST, &url, &path, Some(&body), Scope::Order);
+        match retry::create(&self.policy, &self.account(), look, post).await? {
+            Created::AlreadyThere(_) => Ok(Notified::AlreadyThere),
+            Created::Now(_) => Ok(Notified::Posted),
+        }
     }
 
     async fn first_address_id(&self, order: &str) -> Result<i64, PlatformError> {
@@ -232,7 +237,13 @@ impl BigCommerce {
         Ok(requests)
     }
 
-    /// One request, through the gate and the retry policy. `None` for an empty answer.
+    /// The account whose rate limit this client's requests spend.
+    fn account(&self) -> String {
+        format!("big_commerce:{}", self.base)
+    }
+
+    /// One request that reads, or writes what stays the same however often it arrives,
+    /// through the gate and the retry policy. `None` for an empty answer.
     async fn call(
         &self,
         method: Method,
@@ -241,49 +252,61 @@ impl BigCommerce {
         body: Option<&Value>,
         scope: Scope,
     ) -> Result<Option<Value>, PlatformError> {
-        let url = reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query).map_err(|e| {
-            PlatformError::Refused(format!("The BigCommerce API address is not a URL ({e})."))
-        })?;
-        let account = format!("big_commerce:{}", self.base);
-        retry::send(&self.policy, &account, || async {
-            let mut request = self
-                .http
-                .request(method.clone(), url.clone())
-                .header("X-Auth-Token", self.token.clone())
-                .header(ACCEPT, "application/json");
-            if let Some(body) = body {
-                request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
-            }
-            let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
-            let status = response.status();
-            if status == StatusCode::NO_CONTENT {
+        let url = self.url(path, query)?;
+        retry::send(&self.policy, &self.account(), || self.once(method.clone(), &url, path, body, scope))
+            .await
+    }
+
+    fn url(&self, path: &str, query: &[(String, String)]) -> Result<reqwest::Url, PlatformError> {
+        reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query)
+            .map_err(|e| PlatformError::Refused(format!("The BigCommerce API address is not a URL ({e}).")))
+    }
+
+    /// One request, sent once. `None` for an empty answer.
+    async fn once(
+        &self,
+        method: Method,
+        url: &reqwest::Url,
+        path: &str,
+        body: Option<&Value>,
+        scope: Scope,
+    ) -> Result<Option<Value>, PlatformError> {
+        let mut request = self
+            .http
+            .request(method, url.clone())
+            .header("X-Auth-Token", self.token.clone())
+            .header(ACCEPT, "application/json");
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+        }
+        let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
+        let status = response.status();
+        if status == StatusCode::NO_CONTENT {
+            return Ok(None);
+        }
+        if status.is_success() {
+            let bytes = response.bytes().await.map_err(|e| {
+                PlatformError::unreachable(format!(
+                    "BigCommerce broke off its answer to {path}: {}.",
+                    crate::platforms::root_cause(&e.without_url())
+                ))
+            })?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
                 return Ok(None);
             }
-            if status.is_success() {
-                let bytes = response.bytes().await.map_err(|e| {
-                    PlatformError::unreachable(format!(
-                        "BigCommerce broke off its answer to {path}: {}.",
-                        crate::platforms::root_cause(&e.without_url())
-                    ))
-                })?;
-                if bytes.iter().all(u8::is_ascii_whitespace) {
-                    return Ok(None);
-                }
-                return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                    PlatformError::BadData(format!(
-                        "BigCommerce answered {path} with JSON that cannot be read: {e}."
-                    ))
-                });
-            }
-            if status == StatusCode::NOT_FOUND && scope == Scope::Store {
-                return Err(PlatformError::Refused(format!(
-                    "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
-                    self.store_hash
-                )));
-            }
-            Err(error_from(NAME, response, &[&self.secret]).await)
-        })
-        .await
+            return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                PlatformError::BadData(format!(
+                    "BigCommerce answered {path} with JSON that cannot be read: {e}."
+                ))
+            });
+        }
+        if status == StatusCode::NOT_FOUND && scope == Scope::Store {
+            return Err(PlatformError::Refused(format!(
+                "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
+                self.store_hash
+            )));
+        }
+        Err(error_from(NAME, response, &[&self.secret]).await)
     }
 }
 

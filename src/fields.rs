@@ -1,10 +1,20 @@
-//! Typed reads from a decoded body: text forms of numbers and booleans coerced, absent told
-//! from null (PATCH), one message per bad field collected for the 422.
+//! Typed reads from a decoded record (a request body, an import line, a platform's adapter):
+//! text forms of numbers and booleans coerced, absent told from null (PATCH), one message per
+//! bad field collected. It knows no HTTP: the problems come back as [`Invalid`], which the
+//! API answers as 422 `validation_failed`.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use crate::dates;
-use crate::error::{ApiError, Details};
+
+/// Problems by field name (`adapter[store_hash]`, `order_items[0][sku]`), one sentence each.
+pub type Details = BTreeMap<String, String>;
+
+/// A record that cannot be used, with every problem found in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid(pub Details);
 
 /// A field of a request body: absent, present as null, or present with a value. PATCH
 /// changes only present fields, and null clears a nullable one.
@@ -115,9 +125,9 @@ impl Fields {
         self.map.contains_key(key)
     }
 
-    /// 422 with every collected problem, or Ok.
-    pub fn finish(self) -> Result<(), ApiError> {
-        if self.errors.is_empty() { Ok(()) } else { Err(ApiError::Validation(self.errors)) }
+    /// Every collected problem, or Ok.
+    pub fn finish(self) -> Result<(), Invalid> {
+        if self.errors.is_empty() { Ok(()) } else { Err(Invalid(self.errors)) }
     }
 
     fn raw(&mut self, key: &str) -> Patch<Value> {
@@ -308,9 +318,5 @@ pub fn element_fields(parent: &Fields, key: &str, index: usize, item: Value) -> 
 
 /// The collected problems of an import record, or Ok.
 pub fn finish(f: Fields) -> Result<(), Details> {
-    match f.finish() {
-        Ok(()) => Ok(()),
-        Err(ApiError::Validation(details)) => Err(details),
-        Err(other) => Err(Details::from([("record".to_string(), format!("{other:?}"))])),
-    }
+    f.finish().map_err(|Invalid(details)| details)
 }

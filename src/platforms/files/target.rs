@@ -1,12 +1,14 @@
 //! The server, login and path named by a warehouse's `connection_string`
 //! (`sftp://user:password@host[:port][/path]`, `ftp://...`): the one parser of it, used to
-//! validate an adapter, to check credentials and to open a sync pass's file session. User,
+//! validate an adapter and to open a session (for the ping and for a sync pass). User,
 //! password and path are percent-decoded; no path means the login directory.
 
 use percent_encoding::percent_decode_str;
+use serde_json::{Map, Value};
 use url::{Host, Url};
 
-use super::{Adapter, PingError, adapter_field};
+use crate::platforms::PlatformError;
+use crate::platforms::reach::{self, Reach};
 
 pub struct Target {
     pub host: String,
@@ -17,19 +19,11 @@ pub struct Target {
     pub path: String,
     /// The SSH host key fingerprint the warehouse pins (its adapter's `host_key`), if any.
     pub host_key: Option<String>,
+    /// Where [`Target::connect`] may lead (CONTRACT §6); `Anywhere` unless the caller says.
+    pub reach: Reach,
 }
 
 impl Target {
-    /// Reads the adapter's connection string. Messages never repeat the string: it holds the password.
-    pub fn from_adapter(adapter: &Adapter, scheme: &str, default_port: u16) -> Result<Self, PingError> {
-        let kind = scheme.to_uppercase();
-        let raw = adapter_field(adapter, "connection_string", &kind)?;
-        let target = Self::parse(raw, scheme, default_port).map_err(|problem| {
-            PingError::AuthenticationFailed(format!("The {kind} connection string {problem}."))
-        })?;
-        Ok(target.pinned_by(adapter))
-    }
-
     /// Reads a connection string; the problem is a phrase for a 422 detail or a message
     /// ("needs a password; expected sftp://user:password@host[:port][/path]").
     pub fn parse(raw: &str, scheme: &str, default_port: u16) -> Result<Self, String> {
@@ -79,12 +73,26 @@ impl Target {
                 return Err(format!("has a {what} containing a line break"));
             }
         }
-        Ok(Self { host, port: url.port().unwrap_or(default_port), user, password, path, host_key: None })
+        Ok(Self {
+            host,
+            port: url.port().unwrap_or(default_port),
+            user,
+            password,
+            path,
+            host_key: None,
+            reach: Reach::Anywhere,
+        })
     }
 
     /// The target with the SSH host key fingerprint the adapter pins (`host_key`), if any.
-    pub fn pinned_by(mut self, adapter: &Adapter) -> Self {
-        self.host_key = adapter.get("host_key").and_then(serde_json::Value::as_str).map(str::to_string);
+    pub fn pinned_by(mut self, adapter: &Map<String, Value>) -> Self {
+        self.host_key = adapter.get("host_key").and_then(Value::as_str).map(str::to_string);
+        self
+    }
+
+    /// The target with connections kept within `reach`.
+    pub fn reached_under(mut self, reach: Reach) -> Self {
+        self.reach = reach;
         self
     }
 
@@ -102,13 +110,27 @@ impl Target {
         [&self.password, &self.user]
     }
 
-    /// Opens the TCP connection; failures answer quickly as `Unreachable`.
-    pub async fn connect(&self, server: &str) -> Result<tokio::net::TcpStream, PingError> {
-        tokio::net::TcpStream::connect((self.host.as_str(), self.port)).await.map_err(|e| {
-            PingError::Unreachable(format!(
+    /// Where the files are, for telling warehouses apart without the password:
+    /// `user@host:port/path`.
+    pub fn place(&self) -> String {
+        format!("{}@{}{}", self.user, self.address(), self.path)
+    }
+
+    /// Opens the TCP connection within the target's reach; failures answer quickly as
+    /// `Unreachable`, and an address the reach refuses as `NotAllowed`, with no connection
+    /// (it will be refused again until someone changes the address or the policy).
+    pub async fn connect(&self, server: &str) -> Result<tokio::net::TcpStream, PlatformError> {
+        reach::connect(&self.host, self.port, self.reach).await.map_err(|e| match reach::refusal(&e) {
+            Some(refused) => PlatformError::NotAllowed(format!(
+                "orderbridge did not connect to the {server} server at {}: {refused}, and a customer user \
+                 set this address, which may point only at public internet addresses (an admin who saves \
+                 the adapter makes it the operator's choice; tenant_private_targets allows it for all).",
+                self.address()
+            )),
+            None => PlatformError::unreachable(format!(
                 "Could not connect to the {server} server at {}: {e}.",
                 self.address()
-            ))
+            )),
         })
     }
 }
@@ -117,21 +139,15 @@ impl Target {
 mod tests {
     use super::*;
 
-    fn adapter(connection_string: &str) -> Adapter {
-        let mut adapter = Adapter::new();
-        adapter.insert("connection_string".into(), connection_string.into());
-        adapter
-    }
-
     #[test]
     fn user_password_and_path_are_percent_decoded() {
-        let target = Target::from_adapter(&adapter("sftp://b%40b:p%3Aw%2F@[::1]:2022/in%20box"), "sftp", 22)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let target = Target::parse("sftp://b%40b:p%3Aw%2F@[::1]:2022/in%20box", "sftp", 22).unwrap();
         assert_eq!(
             (target.user.as_str(), target.password.as_str(), target.path.as_str()),
             ("b@b", "p:w/", "/in box")
         );
         assert_eq!(target.address(), "[::1]:2022");
+        assert_eq!(target.place(), "b@b@[::1]:2022/in box");
     }
 
     #[test]
@@ -141,14 +157,42 @@ mod tests {
             ("ftp://u:pw-SECRET@host/x", "must be a URL of the form sftp://"),
             ("sftp://u:pw-SECRET%0D%0ADELE@host/x", "line break"),
         ] {
-            match Target::from_adapter(&adapter(raw), "sftp", 22) {
-                Err(PingError::AuthenticationFailed(message)) => {
-                    assert!(message.contains(expected), "{raw}: {message}");
-                    assert!(!message.contains("pw-SECRET"), "{raw}: {message}");
-                }
-                Err(other) => panic!("{raw}: {other:?}"),
-                Ok(_) => panic!("{raw}: accepted"),
-            }
+            let problem = Target::parse(raw, "sftp", 22).err().unwrap_or_else(|| panic!("{raw}: accepted"));
+            assert!(problem.contains(expected), "{raw}: {problem}");
+            assert!(!problem.contains("pw-SECRET"), "{raw}: {problem}");
+        }
+    }
+
+    #[test]
+    fn file_transfer_urls_are_checked_part_by_part() {
+        let t = Target::parse("sftp://bob:p@ss@files.example.com:2222/in/orders", "sftp", 22).unwrap();
+        assert_eq!(
+            (t.user.as_str(), t.password.as_str(), t.host.as_str(), t.port, t.path.as_str()),
+            ("bob", "p@ss", "files.example.com", 2222, "/in/orders")
+        );
+        assert!(Target::parse("ftp://u:p@10.0.0.1/", "ftp", 21).is_ok());
+        assert!(Target::parse("sftp://u:p@[::1]:22/x", "sftp", 22).is_ok());
+        // No path is the login directory; no port is the scheme's.
+        let t = Target::parse("sftp://wh1:s%2Fcret@ftp.example.com", "sftp", 22).unwrap();
+        assert_eq!((t.path.as_str(), t.port, t.password.as_str()), ("", 22, "s/cret"));
+        for bad in [
+            "ftp://u:p@host/x",
+            "sftp:/u:p@host/x",
+            "sftp://host/x",
+            "sftp://u@host/x",
+            "sftp://:p@host/x",
+            "sftp://u:@host/x",
+            "sftp://u:p@/x",
+            "sftp://u:p@host:abc/x",
+            "sftp://u:p@host:70000/x",
+            "sftp://u:p@host:/x",
+            "sftp://u:p@ho st/x",
+            "sftp://u:p@ho_st!/x",
+            "sftp://u:p%0Aw@host/x",
+        ] {
+            let problem =
+                Target::parse(bad, "sftp", 22).err().unwrap_or_else(|| panic!("{bad} was accepted"));
+            assert!(!problem.contains(":p@"), "{bad}: {problem}");
         }
     }
 }

@@ -1,6 +1,7 @@
 //! orderbridge's warehouse CSV files (CONTRACT §11, "File warehouses"): the order file it
 //! writes, and the shipment and stock files it reads. RFC 4180 with a header row; columns
-//! are found by name in any order, and unknown columns are ignored.
+//! are found by name in any order, and unknown columns are ignored; a UTF-8 byte order mark
+//! at the start of a file is not part of it.
 
 use std::collections::HashMap;
 
@@ -35,25 +36,59 @@ pub const ORDER_COLUMNS: [&str; 25] = [
     "weight",
 ];
 
-/// One row of an order file: the order's columns, then one item's.
-#[derive(Debug, Default, Clone)]
-pub struct OrderRow {
-    pub order: [String; 19],
-    /// `line`, `sku`, `name`, `quantity`, `unit_price`, `weight`: all empty for an order
-    /// with no items.
-    pub item: [String; 6],
+/// An order as its file shows it: its own columns, then one row per item.
+#[derive(Debug, Clone, Default)]
+pub struct OutgoingOrder {
+    pub order_id: i64,
+    pub external_id: Option<String>,
+    pub external_display_id: Option<String>,
+    pub store_id: i64,
+    /// Milliseconds since the epoch.
+    pub ordered_at: Option<i64>,
+    pub customer_email: Option<String>,
+    pub ship_to: ShipTo,
+    pub carrier: Option<String>,
+    pub service_level: Option<String>,
+    pub gift_message: Option<String>,
+    pub notes: Option<String>,
+    pub items: Vec<OutgoingItem>,
+}
+
+/// The shipping address columns (`ship_*`).
+#[derive(Debug, Clone, Default)]
+pub struct ShipTo {
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub street1: Option<String>,
+    pub street2: Option<String>,
+    pub city: Option<String>,
+    pub region: Option<String>,
+    pub postal_code: Option<String>,
+    pub country: Option<String>,
+    pub telephone: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct OutgoingItem {
+    pub sku: Option<String>,
+    pub name: Option<String>,
+    pub quantity: i64,
+    /// Hundredths.
+    pub unit_price: Option<i64>,
+    /// Hundredths.
+    pub weight: Option<i64>,
 }
 
 /// Text for a file cell: empty for null.
-pub fn cell(value: Option<&str>) -> String {
-    value.unwrap_or_default().to_string()
+fn cell(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or_default()
 }
 
-pub fn date_cell(ms: Option<i64>) -> String {
+fn date_cell(ms: Option<i64>) -> String {
     ms.map(dates::format_ms).unwrap_or_default()
 }
 
-pub fn money_cell(hundredths: Option<i64>) -> String {
+fn money_cell(hundredths: Option<i64>) -> String {
     hundredths.map(money::format).unwrap_or_default()
 }
 
@@ -62,49 +97,75 @@ pub struct OrderFile {
     buffer: Vec<u8>,
 }
 
-fn unwritable(e: impl std::fmt::Display) -> String {
-    format!("could not write the order file: {e}")
-}
-
 impl OrderFile {
     /// A file with its header row.
-    pub fn new() -> Result<OrderFile, String> {
+    pub fn new() -> OrderFile {
         let mut file = OrderFile { buffer: Vec::with_capacity(64 * 1024) };
-        file.record(ORDER_COLUMNS.iter().copied())?;
-        Ok(file)
+        file.record(ORDER_COLUMNS.iter().copied());
+        file
     }
 
-    fn record<'a>(&mut self, fields: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+    fn record<'a>(&mut self, fields: impl IntoIterator<Item = &'a str>) {
         // One record per writer: csv quotes it (RFC 4180) into our buffer, which we can then
-        // hand out in pieces.
+        // hand out in pieces. Writing into a Vec cannot fail.
         let mut out = csv::WriterBuilder::new().buffer_capacity(1024).from_writer(&mut self.buffer);
-        out.write_record(fields).map_err(unwritable)?;
-        out.flush().map_err(unwritable)
+        let _ = out.write_record(fields);
+        let _ = out.flush();
     }
 
-    pub fn row(&mut self, row: &OrderRow) -> Result<(), String> {
-        self.record(row.order.iter().chain(row.item.iter()).map(String::as_str))
+    /// The order's rows: one per item, the order's columns repeated, `line` counting from 1;
+    /// an order without items is one row with the item columns empty.
+    pub fn order(&mut self, order: &OutgoingOrder) {
+        let (id, store, ordered_at) =
+            (order.order_id.to_string(), order.store_id.to_string(), date_cell(order.ordered_at));
+        let a = &order.ship_to;
+        let head: [&str; 19] = [
+            &id,
+            cell(&order.external_id),
+            cell(&order.external_display_id),
+            &store,
+            &ordered_at,
+            cell(&order.customer_email),
+            cell(&a.first_name),
+            cell(&a.last_name),
+            cell(&a.street1),
+            cell(&a.street2),
+            cell(&a.city),
+            cell(&a.region),
+            cell(&a.postal_code),
+            cell(&a.country),
+            cell(&a.telephone),
+            cell(&order.carrier),
+            cell(&order.service_level),
+            cell(&order.gift_message),
+            cell(&order.notes),
+        ];
+        if order.items.is_empty() {
+            self.record(head.into_iter().chain([""; 6]));
+        }
+        for (at, item) in order.items.iter().enumerate() {
+            let (line, quantity) = ((at + 1).to_string(), item.quantity.to_string());
+            let (price, weight) = (money_cell(item.unit_price), money_cell(item.weight));
+            let item = [line.as_str(), cell(&item.sku), cell(&item.name), &quantity, &price, &weight];
+            self.record(head.into_iter().chain(item));
+        }
     }
 
     /// What is written so far, once it is at least `size` bytes.
-    pub fn chunk(&mut self, size: usize) -> Result<Option<Vec<u8>>, String> {
-        Ok((self.buffer.len() >= size).then(|| std::mem::take(&mut self.buffer)))
+    pub fn chunk(&mut self, size: usize) -> Option<Vec<u8>> {
+        (self.buffer.len() >= size).then(|| std::mem::take(&mut self.buffer))
     }
 
     /// The rest of the file.
-    pub fn finish(self) -> Result<Vec<u8>, String> {
-        Ok(self.buffer)
+    pub fn finish(self) -> Vec<u8> {
+        self.buffer
     }
 }
 
-/// A whole order file.
-#[cfg(test)]
-pub fn write_orders(rows: &[OrderRow]) -> Result<Vec<u8>, String> {
-    let mut file = OrderFile::new()?;
-    for row in rows {
-        file.row(row)?;
+impl Default for OrderFile {
+    fn default() -> Self {
+        OrderFile::new()
     }
-    file.finish()
 }
 
 /// One line of a file that cannot be used, numbered as people count (1 = the header).
@@ -145,8 +206,8 @@ impl Header {
     fn read(record: &csv::StringRecord) -> Header {
         let mut at = HashMap::new();
         for (i, name) in record.iter().enumerate() {
-            // A spreadsheet's byte-order mark and stray spaces are not part of the name.
-            let name = name.trim_start_matches('\u{feff}').trim().to_ascii_lowercase();
+            // Stray spaces are not part of the name.
+            let name = name.trim().to_ascii_lowercase();
             at.entry(name).or_insert(i);
         }
         Header(at)
@@ -170,6 +231,8 @@ fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
 type Numbered = Vec<(u64, csv::StringRecord)>;
 
 fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Numbered), Vec<BadLine>> {
+    // Spreadsheets save "CSV UTF-8" with a byte order mark.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if std::str::from_utf8(bytes).is_err() {
         return Err(vec![BadLine { line: 1, problem: "the file is not UTF-8 text".into() }]);
     }
@@ -224,9 +287,8 @@ fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Numbered), Vec<BadLi
     if bad.is_empty() { Ok((header, out)) } else { Err(bad) }
 }
 
-/// The rows of a shipment file, checked for shape (the caller checks orders and values),
-/// each made into a `ShipmentRow` only as it is taken.
-pub fn read_shipments(bytes: &[u8]) -> Result<impl Iterator<Item = ShipmentRow>, Vec<BadLine>> {
+/// The rows of a shipment file, checked for shape (the caller checks orders and values).
+pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
     let (header, records) = rows(bytes, &["tracking_number"])?;
     if !(header.has("order_id") || header.has("external_id") && header.has("store_id")) {
         return Err(vec![BadLine {
@@ -234,19 +296,22 @@ pub fn read_shipments(bytes: &[u8]) -> Result<impl Iterator<Item = ShipmentRow>,
             problem: "the header needs an order_id column, or external_id with store_id".into(),
         }]);
     }
-    Ok(records.into_iter().map(move |(line, r)| ShipmentRow {
-        line,
-        order_id: header.get(&r, "order_id"),
-        external_id: header.get(&r, "external_id"),
-        store_id: header.get(&r, "store_id"),
-        tracking_number: header.get(&r, "tracking_number"),
-        carrier_name: header.get(&r, "carrier_name"),
-        service_level: header.get(&r, "service_level"),
-        shipped_at: header.get(&r, "shipped_at"),
-        weight: header.get(&r, "weight"),
-        sku: header.get(&r, "sku"),
-        quantity: header.get(&r, "quantity"),
-    }))
+    Ok(records
+        .into_iter()
+        .map(|(line, r)| ShipmentRow {
+            line,
+            order_id: header.get(&r, "order_id"),
+            external_id: header.get(&r, "external_id"),
+            store_id: header.get(&r, "store_id"),
+            tracking_number: header.get(&r, "tracking_number"),
+            carrier_name: header.get(&r, "carrier_name"),
+            service_level: header.get(&r, "service_level"),
+            shipped_at: header.get(&r, "shipped_at"),
+            weight: header.get(&r, "weight"),
+            sku: header.get(&r, "sku"),
+            quantity: header.get(&r, "quantity"),
+        })
+        .collect())
 }
 
 /// The rows of a stock file: every line must name a sku and a whole quantity.
@@ -287,21 +352,40 @@ mod tests {
 
     #[test]
     fn order_files_quote_per_rfc_4180_and_start_with_the_header() {
-        let mut row = OrderRow::default();
-        row.order[0] = "7".into();
-        row.order[7] = "Ann \"the\" Smith, Jr.".into();
-        row.item[0] = "1".into();
-        let text = String::from_utf8(write_orders(&[row]).unwrap()).unwrap();
-        let mut lines = text.lines();
-        assert_eq!(lines.next().unwrap(), ORDER_COLUMNS.join(","));
-        assert!(lines.next().unwrap().contains("\"Ann \"\"the\"\" Smith, Jr.\""), "{text}");
+        let order = OutgoingOrder {
+            order_id: 7,
+            store_id: 2,
+            ship_to: ShipTo { last_name: Some("Ann \"the\" Smith, Jr.".into()), ..ShipTo::default() },
+            items: vec![
+                OutgoingItem {
+                    sku: Some("A".into()),
+                    quantity: 2,
+                    unit_price: Some(1250),
+                    ..OutgoingItem::default()
+                },
+                OutgoingItem { sku: Some("B".into()), quantity: 1, ..OutgoingItem::default() },
+            ],
+            ..OutgoingOrder::default()
+        };
+        let mut file = OrderFile::new();
+        file.order(&order);
+        file.order(&OutgoingOrder { order_id: 8, store_id: 2, ..OutgoingOrder::default() });
+        let text = String::from_utf8(file.finish()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], ORDER_COLUMNS.join(","));
+        assert!(lines[1].starts_with("7,,,2,"), "{text}");
+        assert!(lines[1].contains("\"Ann \"\"the\"\" Smith, Jr.\""), "{text}");
+        assert!(lines[1].ends_with(",1,A,,2,12.50,"), "{text}");
+        assert!(lines[2].ends_with(",2,B,,1,,"), "{text}");
+        assert!(lines[3].starts_with("8,") && lines[3].ends_with(",,,,,,"), "an order without items: {text}");
+        assert_eq!(lines.len(), 4);
     }
 
     #[test]
     fn shipment_columns_are_found_by_name_in_any_order_and_lines_count_the_header() {
         let file =
             "\u{feff}Tracking_Number,extra,order_id,sku,quantity\r\n1Z9,x,12,A-1,2\r\n\r\n1Z9,y,12,B-2,1\n";
-        let rows: Vec<ShipmentRow> = read_shipments(file.as_bytes()).unwrap().collect();
+        let rows: Vec<ShipmentRow> = read_shipments(file.as_bytes()).unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].line, rows[0].order_id.as_str(), rows[0].sku.as_str()), (2, "12", "A-1"));
         assert_eq!(rows[1].line, 4, "the blank line is counted, not returned");
@@ -317,6 +401,14 @@ mod tests {
         assert_eq!(empty[0].line, 1);
         let Err(binary) = read_shipments(&[0xff, 0xfe, b'a']) else { panic!("accepted") };
         assert!(binary[0].problem.contains("UTF-8"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_starts_no_column_name_and_only_at_the_start_is_ignored() {
+        let rows = read_stock("\u{feff}sku,quantity\nA,1\n".as_bytes()).unwrap();
+        assert_eq!(rows, vec![StockRow { sku: "A".into(), quantity: 1 }]);
+        let Err(bad) = read_stock("sku,\u{feff}quantity\nA,1\n".as_bytes()) else { panic!("accepted") };
+        assert!(bad[0].problem.contains("quantity"), "{bad:?}");
     }
 
     #[test]
