@@ -139,6 +139,7 @@ impl OAuthError {
         }
     }
 
+    /// A username or an address that must wait (CONTRACT §1).
     fn throttled(wait: std::time::Duration) -> Self {
         let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
         OAuthError {
@@ -227,9 +228,6 @@ pub async fn token(
 ) -> Result<NoStore<TokenResponse>, OAuthError> {
     let address = req_creds.1;
     let creds = req_creds.0?;
-    if let Some(wait) = throttle.refused(&creds.username, address) {
-        return Err(OAuthError::throttled(wait));
-    }
     let body = body.map_err(|_| OAuthError::invalid_request("The body could not be read."))?;
     let mut fields = body.fields();
     let grant_type = fields.text("grant_type").value();
@@ -251,19 +249,27 @@ pub async fn token(
         description: "Something went wrong on our side.".into(),
         retry_after: None,
     };
+    // Counted as a failure from here, even with the right password, until proven right.
+    let attempt = throttle.begin(&creds.username, address).map_err(OAuthError::throttled)?;
     let username = creds.username.clone();
-    let attempted = creds.username.clone();
     #[expect(clippy::disallowed_methods, reason = "no user yet: this is where one is proven")]
-    let record = db::run(pool, move |conn| Ok::<_, ApiError>(users::login_record(conn, &username)?))
-        .await
-        .map_err(|_| server_error())?;
-    let user = rocket::tokio::task::spawn_blocking(move || users::authenticate(record, &creds.password))
-        .await
-        .map_err(|_| server_error())?;
-    let Some(user) = user else {
-        throttle.failed(&attempted, address);
-        return Err(OAuthError::invalid_client());
+    let record = db::run(pool, move |conn| Ok::<_, ApiError>(users::login_record(conn, &username)?)).await;
+    let Ok(record) = record else {
+        attempt.forgive();
+        return Err(server_error());
     };
+    let user =
+        rocket::tokio::task::spawn_blocking(move || users::authenticate(record, &creds.password)).await;
+    let user = match user {
+        Ok(Some(user)) => user,
+        // Dropped unforgiven, the attempt stays counted as a failure.
+        Ok(None) => return Err(OAuthError::invalid_client()),
+        Err(_) => {
+            attempt.forgive();
+            return Err(server_error());
+        }
+    };
+    attempt.forgive();
     let access_token = keys.issue(&user).map_err(|_| server_error())?;
     Ok(NoStore(TokenResponse { access_token, token_type: "Bearer", expires_in: keys.ttl_secs }))
 }
@@ -276,7 +282,9 @@ impl<'r> FromRequest<'r> for TokenRequestCredentials {
     type Error = std::convert::Infallible;
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        Outcome::Success(TokenRequestCredentials(basic_credentials(req), req.client_ip()))
+        // The peer's own address: `client_ip` would take an `X-Real-IP` header that any client
+        // can send, and a new one per guess would dodge the address's limit.
+        Outcome::Success(TokenRequestCredentials(basic_credentials(req), req.remote().map(|a| a.ip())))
     }
 }
 

@@ -159,7 +159,14 @@ impl NewConnection {
             return Err(ApiError::Forbidden("Only admin users may create customers.".to_string()));
         }
         let name = fields.required("name", Fields::text);
-        let connection_type = read_snake_case(&mut fields, "connection_type").value();
+        // Absent or null: the default. Blank is no token, as in a PATCH.
+        let connection_type = match read_snake_case(&mut fields, "connection_type") {
+            Patch::Value(blank) if blank.is_empty() => {
+                fields.error("connection_type", "must not be empty");
+                None
+            }
+            other => other.value(),
+        };
         let locations = read_locations(&mut fields).value();
         let enabled_at = fields.date("enabled_at").value();
         let customer =

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use rocket::http::{Header, Status};
+use rocket::http::{Header, Method, Status};
 use rocket::request::Request;
 use rocket::response::{self, Responder, Response};
 use rocket::serde::json::Json;
@@ -34,6 +34,8 @@ pub enum ApiError {
     },
     Forbidden(String),
     NotFound(String),
+    /// A path the API has, asked with a method it does not answer there; the ones it does.
+    MethodNotAllowed(Vec<Method>),
     SessionNotFound,
     Conflict {
         message: String,
@@ -108,6 +110,7 @@ impl ApiError {
             ApiError::Unauthorized { .. } => Status::Unauthorized,
             ApiError::Forbidden(_) => Status::Forbidden,
             ApiError::NotFound(_) | ApiError::SessionNotFound => Status::NotFound,
+            ApiError::MethodNotAllowed(_) => Status::MethodNotAllowed,
             ApiError::Conflict { .. } => Status::Conflict,
             ApiError::PayloadTooLarge => Status::PayloadTooLarge,
             ApiError::UnsupportedMediaType(_) => Status::UnsupportedMediaType,
@@ -129,6 +132,7 @@ impl ApiError {
             ApiError::Forbidden(_) => "forbidden",
             ApiError::NotFound(_) => "not_found",
             ApiError::SessionNotFound => "session_not_found",
+            ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::Conflict { .. } => "conflict",
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
@@ -155,6 +159,7 @@ impl ApiError {
             | ApiError::AdapterUnreachable(message) => message.clone(),
             ApiError::NotFound(what) => format!("{what} was not found."),
             ApiError::SessionNotFound => "The listing session does not exist or has expired.".to_string(),
+            ApiError::MethodNotAllowed(allowed) => format!("This path answers {}.", allow_list(allowed)),
             ApiError::PayloadTooLarge => "The request body is larger than allowed.".to_string(),
             ApiError::Validation(details) => {
                 let fields: Vec<&str> = details.keys().map(String::as_str).collect();
@@ -251,6 +256,9 @@ impl<'r> Responder<'r, 'static> for ApiError {
         if let ApiError::ServiceUnavailable = &self {
             response.set_header(Header::new("Retry-After", "1"));
         }
+        if let ApiError::MethodNotAllowed(allowed) = &self {
+            response.set_header(Header::new("Allow", allow_list(allowed)));
+        }
         Ok(response)
     }
 }
@@ -304,6 +312,16 @@ fn error_for_status(status: Status) -> ApiError {
 pub fn catch_all(status: Status, req: &Request<'_>) -> ApiError {
     match take_stashed(req) {
         Some(error) if error.status() == status => error,
+        _ if status == Status::NotFound => {
+            // RFC 9110 §15.5.6: a path that exists, asked with another method, is a 405
+            // naming the methods it takes, not a 404.
+            let allowed = allowed_methods(req);
+            if allowed.is_empty() || allowed.contains(&req.method()) {
+                error_for_status(status)
+            } else {
+                ApiError::MethodNotAllowed(allowed)
+            }
+        }
         _ => error_for_status(status),
     }
 }
@@ -321,6 +339,50 @@ pub fn describe(e: &ApiError) -> String {
         }
         None => body.error.message,
     }
+}
+
+/// The methods of the mounted routes whose path fits the request's most closely (the fewest
+/// `<param>` segments: `/stores/ping` is POST's, not `/stores/<id>`'s), HEAD with GET as Rocket
+/// answers it, in a fixed order.
+fn allowed_methods(req: &Request<'_>) -> Vec<Method> {
+    let asked: Vec<&str> = req.uri().path().segments().collect();
+    let fitting: Vec<(usize, Method)> = req
+        .rocket()
+        .routes()
+        .filter(|route| path_fits(route.uri.path(), &asked))
+        .map(|route| (route.uri.path().matches('<').count(), route.method))
+        .collect();
+    let closest = fitting.iter().map(|(params, _)| *params).min();
+    let mut allowed: Vec<Method> = fitting
+        .into_iter()
+        .filter(|(params, _)| Some(*params) == closest)
+        .map(|(_, method)| method)
+        .collect();
+    if allowed.contains(&Method::Get) {
+        allowed.push(Method::Head);
+    }
+    allowed.sort_by_key(|m| m.as_str());
+    allowed.dedup();
+    allowed
+}
+
+/// Whether a route path (`/stores/<id>`, `/files/<path..>`) fits the request's segments.
+fn path_fits(route: &str, asked: &[&str]) -> bool {
+    let mut asked = asked.iter();
+    for segment in route.split('/').filter(|s| !s.is_empty()) {
+        if segment.starts_with('<') && segment.ends_with("..>") {
+            return true;
+        }
+        match asked.next() {
+            Some(given) if segment.starts_with('<') || segment == *given => {}
+            _ => return false,
+        }
+    }
+    asked.next().is_none()
+}
+
+fn allow_list(methods: &[Method]) -> String {
+    methods.iter().map(|m| m.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 description of every route, kept true by
 //! `tests/api/openapi.rs` (every mounted route is described; real answers validate against
-//! the described schemas).
+//! the described schemas) and by `.ci/schemathesis` (requests generated from the document
+//! are answered as it says).
 //!
 //! Request bodies are described as JSON, urlencoded and multipart forms, as the API takes
-//! them. Some client generators cannot take several body types for one operation (the
+//! them; a form's schema names its fields as a form sends them (`adapter[access_token]`,
+//! `bundle[0][qty]`, `product_ids[]`), text, an empty value standing for null. Some client generators cannot take several body types for one operation (the
 //! Python `openapi-python-client` emits code that does not import); `?bodies=json` serves
 //! the same document with JSON bodies only, for them.
 

@@ -16,6 +16,7 @@ use crate::body::{self, Body, Fields, Patch};
 use crate::dates::{self, Timestamp};
 use crate::db::{self, Pool};
 use crate::error::{ApiError, Details};
+use crate::listing::Params;
 
 pub fn routes() -> Vec<Route> {
     routes![list, get, create, update]
@@ -176,21 +177,18 @@ fn body_text(body: &Body, name: &str) -> ApiResult<Option<String>> {
 const LIST_FILTER: &str =
     "(?1 IS NULL OR customer_id = ?1) AND (?2 IS NULL OR customer_id = ?2) AND (?3 IS NULL OR sku = ?3)";
 
-/// Lists products, paged and ordered by id. Filters: `customer_id`, `sku` (exact).
-#[get("/products?<customer_id>&<sku>&<page>&<limit>", data = "<body>")]
+/// Lists products, paged and ordered by id. Filters: `customer_id`, `sku` (exact). The query
+/// string is read raw, as the other listings read it: Rocket's typed query guards drop a
+/// repeated parameter (`limit=x&limit=y`) silently instead of reading its last value.
+#[get("/products", data = "<body>")]
 async fn list(
-    customer_id: Option<String>,
-    sku: Option<String>,
-    page: Option<String>,
-    limit: Option<String>,
+    params: Params,
     user: AuthUser,
     body: Body,
     pool: &State<Pool>,
 ) -> ApiResult<Json<ProductPage>> {
-    let query = ListQuery::read(
-        [("customer_id", customer_id), ("sku", sku), ("page", page), ("limit", limit)],
-        &body,
-    )?;
+    let given = |name: &'static str| (name, params.get(name).map(str::to_string));
+    let query = ListQuery::read([given("customer_id"), given("sku"), given("page"), given("limit")], &body)?;
     let scope = user.scope();
     let page = user
         .run(pool, move |conn, _| {

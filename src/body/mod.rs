@@ -61,18 +61,33 @@ async fn decode<'r>(req: &'r Request<'_>, mut data: Data<'r>) -> Result<Body, Ap
         Some(ct) if ct.is_form() || ct.is_form_data() => {
             match Form::<RawFields>::from_data(req, data).await {
                 Outcome::Success(form) => fields_to_object(&form.into_inner().0).map(Body),
-                Outcome::Error((status, errors)) if status.code == 413 => {
-                    let _ = errors;
+                Outcome::Error((_, errors)) if errors.iter().any(over_limit) => {
                     Err(ApiError::PayloadTooLarge)
                 }
                 Outcome::Error((_, errors)) => Err(ApiError::bad_request(format!(
                     "The form body could not be parsed: {}",
-                    errors.iter().next().map_or_else(|| "malformed".to_string(), |e| e.to_string())
+                    errors.iter().next().map_or_else(|| "malformed".to_string(), cut_off_or_said)
                 ))),
                 Outcome::Forward(_) => Err(unsupported()),
             }
         }
         _ => Err(unsupported()),
+    }
+}
+
+/// Whether a form error is a size limit passed. Rocket answers a cut-off multipart body (a
+/// part's headers never ending, no closing boundary) with an `InvalidLength` naming no limit,
+/// whose status is the same 413: that one is a malformed body, a 400.
+fn over_limit(error: &form::Error<'_>) -> bool {
+    matches!(error.kind, form::error::ErrorKind::InvalidLength { max: Some(_), .. })
+}
+
+fn cut_off_or_said(error: &form::Error<'_>) -> String {
+    match error.kind {
+        form::error::ErrorKind::InvalidLength { max: None, .. } => {
+            "the body ends in the middle of a part".into()
+        }
+        _ => error.to_string(),
     }
 }
 
@@ -171,7 +186,9 @@ fn parse_name(name: &str) -> Result<Vec<Segment<'_>>, String> {
     Ok(segments)
 }
 
-/// Builds the JSON object a form stands for. Repeated plain names keep the last value.
+/// Builds the JSON object a form stands for. The last field of a name wins: a repeated plain
+/// name keeps its last value, and a field that gives a name another shape (`a=1` then
+/// `a[b]=2`, or the other way round) replaces what the earlier ones built.
 pub fn fields_to_object(fields: &[(String, String)]) -> Result<Map<String, Value>, ApiError> {
     let mut root = Value::Object(Map::new());
     for (name, text) in fields {
@@ -193,7 +210,10 @@ fn insert(node: &mut Value, segments: &[Segment<'_>], value: Value) -> Result<()
     };
     match first {
         Segment::Key(key) => {
-            let map = node.as_object_mut().ok_or("conflicts with another field of the same name")?;
+            if !node.is_object() {
+                *node = Value::Object(Map::new());
+            }
+            let map = node.as_object_mut().ok_or("could not be read")?;
             if rest.is_empty() {
                 map.insert((*key).to_string(), value);
                 return Ok(());
@@ -208,7 +228,10 @@ fn insert(node: &mut Value, segments: &[Segment<'_>], value: Value) -> Result<()
             if !rest.is_empty() {
                 return Err("uses [] before other brackets; give indices like [0]");
             }
-            let list = node.as_array_mut().ok_or("conflicts with another field of the same name")?;
+            if !node.is_array() {
+                *node = Value::Array(Vec::new());
+            }
+            let list = node.as_array_mut().ok_or("could not be read")?;
             list.push(value);
             Ok(())
         }
@@ -257,8 +280,20 @@ mod tests {
             let owned = vec![(name.to_string(), "1".to_string())];
             assert!(fields_to_object(&owned).is_err(), "name {name}");
         }
-        let clash = vec![("a".to_string(), "1".to_string()), ("a[b]".to_string(), "2".to_string())];
-        assert!(fields_to_object(&clash).is_err());
+    }
+
+    #[test]
+    fn a_later_field_that_gives_a_name_another_shape_replaces_the_earlier() {
+        let cases = [
+            (vec![("a", "1"), ("a[b]", "2")], json!({"a": {"b": "2"}})),
+            (vec![("a[b]", "2"), ("a", "1")], json!({"a": "1"})),
+            (vec![("a[]", "1"), ("a[b]", "2")], json!({"a": {"b": "2"}})),
+            (vec![("a[b]", "2"), ("a[]", "1")], json!({"a": ["1"]})),
+            (vec![("a[b]", "2"), ("a[b][c]", "3"), ("a[d]", "4")], json!({"a": {"b": {"c": "3"}, "d": "4"}})),
+        ];
+        for (pairs, want) in cases {
+            assert_eq!(form(&pairs), want, "{pairs:?}");
+        }
     }
 
     #[test]
