@@ -5,10 +5,10 @@ use std::io::{BufRead, IsTerminal};
 
 use crate::config::Config;
 use crate::db;
-use crate::error::describe;
-use crate::import::{self as import_data, What};
+use crate::http::error::describe;
+use crate::http::users::{self, Role};
+use crate::resources::import::{self as import_data, What};
 use crate::seed::{self as seed_data, Options, Summary};
-use crate::users::{self, Role};
 
 pub async fn sync(connection: Option<i64>) -> Result<(), String> {
     let config = Config::from_figment(&Config::figment())?;

@@ -279,6 +279,25 @@ pub fn set_setting(conn: &Connection, key: &str, value: &str) -> rusqlite::Resul
     Ok(())
 }
 
+/// Reads a stored adapter (JSON text written by this service) at column `index`.
+pub fn settings_from_column(
+    row: &rusqlite::Row<'_>,
+    index: usize,
+) -> rusqlite::Result<serde_json::Map<String, serde_json::Value>> {
+    let text: String = row.get(index)?;
+    match serde_json::from_str(&text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            "a stored adapter is not a JSON object".into(),
+        )),
+        Err(e) => {
+            Err(rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(e)))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::fields::{self, EXTERNAL_ID, ITEM_FIELDS, Kind, ORDER_FIELDS, Scalar};
-use crate::error::Details;
+use crate::fields::Details;
 use crate::fields::{Fields, Patch, element_fields};
 use crate::jsondoc::{self, Obj};
 

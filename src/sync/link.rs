@@ -4,9 +4,9 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value};
 
-use crate::adapter::settings_from_column;
 use crate::config::SyncMode;
-use crate::error::Details;
+use crate::db::settings_from_column;
+use crate::fields::Details;
 use crate::platforms::reach::{Reach, SetBy};
 
 #[derive(Debug, Clone)]

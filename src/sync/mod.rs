@@ -10,16 +10,15 @@
 
 pub mod command;
 mod link;
-mod notify;
+pub(crate) mod notify;
 mod orders_in;
 mod orders_out;
 mod pass;
-pub mod routes;
 pub mod runs;
 mod scheduler;
 mod shipments_in;
 mod sides;
-mod states;
+pub(crate) mod states;
 mod step;
 mod stock;
 
@@ -34,7 +33,7 @@ use crate::platforms::{self, retry::RetryPolicy};
 
 pub use link::Link;
 pub use runs::{Run, RunCounts, Trigger};
-pub use scheduler::fairing;
+pub use scheduler::start as start_schedule;
 
 /// Tries of one platform request within a pass before the step gives up on it.
 const TRIES_PER_PASS: u32 = 3;

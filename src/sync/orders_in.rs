@@ -243,7 +243,7 @@ fn write_page(
         record
             .insert("fulfillment_transitioned_at".into(), at.map_or(Value::Null, |ms| format_ms(ms).into()));
         record.insert("fulfillment_warehouse_id".into(), warehouse.map_or(Value::Null, Value::from));
-        let bad = |problems: crate::error::Details| {
+        let bad = |problems: crate::fields::Details| {
             let list: Vec<String> = problems.iter().map(|(k, v)| format!("{k} {v}")).collect();
             StepError::Platform(PlatformError::BadData(format!(
                 "The store's order {external_id} cannot be read: {}.",

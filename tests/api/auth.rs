@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use orderbridge::users::{self, Role};
+use orderbridge::http::users::{self, Role};
 use rocket::http::{ContentType, Header as HttpHeader, Status};
 use serde_json::json;
 
@@ -452,7 +452,7 @@ fn assert_throttled(r: &crate::common::Reply, what: &str) {
 #[rocket::async_test]
 async fn five_failed_logins_throttle_that_username_while_another_user_at_the_same_address_logs_in() {
     let app = crate::common::spawn_app().await;
-    app.user_token("bob", orderbridge::users::Role::Admin, None).await;
+    app.user_token("bob", orderbridge::http::users::Role::Admin, None).await;
     let shared = "192.0.2.7:40000";
     for attempt in 1..=5 {
         let r = login_from(&app, shared, "admin", &format!("guess-{attempt}")).await;
@@ -474,7 +474,7 @@ async fn five_failed_logins_throttle_that_username_while_another_user_at_the_sam
 #[rocket::async_test]
 async fn fifty_failed_logins_from_one_address_throttle_it_whatever_the_usernames_and_x_real_ip() {
     let app = crate::common::spawn_app().await;
-    app.user_token("bob", orderbridge::users::Role::Admin, None).await;
+    app.user_token("bob", orderbridge::http::users::Role::Admin, None).await;
     let sprayer = "192.0.2.7:40000";
     // One guess per username, so no username reaches its own limit; each claims another
     // client in X-Real-IP, which anyone can send and which is not believed.

@@ -2,7 +2,7 @@
 //! typed helpers for calling it in-process.
 
 use orderbridge::db::Pool;
-use orderbridge::users::{self, Role};
+use orderbridge::http::users::{self, Role};
 use rocket::figment::Figment;
 use rocket::figment::providers::Serialized;
 use rocket::http::{ContentType, Header, Status};

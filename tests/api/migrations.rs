@@ -56,7 +56,7 @@ async fn a_version_2_file_is_upgraded_in_place_and_keeps_every_row() {
     let client = rocket::local::asynchronous::Client::tracked(app.rocket).await.unwrap();
     let mut app = TestApp::from_client(client);
     // The fixture's admin has a password nobody kept; a new admin reads the upgraded file.
-    app.admin = app.user_token("upgrade-admin", orderbridge::users::Role::Admin, None).await;
+    app.admin = app.user_token("upgrade-admin", orderbridge::http::users::Role::Admin, None).await;
 
     let after = app.pool().get().unwrap();
     let version: i64 = after.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();

@@ -486,8 +486,10 @@ async fn a_connection_that_does_not_sync_says_what_is_off_and_tenants_see_only_t
     rig.app.patch_json(&format!("/stores/{}", rig.store_id), rig.admin(), json!({"enabled_at": "now"})).await;
     let run = rig.sync().await;
     let (_, other) = rig.app.tenant("Other Co").await;
-    let own =
-        rig.app.user_token("acme-user", orderbridge::users::Role::Customer, Some(rig.customer_id)).await;
+    let own = rig
+        .app
+        .user_token("acme-user", orderbridge::http::users::Role::Customer, Some(rig.customer_id))
+        .await;
     for p in [format!("{path}/sync_runs"), format!("{path}/sync_runs/{}", run["id"])] {
         assert_error(&rig.app.get(&p, &other).await, 404, "not_found");
         assert_eq!(rig.app.get(&p, &own).await.status.code, 200, "{p}");

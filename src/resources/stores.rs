@@ -8,14 +8,14 @@ use rusqlite::{Connection, Row};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::adapter::{self, Adapter, Owner};
-use crate::api::{ApiResult, Created, Id, NoContent, Owned};
-use crate::auth::AuthUser;
-use crate::body::{Body, Fields};
 use crate::config::Config;
 use crate::dates::Timestamp;
 use crate::db::Pool;
-use crate::holders::{self, Kind, NewHolder};
+use crate::http::api::{ApiResult, Created, Id, NoContent, Owned};
+use crate::http::auth::AuthUser;
+use crate::http::body::{Body, Fields};
+use crate::resources::adapter::{self, Adapter, Owner};
+use crate::resources::holders::{self, Kind, NewHolder};
 
 pub fn routes() -> Vec<Route> {
     routes![list, get, create, update, ping]

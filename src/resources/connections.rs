@@ -10,19 +10,19 @@ use rusqlite::{Connection as Db, OptionalExtension, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::adapter::read_snake_case;
-use crate::api::{
-    ApiResult, Created, Id, NoContent, Owned, check_customer, owned_row_exists, update_columns,
-};
-use crate::auth::AuthUser;
-use crate::body::{Body, Fields, Patch};
 use crate::config::Config;
-use crate::customers::NewCustomer;
 use crate::dates::{self, Timestamp};
 use crate::db::{self, Pool};
-use crate::error::{ApiError, Details};
-use crate::stores::NewStore;
-use crate::warehouses::NewWarehouse;
+use crate::http::api::{
+    ApiResult, Created, Id, NoContent, Owned, check_customer, owned_row_exists, update_columns,
+};
+use crate::http::auth::AuthUser;
+use crate::http::body::{Body, Fields, Patch};
+use crate::http::error::{ApiError, Details};
+use crate::resources::adapter::read_snake_case;
+use crate::resources::customers::NewCustomer;
+use crate::resources::stores::NewStore;
+use crate::resources::warehouses::NewWarehouse;
 
 pub fn routes() -> Vec<Route> {
     routes![list, get, create, update, list_channels, update_channel]

@@ -10,13 +10,13 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::api::{self, ApiResult, Created, Id, NoContent};
-use crate::auth::AuthUser;
-use crate::body::{self, Body, Fields, Patch};
 use crate::dates::{self, Timestamp};
 use crate::db::{self, Pool};
-use crate::error::{ApiError, Details};
-use crate::listing::Params;
+use crate::http::api::{self, ApiResult, Created, Id, NoContent};
+use crate::http::auth::AuthUser;
+use crate::http::body::{self, Body, Fields, Patch};
+use crate::http::error::{ApiError, Details};
+use crate::resources::listing::Params;
 
 pub fn routes() -> Vec<Route> {
     routes![list, get, create, update]

@@ -9,12 +9,12 @@ use rocket::{Route, State, get, patch, post, routes};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
-use crate::api::{self, ApiResult, Created, Id, NoContent};
-use crate::auth::AuthUser;
-use crate::body::{Body, Fields};
 use crate::dates::{self, Timestamp};
 use crate::db::{self, Pool};
-use crate::error::{ApiError, Details};
+use crate::http::api::{self, ApiResult, Created, Id, NoContent};
+use crate::http::auth::AuthUser;
+use crate::http::body::{Body, Fields};
+use crate::http::error::{ApiError, Details};
 
 pub fn routes() -> Vec<Route> {
     routes![list, get, create, update]

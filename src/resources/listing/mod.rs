@@ -15,10 +15,10 @@ use rocket::response::{self, Responder};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
 
-use crate::api::ApiResult;
-use crate::auth::AuthUser;
 use crate::db::Pool;
-use crate::error::ApiError;
+use crate::http::api::ApiResult;
+use crate::http::auth::AuthUser;
+use crate::http::error::ApiError;
 pub use query::Params;
 use sessions::Position;
 pub use sessions::Sessions;

@@ -7,12 +7,12 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
-use crate::api::{ApiResult, Created, Id, NoContent, update_columns};
-use crate::auth::AuthUser;
-use crate::body::{Body, Fields, Patch};
 use crate::dates::{self, Timestamp};
 use crate::db::{self, Pool};
-use crate::error::ApiError;
+use crate::http::api::{ApiResult, Created, Id, NoContent, update_columns};
+use crate::http::auth::AuthUser;
+use crate::http::body::{Body, Fields, Patch};
+use crate::http::error::ApiError;
 
 pub fn routes() -> Vec<Route> {
     routes![list, get, create, update]

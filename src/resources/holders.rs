@@ -8,16 +8,18 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::adapter::{Adapter, AdapterPatch, Owner};
-use crate::api::{ApiResult, Created, NoContent, check_customer, customer_id_for_create, update_columns};
-use crate::auth::AuthUser;
-use crate::body::{Body, Fields, Patch};
 use crate::config::Config;
 use crate::dates;
 use crate::db::{self, Pool};
-use crate::error::ApiError;
+use crate::http::api::{
+    ApiResult, Created, NoContent, check_customer, customer_id_for_create, update_columns,
+};
+use crate::http::auth::AuthUser;
+use crate::http::body::{Body, Fields, Patch};
+use crate::http::error::ApiError;
 use crate::platforms::reach::{Address, Reach, SetBy};
 use crate::platforms::{address_of, on_this_machine};
+use crate::resources::adapter::{Adapter, AdapterPatch, Owner};
 
 /// A resource that holds an adapter, as its module describes it. Every name is a literal of
 /// our own code, never from a request.

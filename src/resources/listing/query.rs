@@ -8,7 +8,7 @@ use rocket::http::RawStr;
 use rocket::request::{FromRequest, Outcome, Request};
 
 use crate::dates;
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 
 /// Query parameters, the last occurrence of each name winning.
 #[derive(Debug, Clone, Default)]

@@ -12,8 +12,8 @@ use rocket::tokio::sync::{Mutex, OwnedMutexGuard};
 
 use super::{Cursor, Plan};
 use crate::dates::now_ms;
-use crate::error::ApiError;
-use crate::users::random_token;
+use crate::http::error::ApiError;
+use crate::http::users::random_token;
 
 /// Where a session stands: the last row it returned and the page number it answered.
 #[derive(Debug, Default)]

@@ -7,8 +7,8 @@ use rusqlite::params_from_iter;
 use rusqlite::types::Value as SqlValue;
 
 use super::{Cursor, Params, Plan, Resource};
-use crate::orders::ORDERS;
-use crate::shipments::SHIPMENTS;
+use crate::resources::orders::ORDERS;
+use crate::resources::shipments::SHIPMENTS;
 
 /// (id, parent, detail) of each plan line.
 fn explain(conn: &rusqlite::Connection, sql: &str, params: Vec<SqlValue>) -> Vec<(i64, i64, String)> {

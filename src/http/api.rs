@@ -8,10 +8,10 @@ use rocket::serde::json::Json;
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Serialize;
 
-use crate::auth::AuthUser;
-use crate::body::Fields;
-use crate::error::ApiError;
-pub use crate::error::ApiResult;
+use crate::http::auth::AuthUser;
+use crate::http::body::Fields;
+use crate::http::error::ApiError;
+pub use crate::http::error::ApiResult;
 
 /// An id in a path. Parsing never fails, so a bad segment (`/stores/abc`) still passes through
 /// authentication and then answers 404, exactly like an unknown id.

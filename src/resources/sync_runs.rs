@@ -10,16 +10,16 @@ use rocket::serde::json::Json;
 use rocket::{Route, State, get, post, routes};
 use serde::Serialize;
 
-use crate::api::{ApiResult, Id, NoContent, owned_row_exists};
-use crate::auth::AuthUser;
 use crate::config::Config;
 use crate::dates::now_ms;
 use crate::db::{self, Pool};
-use crate::error::ApiError;
+use crate::http::api::{ApiResult, Id, NoContent, owned_row_exists};
+use crate::http::auth::AuthUser;
+use crate::http::error::ApiError;
 
-use super::runs::{self, Run, Trigger};
-use super::states::{self, OrderState};
-use super::{Engine, Link, notify};
+use crate::sync::runs::{self, Run, Trigger};
+use crate::sync::states::{self, OrderState};
+use crate::sync::{Engine, Link, notify};
 
 pub fn routes() -> Vec<Route> {
     routes![start, list, get, retry_order, retry_shipment]

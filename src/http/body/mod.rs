@@ -10,7 +10,7 @@ use rocket::request::Request;
 use serde_json::{Map, Value};
 
 use crate::config::Config;
-use crate::error::{ApiError, stash};
+use crate::http::error::{ApiError, stash};
 
 pub use crate::fields::{Blank, Fields, Patch, element_fields, finish};
 

@@ -5,10 +5,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::api::{ApiResult, NoContent};
-use crate::body::{Fields, Patch};
 use crate::config::{Config, PingMode};
-use crate::error::ApiError;
+use crate::http::api::{ApiResult, NoContent};
+use crate::http::body::{Fields, Patch};
+use crate::http::error::ApiError;
 use crate::platforms::reach::Reach;
 use crate::platforms::{self, PingError, address_of, validate};
 
@@ -71,21 +71,7 @@ impl Adapter {
     }
 }
 
-/// Reads a stored adapter (JSON text written by this service) at column `index`.
-pub fn settings_from_column(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<Map<String, Value>> {
-    let text: String = row.get(index)?;
-    match serde_json::from_str(&text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            "a stored adapter is not a JSON object".into(),
-        )),
-        Err(e) => {
-            Err(rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(e)))
-        }
-    }
-}
+pub use crate::db::settings_from_column;
 
 /// A PATCH of `platform` and/or `adapter`.
 #[derive(Debug, Default, Clone)]

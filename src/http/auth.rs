@@ -18,11 +18,11 @@ use rocket::{State, post};
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::body::Body;
 use crate::config::Config;
 use crate::db::{self, Pool};
-use crate::error::{ApiError, ApiResult, stash};
-use crate::users::{self, Role, User, random_token};
+use crate::http::body::Body;
+use crate::http::error::{ApiError, ApiResult, stash};
+use crate::http::users::{self, Role, User, random_token};
 
 /// Signing material and lifetime of access tokens, kept in Rocket's state.
 pub struct TokenKeys {
@@ -224,7 +224,7 @@ pub async fn token(
     body: Result<Body, ApiError>,
     pool: &State<Pool>,
     keys: &State<TokenKeys>,
-    throttle: &State<crate::throttle::LoginThrottle>,
+    throttle: &State<crate::http::throttle::LoginThrottle>,
 ) -> Result<NoStore<TokenResponse>, OAuthError> {
     let address = req_creds.1;
     let creds = req_creds.0?;

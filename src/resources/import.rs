@@ -16,12 +16,12 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::api::ApiResult;
-use crate::auth::AdminUser;
 use crate::config::Config;
 use crate::dates::now_ms;
 use crate::db::Pool;
-use crate::error::{ApiError, Details, stash};
+use crate::http::api::ApiResult;
+use crate::http::auth::AdminUser;
+use crate::http::error::{ApiError, Details, stash};
 use crate::orders::model::NewOrder;
 use crate::orders::write::{OrderWriter, Written};
 use crate::shipments::{NewShipment, ShipmentWriter};
