@@ -23,6 +23,9 @@ pub const NAME: &str = "WooCommerce";
 /// The most of an error answer read for its reason.
 const MAX_ERROR_BYTES: usize = 16 * 1024;
 
+/// The largest answer read: a page of 100 orders is well under a megabyte.
+const MAX_ANSWER_BYTES: usize = 64 << 20;
+
 /// How much of a body that should have been JSON a message quotes.
 const QUOTED_CHARS: usize = 80;
 
@@ -220,13 +223,28 @@ impl Api {
             )));
         }
         if status.is_success() {
-            let bytes = response.bytes().await.map_err(|e| {
-                PlatformError::unreachable(format!(
-                    "{NAME} at {} broke off its answer to {route}: {}.",
-                    self.site(),
-                    root_cause(&e.without_url())
-                ))
-            })?;
+            let mut response = response;
+            let mut bytes = Vec::new();
+            loop {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+                    Ok(None) => break,
+                    Err(e) => {
+                        return Err(PlatformError::unreachable(format!(
+                            "{NAME} at {} broke off its answer to {route}: {}.",
+                            self.site(),
+                            root_cause(&e.without_url())
+                        )));
+                    }
+                }
+                if bytes.len() > MAX_ANSWER_BYTES {
+                    return Err(PlatformError::BadData(format!(
+                        "{NAME} at {} answered {route} with more than {} MiB; orderbridge stopped reading.",
+                        self.site(),
+                        MAX_ANSWER_BYTES >> 20
+                    )));
+                }
+            }
             return match json(&bytes) {
                 Some(v) => Ok(Raw::Reply(Reply { answer: Answer::Json(v), date_ms })),
                 None => Err(PlatformError::BadData(self.not_json(route, status, &headers, &bytes))),
