@@ -138,6 +138,8 @@ struct Store {
     notes: Vec<Note>,
     trackings: Vec<TrackingItem>,
     products: BTreeMap<i64, Product>,
+    /// Product ids by SKU, as WooCommerce's SKU lookup table keeps them.
+    skus: HashMap<String, Vec<i64>>,
     faults: VecDeque<(String, Fault)>,
     /// After this many order list pages, the order is changed (an edit during a pull).
     touch_after_page: Option<(usize, i64)>,
@@ -337,7 +339,7 @@ impl Handle {
             stock: level,
             refuse: false,
         };
-        store.products.insert(id, product);
+        store.insert_product(product);
         id
     }
 
@@ -355,7 +357,7 @@ impl Handle {
             stock: None,
             refuse: false,
         };
-        store.products.insert(parent, product);
+        store.insert_product(product);
         variations
             .iter()
             .map(|(sku, level)| {
@@ -370,7 +372,7 @@ impl Handle {
                     stock: *level,
                     refuse: false,
                 };
-                store.products.insert(id, variation);
+                store.insert_product(variation);
                 id
             })
             .collect()
@@ -497,8 +499,13 @@ impl Handle {
 }
 
 impl Store {
+    fn insert_product(&mut self, product: Product) {
+        self.skus.entry(product.sku.clone()).or_default().push(product.id);
+        self.products.insert(product.id, product);
+    }
+
     fn product_for(&mut self, sku: &str) -> i64 {
-        if let Some(p) = self.products.values().find(|p| p.sku == sku) {
+        if let Some(p) = self.skus.get(sku).and_then(|ids| self.products.get(ids.first()?)) {
             return if p.parent_id != 0 { p.parent_id } else { p.id };
         }
         self.next_id += 1;
@@ -512,7 +519,7 @@ impl Store {
             stock: Some(0),
             refuse: false,
         };
-        self.products.insert(id, product);
+        self.insert_product(product);
         id
     }
 
@@ -1090,10 +1097,16 @@ fn find_products(store: &Store, request: &Request) -> Response {
     if !(1..=MAX_PER_PAGE).contains(&per_page) {
         return invalid_param("per_page", "per_page must be between 1 (inclusive) and 100 (inclusive)");
     }
-    let found: Vec<Value> = store
-        .products
-        .values()
-        .filter(|p| skus.is_empty() && p.kind != "variation" || skus.contains(&p.sku.as_str()))
+    let mut ids: Vec<i64> = if skus.is_empty() {
+        store.products.values().filter(|p| p.kind != "variation").map(|p| p.id).collect()
+    } else {
+        skus.iter().flat_map(|sku| store.skus.get(*sku).into_iter().flatten().copied()).collect()
+    };
+    ids.sort_unstable();
+    ids.dedup();
+    let found: Vec<Value> = ids
+        .iter()
+        .filter_map(|id| store.products.get(id))
         .take(per_page)
         .map(|p| {
             let v = json!({"id": p.id, "parent_id": p.parent_id, "type": p.kind, "sku": p.sku,
