@@ -51,9 +51,11 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
         let plan = simulate.then(|| crate::simulate::demo::Plan::read(&conn, &folder_root)).transpose()?;
         // No connection is held while the simulators start.
         drop(conn);
-        drop(pool);
         if let Some(plan) = plan {
-            let demo = crate::simulate::demo::Demo::start(plan).await?;
+            let mut demo = crate::simulate::demo::Demo::start(plan).await?;
+            let conn = pool.get().map_err(|e| format!("database: {e}"))?;
+            demo.attach_woocommerce(&conn, seeded.is_some())?;
+            drop(conn);
             eprintln!("orderbridge: demo: {}", demo.describe());
             figment = figment
                 .merge(("bigcommerce_api_base", demo.big_commerce.base_url()))

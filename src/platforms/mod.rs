@@ -15,6 +15,7 @@ pub mod retry;
 pub mod seam;
 pub mod sellbrite;
 pub mod store;
+pub mod woocommerce;
 
 pub use error::PlatformError;
 

@@ -9,13 +9,15 @@
 
 use super::files::{FileWarehouse, Kind, WarehousePlatform};
 use super::seam::{Platform, StorePlatform};
-use super::{Owner, big_commerce, sellbrite};
+use super::{Owner, big_commerce, sellbrite, woocommerce};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.
 static STORES: &[(&str, &dyn StorePlatform)] = &[
     ("big_commerce", &big_commerce::BigCommerce),
     ("bigcommerce", &big_commerce::BigCommerce),
     ("sellbrite", &sellbrite::Sellbrite),
+    ("woocommerce", &woocommerce::WooCommerce),
+    ("woo_commerce", &woocommerce::WooCommerce),
 ];
 
 /// Warehouse platforms by token. `dropstream` is the hosted service's own SFTP file drop.
@@ -54,6 +56,8 @@ mod tests {
         assert_eq!(name(Owner::Store, "big_commerce"), Some("BigCommerce"));
         assert_eq!(name(Owner::Store, "bigcommerce"), Some("BigCommerce"));
         assert_eq!(name(Owner::Store, "sellbrite"), Some("Sellbrite"));
+        assert_eq!(name(Owner::Store, "woocommerce"), Some("WooCommerce"));
+        assert_eq!(name(Owner::Store, "woo_commerce"), Some("WooCommerce"));
         assert_eq!(name(Owner::Store, "shopify"), None);
         assert_eq!(name(Owner::Store, "sftp"), None);
         assert_eq!(name(Owner::Warehouse, "dropstream"), Some("The SFTP server"));

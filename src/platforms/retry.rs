@@ -15,7 +15,8 @@
 //! that leave the platform the same however often they arrive (an absolute stock level, a
 //! mutation with an idempotency key) go through [`send`], which repeats them as they are.
 //! A gate per platform account keeps at most 5 of its requests in flight, whatever the
-//! number of passes.
+//! number of passes, or fewer where the platform names its own limit ([`Account::limited`]:
+//! a self-hosted shop on shared hosting takes one at a time).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -28,6 +29,34 @@ use super::PlatformError;
 
 /// Requests one platform account may have in flight at once.
 pub const MAX_IN_FLIGHT: usize = 5;
+
+/// The platform account a request spends: its name (never a credential), and how many of
+/// its requests may be in flight at once. A platform always names an account with the same
+/// limit; the gate takes the limit the account's first request names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Account<'a> {
+    pub name: &'a str,
+    pub in_flight: usize,
+}
+
+impl<'a> Account<'a> {
+    /// An account that takes at most `in_flight` requests at once (at least one).
+    pub fn limited(name: &'a str, in_flight: usize) -> Account<'a> {
+        Account { name, in_flight: in_flight.max(1) }
+    }
+}
+
+impl<'a> From<&'a str> for Account<'a> {
+    fn from(name: &'a str) -> Account<'a> {
+        Account { name, in_flight: MAX_IN_FLIGHT }
+    }
+}
+
+impl<'a> From<&'a String> for Account<'a> {
+    fn from(name: &'a String) -> Account<'a> {
+        Account::from(name.as_str())
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -53,11 +82,16 @@ pub fn wait_before(policy: &RetryPolicy, next: u32, error: &PlatformError) -> Du
 
 /// Runs `request`, which reads or leaves the platform the same however often it arrives,
 /// under the account's gate, trying again on passing failures.
-pub async fn send<T, F, Fut>(policy: &RetryPolicy, account: &str, mut request: F) -> Result<T, PlatformError>
+pub async fn send<'a, T, F, Fut>(
+    policy: &RetryPolicy,
+    account: impl Into<Account<'a>>,
+    mut request: F,
+) -> Result<T, PlatformError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, PlatformError>>,
 {
+    let account = account.into();
     let mut tries = 1;
     loop {
         match attempt(policy, account, tries, &mut request).await {
@@ -87,9 +121,9 @@ pub enum Created<T> {
 /// connection, a 5xx): the next try, here or in a later pass, goes back through `look`.
 /// Only a rate limit, which the platform answers before doing anything, is known to have
 /// left nothing behind, and it too goes back through `look`.
-pub async fn create<T, L, LFut, M, MFut>(
+pub async fn create<'a, T, L, LFut, M, MFut>(
     policy: &RetryPolicy,
-    account: &str,
+    account: impl Into<Account<'a>>,
     mut look: L,
     mut make: M,
 ) -> Result<Created<T>, PlatformError>
@@ -99,6 +133,7 @@ where
     M: FnMut() -> MFut,
     MFut: Future<Output = Result<T, PlatformError>>,
 {
+    let account = account.into();
     let mut tries = 1;
     loop {
         if let Some(found) = send(policy, account, &mut look).await? {
@@ -123,7 +158,7 @@ where
 /// none).
 async fn attempt<T, F, Fut>(
     policy: &RetryPolicy,
-    account: &str,
+    account: Account<'_>,
     tries: u32,
     request: &mut F,
 ) -> Result<T, PlatformError>
@@ -131,7 +166,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, PlatformError>>,
 {
-    wait_for(account, policy.request_timeout).await?;
+    wait_for(account.name, policy.request_timeout).await?;
     let outcome = {
         let _permit = permit(account).await;
         request().await
@@ -139,7 +174,7 @@ where
     if let Err(e) = &outcome
         && is_rate_limit(e)
     {
-        hold_off(account, wait_before(policy, tries + 1, e));
+        hold_off(account.name, wait_before(policy, tries + 1, e));
     }
     outcome
 }
@@ -207,17 +242,18 @@ pub fn may_ask_now(account: &str) -> Result<(), PlatformError> {
 
 /// A ping's one request: sent only when the account may be asked, and a rate limit it gets
 /// is remembered for the passes.
-pub async fn ask_once<T, Fut>(account: &str, request: Fut) -> Result<T, PlatformError>
+pub async fn ask_once<'a, T, Fut>(account: impl Into<Account<'a>>, request: Fut) -> Result<T, PlatformError>
 where
     Fut: Future<Output = Result<T, PlatformError>>,
 {
-    may_ask_now(account)?;
+    let account = account.into();
+    may_ask_now(account.name)?;
     let outcome = {
         let _permit = permit(account).await;
         request.await
     };
     if let Err(PlatformError::Unreachable { wait: Some(wait), rate_limited: true, .. }) = &outcome {
-        hold_off(account, *wait);
+        hold_off(account.name, *wait);
     }
     outcome
 }
@@ -237,12 +273,14 @@ fn asked_until(until: SystemTime, then: &str) -> PlatformError {
 }
 
 /// A place among the account's requests in flight.
-pub async fn permit(account: &str) -> Option<OwnedSemaphorePermit> {
+pub async fn permit(account: Account<'_>) -> Option<OwnedSemaphorePermit> {
     static GATES: OnceLock<Mutex<HashMap<String, Arc<Semaphore>>>> = OnceLock::new();
     let gate = {
         let mut gates = GATES.get_or_init(Default::default).lock().ok()?;
         Arc::clone(
-            gates.entry(account.to_string()).or_insert_with(|| Arc::new(Semaphore::new(MAX_IN_FLIGHT))),
+            gates
+                .entry(account.name.to_string())
+                .or_insert_with(|| Arc::new(Semaphore::new(account.in_flight.max(1)))),
         )
     };
     gate.acquire_owned().await.ok()
@@ -318,6 +356,30 @@ mod tests {
             done.unwrap().unwrap();
         }
         assert_eq!(most.load(Ordering::SeqCst), MAX_IN_FLIGHT as u32);
+    }
+
+    #[tokio::test]
+    async fn an_account_that_names_its_own_limit_has_no_more_in_flight() {
+        let now = Arc::new(AtomicU32::new(0));
+        let most = Arc::new(AtomicU32::new(0));
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..8 {
+            let (now, most) = (Arc::clone(&now), Arc::clone(&most));
+            tasks.spawn(async move {
+                send(&POLICY, Account::limited("test-gate-one", 1), || async {
+                    let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(n, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    now.fetch_sub(1, Ordering::SeqCst);
+                    Ok::<_, PlatformError>(())
+                })
+                .await
+            });
+        }
+        while let Some(done) = tasks.join_next().await {
+            done.unwrap().unwrap();
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]

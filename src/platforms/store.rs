@@ -35,6 +35,33 @@ pub trait StoreClient: Send + Sync {
 
     /// Sends absolute stock levels; returns how many requests it took.
     async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError>;
+
+    /// Sends absolute stock levels and says which the store refused while it took the
+    /// others, for a store whose requests can succeed in part (WooCommerce's batches answer
+    /// 200 with an error per refused item). By default a request is taken or refused whole.
+    async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
+        Ok(StockSent { requests: self.set_stock(levels).await?, accepted: levels.len(), refused: Vec::new() })
+    }
+
+    /// The store's own clock when a pull that began with no cursor got its first answer,
+    /// for a store whose first pull reads only the orders still to import (WooCommerce): the
+    /// next pull then starts there, less the overlap, rather than at the last change read,
+    /// which may be long ago. `None` (the default): the cursor is the last change read.
+    fn first_pull_clock(&self) -> Option<i64> {
+        None
+    }
+}
+
+/// What the store did with the levels of one [`StoreClient::set_stock_partly`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StockSent {
+    pub requests: usize,
+    /// The levels the store took now; a level it already showed, or a SKU it has no single
+    /// product for, was left as it was and is not counted.
+    pub accepted: usize,
+    /// The levels refused, by SKU, each with the store's reason (a sentence fragment naming
+    /// the SKU); every other level was taken.
+    pub refused: Vec<(String, String)>,
 }
 
 /// How a store's order lists are read.
@@ -116,6 +143,8 @@ pub struct ShipmentNotice {
     pub tracking_number: String,
     pub carrier: Option<String>,
     pub shipping_method: Option<String>,
+    /// When the warehouse shipped it (ms), where it said.
+    pub shipped_at: Option<i64>,
     pub items: Vec<NoticeItem>,
     /// An earlier try may have reached the store (a crash after it was claimed, or a try
     /// that got no answer): the client looks before it posts.
@@ -123,6 +152,9 @@ pub struct ShipmentNotice {
     /// Units per SKU of this order that the store was told of in other shipments, for a
     /// store that can only be asked how much of each line shipped (Sellbrite).
     pub units_told_before: Vec<(String, i64)>,
+    /// Whether this shipment, with the order's earlier ones, ships every unit of every item
+    /// of the order: a store that completes orders itself (WooCommerce) does it then.
+    pub completes_order: bool,
 }
 
 /// One line of a shipment: the store's line id and the SKU, as each store needs one.

@@ -5,6 +5,9 @@
 //! - A simulated BigCommerce and a simulated Sellbrite answer for the demo's stores (their
 //!   adapters' credentials), holding the orders the demo data says they had, and take a new
 //!   order every few seconds.
+//! - A simulated WooCommerce shop answers for the demo's WooCommerce store, which the demo
+//!   adds to a database it has just seeded (its address is the shop's loopback port, known
+//!   only once the shop listens), and takes a new order now and then.
 //! - A simulated warehouse worker serves every `folder` warehouse: each order file that has
 //!   waited a few seconds is "picked", a shipment file with a tracking number per order is
 //!   dropped in `shipments/`, and the order file moves to `orders/received/`.
@@ -15,11 +18,15 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use rusqlite::Connection;
-use serde_json::Value;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::{big_commerce, sellbrite};
+use super::{big_commerce, sellbrite, woocommerce};
+
+/// The demo WooCommerce store's REST API key (simulated: it opens nothing real).
+const WOO_KEY: &str = "ck_demo0000000000000000000000000000000woo1";
+const WOO_SECRET: &str = "cs_demo0000000000000000000000000000000woo1";
 
 /// How often a simulated store takes a new order (one store at a time, in turn).
 const ORDER_EVERY: Duration = Duration::from_secs(4);
@@ -38,6 +45,7 @@ enum DemoStore {
 pub struct Demo {
     pub big_commerce: big_commerce::Simulator,
     pub sellbrite: sellbrite::Simulator,
+    pub woocommerce: woocommerce::Simulator,
     stores: usize,
     warehouses: usize,
     tasks: Vec<JoinHandle<()>>,
@@ -104,6 +112,7 @@ impl Demo {
     pub async fn start(plan: Plan) -> Result<Demo, String> {
         let big_commerce = big_commerce::Simulator::start().await;
         let sellbrite = sellbrite::Simulator::start().await;
+        let woocommerce = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
         let mut stores = Vec::with_capacity(plan.stores.len());
         for (store, secret, orders) in plan.stores {
             match &store {
@@ -137,6 +146,7 @@ impl Demo {
         let mut demo = Demo {
             big_commerce,
             sellbrite,
+            woocommerce,
             stores: stores.len(),
             warehouses: plan.warehouses.len(),
             tasks: Vec::new(),
@@ -150,12 +160,81 @@ impl Demo {
         Ok(demo)
     }
 
+    /// Points the demo's WooCommerce store at the simulated shop. On a database just seeded
+    /// the store is added, for the first customer with a `folder` warehouse, with a switched-on
+    /// connection to that warehouse; on a later start, the store added then is pointed at the
+    /// shop's new port. The shop then takes a new order every few passes.
+    pub fn attach_woocommerce(&mut self, conn: &Connection, seeded: bool) -> Result<(), String> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let adapter =
+            json!({"url": self.woocommerce.url(), "consumer_key": WOO_KEY, "consumer_secret": WOO_SECRET});
+        let adapter = adapter.to_string();
+        let now = crate::dates::now_ms();
+        let attached = if seeded {
+            let found: Option<(i64, i64)> = conn
+                .query_row(
+                    "SELECT customer_id, id FROM warehouses WHERE platform = 'folder' ORDER BY customer_id, id LIMIT 1",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(db)?;
+            let Some((customer, warehouse)) = found else { return Ok(()) };
+            let tx = conn.unchecked_transaction().map_err(db)?;
+            tx.execute(
+                "INSERT INTO stores (customer_id, name, description, url, platform, adapter, created_at, enabled_at)
+                 VALUES (?1, 'Web Shop (WooCommerce)', 'woocommerce store of the demo', ?2, 'woocommerce', ob_seal(?3), ?4, ?4)",
+                params![customer, self.woocommerce.url(), adapter, now],
+            )
+            .map_err(db)?;
+            let store = tx.last_insert_rowid();
+            tx.execute("INSERT INTO store_cursors (store_id, cursor) VALUES (?1, ?2)", params![store, now])
+                .map_err(db)?;
+            tx.execute(
+                "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+                 VALUES (?1, ?2, ?3, 'WooCommerce fulfillment', 'fulfillment', ?4, ?4)",
+                params![customer, store, warehouse, now],
+            )
+            .map_err(db)?;
+            let connection = tx.last_insert_rowid();
+            tx.execute(
+                "INSERT INTO channels (connection_id, type, created_at, enabled_at)
+                 VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, NULL)",
+                params![connection, now],
+            )
+            .map_err(db)?;
+            tx.commit().map_err(db)?;
+            1
+        } else {
+            conn.execute(
+                "UPDATE stores SET adapter = ob_seal(?1)
+                 WHERE platform = 'woocommerce' AND json_extract(ob_open(adapter), '$.consumer_key') = ?2",
+                params![adapter, WOO_KEY],
+            )
+            .map_err(db)?
+        };
+        if attached > 0 {
+            self.stores += 1;
+            let shop = self.woocommerce.handle();
+            self.tasks.push(tokio::spawn(async move {
+                let mut ticker = tokio::time::interval(ORDER_EVERY * 3);
+                ticker.tick().await;
+                for n in 0u64.. {
+                    ticker.tick().await;
+                    shop.add_orders(1, 7_000 + n);
+                }
+            }));
+        }
+        Ok(())
+    }
+
     /// One line for the person who started it.
     pub fn describe(&self) -> String {
         format!(
-            "simulated BigCommerce at {} and Sellbrite at {} answer for the {} demo stores (a new order every {} s); a simulated worker ships what reaches the {} warehouse folders",
+            "simulated BigCommerce at {}, Sellbrite at {} and WooCommerce at {} answer for the {} demo stores (a new order every {} s); a simulated worker ships what reaches the {} warehouse folders",
             self.big_commerce.base_url(),
             self.sellbrite.base_url(),
+            self.woocommerce.url(),
             self.stores,
             ORDER_EVERY.as_secs(),
             self.warehouses

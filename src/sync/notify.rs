@@ -252,12 +252,28 @@ fn notice(
     } else {
         Vec::new()
     };
+    // Shipments are reported in id order, so the one that brings the units shipped up to
+    // every unit of every item is the one that completes the order.
+    let (shipped_at, completes_order): (Option<i64>, bool) = conn
+        .prepare_cached(
+            "SELECT s.shipped_at, NOT EXISTS (
+               SELECT 1 FROM order_items oi
+               WHERE oi.order_id = ?1 AND oi.quantity > (
+                 SELECT COALESCE(SUM(COALESCE(si.quantity, oi.quantity)), 0)
+                 FROM shipment_items si JOIN shipments e ON e.id = si.shipment_id
+                 WHERE si.order_item_id = oi.id AND e.id <= ?2
+                   AND e.state NOT IN ('new', 'scheduled_processing_shipment', 'errored_processing')))
+             FROM shipments s WHERE s.id = ?2",
+        )?
+        .query_row(params![order_id, shipment_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(Ok(ShipmentNotice {
+        completes_order,
         external_order_id,
         address_id,
         tracking_number,
         carrier,
         shipping_method: service_level,
+        shipped_at,
         items,
         in_doubt,
         units_told_before,

@@ -51,8 +51,11 @@ pub async fn pull(
     for &listing in plan.listings {
         let read = Reading { store, plan: &plan, store_id, listing, cursor };
         let reached = pull_listing(engine, &read, since, pulled).await?;
-        // A list in no known order moves the cursor once it was read whole.
-        if let Some(reached) = reached.filter(|_| plan.walk == Walk::ByNumber) {
+        // A list in no known order moves the cursor once it was read whole; so does the first
+        // pull of a store that reads only what is left to import, to the store's clock.
+        let clock = store.first_pull_clock().filter(|_| cursor.is_none() && listing == Listing::Orders);
+        let reached = reached.filter(|_| plan.walk == Walk::ByNumber).max(clock);
+        if let Some(reached) = reached {
             engine
                 .db(move |conn| {
                     let tx = db::write_unlisted(conn)?;

@@ -8,14 +8,16 @@
 //! after the store accepted them; a crash in that window sends the same absolute levels
 //! again, which leaves the store as it was.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rusqlite::{Connection, params};
 
 use crate::dates::now_ms;
 use crate::db;
+use crate::platforms::PlatformError;
 use crate::platforms::files::csv::StockRow;
 use crate::platforms::files::{Inbox, Warehouse};
+use crate::platforms::registry;
 use crate::platforms::store::StoreClient;
 
 use super::step::StepError;
@@ -56,17 +58,41 @@ pub async fn sync(
             "sync: connection {connection_id}: {unknown} warehouse SKU(s) are no product of the customer; skipped"
         );
     }
-    // One request's levels per commit, so a crash re-sends one request at most.
+    // One request's levels per commit, so a crash re-sends one request at most. A level the
+    // store refused is not recorded as sent, so the next pass tries it again; the others are.
+    let mut refused: Vec<(String, String)> = Vec::new();
     for chunk in changed.chunks(store.stock_per_request()) {
-        store.set_stock(chunk).await?;
-        let levels = chunk.to_vec();
+        let answer = store.set_stock_partly(chunk).await?;
+        let accepted = answer.accepted;
+        let skipped: HashSet<&str> = answer.refused.iter().map(|(sku, _)| sku.as_str()).collect();
+        let levels: Vec<(String, i64)> =
+            chunk.iter().filter(|(sku, _)| !skipped.contains(sku.as_str())).cloned().collect();
+        refused.extend(answer.refused);
+        // The store's stock counts as updated only while every level was taken.
+        let all_taken = refused.is_empty();
         let store_id = link.store_id;
+        let taken = accepted as u64;
         engine
             .db(move |conn| {
-                Ok::<_, StepError>(mark_sent(conn, connection_id, store_id, warehouse_id, &levels)?)
+                Ok::<_, StepError>(mark_sent(
+                    conn,
+                    connection_id,
+                    store_id,
+                    warehouse_id,
+                    &levels,
+                    all_taken,
+                )?)
             })
             .await?;
-        *sent += chunk.len() as u64;
+        *sent += taken;
+    }
+    if let Some((_, first)) = refused.first() {
+        let platform = registry::store(&link.store_platform).map_or("The store", |p| p.name());
+        return Err(StepError::Platform(PlatformError::BadData(format!(
+            "{platform} refused {} of {} stock updates; first: {first}.",
+            refused.len(),
+            changed.len()
+        ))));
     }
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
@@ -164,13 +190,15 @@ fn changed_levels(conn: &Connection, at: &Holdings) -> rusqlite::Result<(Vec<(St
     Ok((changed, unknown))
 }
 
-/// Records levels the store accepted, and when the store's and warehouse's stock moved.
+/// Records levels the store accepted, and (`touch`) when the store's and warehouse's stock
+/// moved.
 fn mark_sent(
     conn: &mut Connection,
     connection_id: i64,
     store_id: i64,
     warehouse_id: i64,
     levels: &[(String, i64)],
+    touch: bool,
 ) -> rusqlite::Result<()> {
     let tx = db::write(conn)?;
     let now = now_ms();
@@ -182,9 +210,11 @@ fn mark_sent(
         upsert.execute(params![connection_id, sku, level, now])?;
     }
     drop(upsert);
-    tx.prepare_cached("UPDATE stores SET inventory_updated_at = ?2 WHERE id = ?1")?
-        .execute(params![store_id, now])?;
-    tx.prepare_cached("UPDATE warehouses SET inventory_updated_at = ?2 WHERE id = ?1")?
-        .execute(params![warehouse_id, now])?;
+    if touch {
+        tx.prepare_cached("UPDATE stores SET inventory_updated_at = ?2 WHERE id = ?1")?
+            .execute(params![store_id, now])?;
+        tx.prepare_cached("UPDATE warehouses SET inventory_updated_at = ?2 WHERE id = ?1")?
+            .execute(params![warehouse_id, now])?;
+    }
     tx.commit()
 }

@@ -1,6 +1,6 @@
 //! Nothing secret leaks. The real binary, logging at debug level, is given every kind of
-//! secret it keeps (passwords, a configured token signing secret, BigCommerce and Sellbrite
-//! credentials, an SFTP password) and made to use and refuse them: logins right and wrong,
+//! secret it keeps (passwords, a configured token signing secret, BigCommerce, Sellbrite and
+//! WooCommerce credentials, an SFTP password) and made to use and refuse them: logins right and wrong,
 //! pings the platforms refuse, bodies that fail validation, sync passes that succeed and
 //! fail, a backup. Then every answer it gave (headers and bodies), every line it and its
 //! commands printed, and every file it wrote (the database, its log, the backup, the order
@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use orderbridge::simulate::{big_commerce, sellbrite};
+use orderbridge::simulate::{big_commerce, sellbrite, woocommerce};
 use serde_json::{Value, json};
 
 use crate::process::{http, run_cli, start};
@@ -26,8 +26,11 @@ const SB_TOKEN: &str = "leak-sb-TOKEN-7g";
 const SB_SECRET: &str = "leak-sb-SECRET-8h";
 const SB_WRONG: &str = "leak-sb-WRONG-9i";
 const SFTP_PASSWORD: &str = "leak-sftp-PW-10j";
+const WOO_KEY: &str = "ck_leak-woo-KEY-11k";
+const WOO_SECRET: &str = "cs_leak-woo-SECRET-12l";
+const WOO_WRONG: &str = "cs_leak-woo-WRONG-13m";
 
-const SECRETS: [&str; 10] = [
+const SECRETS: [&str; 13] = [
     ADMIN_PASSWORD,
     USER_PASSWORD,
     WRONG_PASSWORD,
@@ -38,6 +41,9 @@ const SECRETS: [&str; 10] = [
     SB_SECRET,
     SB_WRONG,
     SFTP_PASSWORD,
+    WOO_KEY,
+    WOO_SECRET,
+    WOO_WRONG,
 ];
 
 /// Everything the server said, to search at the end.
@@ -128,6 +134,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     let sb = sellbrite::Simulator::start().await;
     sb.add_account(SB_TOKEN, SB_SECRET);
     sb.add_orders(SB_TOKEN, 4, 5);
+    let woo = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
+    woo.add_orders(3, 9);
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let closed_port = closed.local_addr().unwrap().port();
     drop(closed);
@@ -137,6 +145,7 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     let folders = dir.path().join("folders");
     std::fs::create_dir_all(folders.join("good")).unwrap();
     std::fs::create_dir_all(folders.join("sellbrite")).unwrap();
+    std::fs::create_dir_all(folders.join("woo")).unwrap();
     let (bc_base, sb_base, folders_text) = (bc.base_url(), sb.base_url(), folders.display().to_string());
     let env = [
         ("ORDERBRIDGE_ADMIN_PASSWORD", ADMIN_PASSWORD),
@@ -191,12 +200,22 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
         json!({"customer_id": customer, "name": "SB", "platform": "sellbrite", "enabled_at": "now",
                "adapter": {"auth_token": SB_TOKEN, "secret_key": secret}})
     };
+    let woo_store = |secret: &str| {
+        json!({"customer_id": customer, "name": "Woo", "platform": "woocommerce", "enabled_at": "now",
+               "adapter": {"url": woo.url(), "consumer_key": WOO_KEY, "consumer_secret": secret}})
+    };
     let sftp_url = format!("sftp://wh:{SFTP_PASSWORD}@127.0.0.1:{closed_port}/in");
     let sftp = json!({"customer_id": customer, "platform": "sftp", "enabled_at": "now",
                       "adapter": {"connection_string": sftp_url}});
     assert_eq!(said.call(&admin, "POST", "/stores/ping", &bc_store(BC_TOKEN)).0, 204);
     assert_eq!(said.call(&admin, "POST", "/stores/ping", &bc_store(BC_WRONG)).0, 422);
     assert_eq!(said.call(&user, "POST", "/stores/ping", &sb_store(SB_WRONG)).0, 422);
+    assert_eq!(said.call(&admin, "POST", "/stores/ping", &woo_store(WOO_SECRET)).0, 204);
+    assert_eq!(said.call(&admin, "POST", "/stores/ping", &woo_store(WOO_WRONG)).0, 422);
+    assert_eq!(said.call(&user, "POST", "/stores/ping", &woo_store(WOO_WRONG)).0, 422, "loopback");
+    let woo_http = json!({"customer_id": customer, "name": "W", "platform": "woocommerce",
+                          "adapter": {"url": "http://shop.example.com", "consumer_key": WOO_KEY, "consumer_secret": WOO_WRONG}});
+    assert_eq!(said.call(&admin, "POST", "/stores", &woo_http).0, 422);
     assert_eq!(said.call(&admin, "POST", "/warehouses/ping", &sftp).0, 502);
     let bad_hash = json!({"customer_id": customer, "name": "X", "platform": "big_commerce",
                           "adapter": {"access_token": BC_WRONG, "client_id": 5}});
@@ -211,12 +230,15 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     let good = said.created(&admin, "/stores", bc_store(BC_TOKEN));
     let wrong = said.created(&admin, "/stores", bc_store(BC_WRONG));
     let sellbrite = said.created(&user, "/stores", sb_store(SB_SECRET));
+    let woo_good = said.created(&admin, "/stores", woo_store(WOO_SECRET));
+    let woo_wrong = said.created(&admin, "/stores", woo_store(WOO_WRONG));
     let folder = |name: &str| {
         json!({"customer_id": customer, "name": name, "platform": "folder", "enabled_at": "now",
                "adapter": {"connection_string": format!("file://{}", folders.join(name).display())}})
     };
     let good_wh = said.created(&admin, "/warehouses", folder("good"));
     let sb_wh = said.created(&admin, "/warehouses", folder("sellbrite"));
+    let woo_wh = said.created(&admin, "/warehouses", folder("woo"));
     let sftp_wh = said.created(&admin, "/warehouses", sftp.clone());
     let mut connections = Vec::new();
     for (name, store, warehouse) in [
@@ -224,6 +246,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
         ("wrong", wrong, sftp_wh),
         ("sb", sellbrite, sb_wh),
         ("sftp", good, sftp_wh),
+        ("woo", woo_good, woo_wh),
+        ("woo-wrong", woo_wrong, woo_wh),
     ] {
         let body = json!({"name": name, "customer_id": customer, "store_id": store, "warehouse_id": warehouse,
                           "enabled_at": "now"});
@@ -236,7 +260,11 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
         let run = sync(&mut said, &admin, *connection).await;
         statuses.push(run["status"].as_str().unwrap_or_default().to_string());
     }
-    assert_eq!(statuses, ["succeeded", "failed", "succeeded", "failed"], "the passes ran as planned");
+    assert_eq!(
+        statuses,
+        ["succeeded", "failed", "succeeded", "failed", "succeeded", "failed"],
+        "the passes ran as planned"
+    );
     // Shipments come back for the good connection; a store that then refuses them fails.
     let (_, orders) = said.call(&admin, "GET", "/orders?store_id=1&limit=100", &Value::Null);
     let ids: Vec<i64> = orders["orders"]
@@ -251,6 +279,18 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     std::fs::create_dir_all(folders.join("good/shipments")).unwrap();
     std::fs::write(folders.join("good/shipments/confirm.csv"), confirm).unwrap();
     sync(&mut said, &admin, connections[0]).await;
+    // And a WooCommerce store hears of its shipments (signed requests, notes or tracking).
+    let (_, woo_orders) =
+        said.call(&admin, "GET", &format!("/orders?store_id={woo_good}&limit=100"), &Value::Null);
+    let mut shipped = String::from("order_id,tracking_number,carrier_name\n");
+    for order in woo_orders["orders"].as_array().unwrap() {
+        shipped.push_str(&format!("{},WOO-{},UPS\n", order["id"], order["id"]));
+    }
+    std::fs::create_dir_all(folders.join("woo/shipments")).unwrap();
+    std::fs::write(folders.join("woo/shipments/confirm.csv"), shipped).unwrap();
+    let run = sync(&mut said, &admin, connections[4]).await;
+    assert_eq!(run["shipments_notified"], 3, "{run}");
+    assert_eq!(woo.trackings().len(), 3);
     for path in ["/stores", "/warehouses", "/connections", "/shipments", "/customers"] {
         said.call(&admin, "GET", path, &Value::Null);
         said.call(&user, "GET", path, &Value::Null);

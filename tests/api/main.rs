@@ -33,5 +33,7 @@ mod sync;
 mod sync_binary;
 mod sync_files;
 mod sync_sellbrite;
+mod sync_woocommerce;
 mod variant_collections;
 mod warehouses;
+mod woocommerce_stores;

@@ -464,5 +464,30 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
         runs.as_array().unwrap().iter().all(|r| r["status"] == "succeeded" || r["finished_at"].is_null()),
         "every demo pass succeeds: {runs}"
     );
+
+    // The demo's WooCommerce store moves too: a new order of it ships and the shop is told.
+    assert!(printed.contains("WooCommerce at http://127.0.0.1:"), "{printed}");
+    let (_, connections) = api.call("GET", "/connections", Value::Null);
+    let woo = connections
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "WooCommerce fulfillment")
+        .unwrap_or_else(|| panic!("the demo's WooCommerce connection: {connections}"))["id"]
+        .as_i64()
+        .unwrap();
+    let runs_path = format!("/connections/{woo}/sync_runs");
+    let mut told = false;
+    for _ in 0..180 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (_, runs) = api.call("GET", &runs_path, Value::Null);
+        let runs = runs.as_array().cloned().unwrap_or_default();
+        assert!(runs.iter().all(|r| r["status"] != "failed"), "every WooCommerce pass succeeds: {runs:?}");
+        if runs.iter().any(|r| r["shipments_notified"].as_i64().unwrap_or(0) > 0) {
+            told = true;
+            break;
+        }
+    }
+    assert!(told, "no WooCommerce order was shipped and notified within 90 s");
     server.stop();
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
 use orderbridge::simulate::sellbrite;
+use orderbridge::simulate::woocommerce;
 use rocket::figment::Figment;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -17,6 +18,8 @@ pub const HASH: &str = "store-h4sh";
 pub const TOKEN: &str = "bc-token-0123456789";
 pub const SB_TOKEN: &str = "sb-account-token-42";
 pub const SB_SECRET: &str = "sb-secret-key-9f8e7d";
+pub const WOO_KEY: &str = "ck_0123456789abcdef0123456789abcdef01234567";
+pub const WOO_SECRET: &str = "cs_76543210fedcba9876543210fedcba9876543210";
 
 /// The store a rig's connection pulls from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -26,6 +29,8 @@ pub enum StoreKind {
     Sellbrite,
     /// Sellbrite's fulfillments of the account's warehouse (`warehouse_uuid` set).
     SellbriteWarehouse,
+    /// A WooCommerce shop at `http://127.0.0.1:PORT` (OAuth 1.0a signatures).
+    WooCommerce,
 }
 
 pub struct Rig {
@@ -34,6 +39,8 @@ pub struct Rig {
     pub sb: sellbrite::Simulator,
     /// The simulated Sellbrite account's warehouse.
     pub sb_warehouse: String,
+    /// The simulated WooCommerce shop (its own address: there is no config base).
+    pub woo: woocommerce::Simulator,
     /// The folder warehouse's root, inside the configured `folder_warehouse_root`.
     pub root: PathBuf,
     pub customer_id: i64,
@@ -59,11 +66,29 @@ impl Rig {
         Rig::with_store(StoreKind::Sellbrite, orders, |f| f).await
     }
 
+    /// A switched-on connection over a simulated WooCommerce shop with `orders` processing
+    /// orders.
+    pub async fn woocommerce(orders: usize) -> Rig {
+        Rig::with_store(StoreKind::WooCommerce, orders, |f| f).await
+    }
+
+    /// Changes the store's adapter (a PATCH merging `adapter` into it).
+    pub async fn patch_store_adapter(&self, adapter: Value) {
+        let path = format!("/stores/{}", self.store_id);
+        let mut merged = self.app.get(&path, self.admin()).await.body["adapter"].clone();
+        for (key, value) in adapter.as_object().unwrap() {
+            merged[key] = value.clone();
+        }
+        let r = self.app.patch_json(&path, self.admin(), json!({"adapter": merged})).await;
+        assert_eq!(r.status.code, 204, "{r:?}");
+    }
+
     pub async fn with_store(kind: StoreKind, orders: usize, adjust: impl FnOnce(Figment) -> Figment) -> Rig {
         let sim = Simulator::start().await;
         sim.add_store(HASH, TOKEN);
         let sb = sellbrite::Simulator::start().await;
         let sb_warehouse = sb.add_account(SB_TOKEN, SB_SECRET);
+        let woo = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
         let store = match kind {
             StoreKind::BigCommerce => {
                 sim.add_orders(HASH, orders, 7);
@@ -77,6 +102,11 @@ impl Rig {
                 sb.add_orders(SB_TOKEN, orders, 7);
                 json!({"platform": "sellbrite", "adapter": {"auth_token": SB_TOKEN, "secret_key": SB_SECRET,
                                                             "warehouse_uuid": sb_warehouse}})
+            }
+            StoreKind::WooCommerce => {
+                woo.add_orders(orders, 7);
+                json!({"platform": "woocommerce", "adapter": {"url": woo.url(), "consumer_key": WOO_KEY,
+                                                              "consumer_secret": WOO_SECRET}})
             }
         };
         let folders = tempfile::tempdir().expect("temp dir");
@@ -130,6 +160,7 @@ impl Rig {
             sim,
             sb,
             sb_warehouse,
+            woo,
             root,
             customer_id,
             store_id,

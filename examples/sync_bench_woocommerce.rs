@@ -1,0 +1,232 @@
+//! The sync benchmark's WooCommerce run: one orderbridge pass against a WooCommerce simulator
+//! holding 100,000 processing orders (OAuth 1.0a signed over loopback http, one request at a
+//! time) and a `folder` warehouse, measured from inside the pass's own process.
+//!
+//! ```sh
+//! cargo run --release --example sync_bench_woocommerce
+//! cargo run --release --example sync_bench_woocommerce -- --orders 20000    # a quicker run
+//! ```
+//!
+//! As `sync_bench`, the simulator runs in a child process (this program started again with
+//! `--simulator`), so the CPU time and peak memory read from `/proc/self` are orderbridge's
+//! alone. Reported: the pull (the first pass, whose send step finds no warehouse folder yet):
+//! orderbridge CPU per order and requests per order (keyset paging reads 100 orders a page and
+//! the last of each page again: about 1/99); an idle pass; stock levels for one SKU per order
+//! (looked up 50 at a time, sent 100 at a time); peak RSS.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Instant;
+
+use orderbridge::config::Config;
+use orderbridge::simulate::woocommerce::Simulator;
+use orderbridge::sync::{Engine, Settings, Trigger};
+
+mod common;
+use common::{cpu_secs, proc_status_kib};
+
+const KEY: &str = "ck_bench0123456789abcdef0123456789abcdef01";
+const SECRET: &str = "cs_bench0123456789abcdef0123456789abcdef01";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let orders = args
+        .iter()
+        .position(|a| a == "--orders")
+        .and_then(|i| args.get(i + 1))
+        .map(|n| n.parse::<usize>().unwrap_or_else(|_| fail("--orders takes a number")))
+        .unwrap_or(100_000);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    if args.iter().any(|a| a == "--simulator") {
+        runtime.block_on(serve_simulator(orders));
+    } else {
+        runtime.block_on(bench(orders));
+    }
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("sync_bench_woocommerce: {message}");
+    std::process::exit(2);
+}
+
+/// The child: a shop with `orders` orders and one product per order for the stock step,
+/// answering commands on stdin until it closes.
+async fn serve_simulator(orders: usize) {
+    let sim = Simulator::start(KEY, SECRET).await;
+    sim.add_orders(orders, 42);
+    for i in 0..orders {
+        sim.add_product(&format!("BENCH-SKU-{i:06}"), Some(0));
+    }
+    println!("{}", sim.url());
+    let mut lines = BufReader::new(std::io::stdin()).lines();
+    while let Some(Ok(line)) = tokio::task::block_in_place(|| lines.next()) {
+        match line.trim() {
+            "requests" => println!("{}", sim.requests().len()),
+            "in-flight" => println!("{}", sim.max_in_flight()),
+            _ => println!("?"),
+        }
+    }
+}
+
+struct Simulated {
+    child: Child,
+    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Simulated {
+    fn ask(&mut self, command: &str) -> String {
+        let stdin = self.child.stdin.as_mut().expect("simulator stdin");
+        writeln!(stdin, "{command}").unwrap();
+        stdin.flush().unwrap();
+        self.lines.next().and_then(Result::ok).unwrap_or_default()
+    }
+}
+
+impl Drop for Simulated {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+async fn bench(orders: usize) {
+    let exe = std::env::current_exe().unwrap();
+    let mut child = Command::new(exe)
+        .args(["--simulator", "--orders", &orders.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("cannot start the simulator: {e}")));
+    let stdout = child.stdout.take().unwrap();
+    let mut sim = Simulated { child, lines: BufReader::new(stdout).lines() };
+    let loading = Instant::now();
+    let url = sim.lines.next().and_then(Result::ok).unwrap_or_else(|| fail("the simulator did not start"));
+    eprintln!("simulator with {orders} orders at {url} ({:.1} s)", loading.elapsed().as_secs_f64());
+
+    let dir = tempfile::tempdir().unwrap();
+    let folders = dir.path().join("folders");
+    let root = folders.join("wh");
+    std::fs::create_dir_all(&root).unwrap();
+    let config = Config {
+        database: dir.path().join("sync-bench.db"),
+        folder_warehouse_root: folders.clone(),
+        sync_retry_base_secs: 1,
+        file_settle_secs: 0,
+        ..Config::default()
+    };
+    let connection = set_up(&config.database, &root, &url);
+    let pool = config.open_database(1).unwrap_or_else(|e| fail(&e));
+    let engine = Engine::new(pool, Settings::from_config(&config));
+
+    // 1. The pull, alone: the send step of the first pass finds no warehouse folder.
+    std::fs::remove_dir(&root).unwrap();
+    let (cpu, wall, run) = timed(&engine, connection).await;
+    let requests: f64 = sim.ask("requests").parse().unwrap_or(0.0);
+    let pulled = run.counts.orders_pulled as f64;
+    println!("pull: {} orders in {wall:.1} s", run.counts.orders_pulled);
+    println!(
+        "  orderbridge CPU {cpu:.2} s = {:.3} ms per order (target <= 0.2)",
+        cpu * 1000.0 / pulled.max(1.0)
+    );
+    println!("  requests per order {:.4} (target <= 0.011)", requests / pulled.max(1.0));
+    if run.error.as_ref().map(|e| e.step.as_str()) != Some("send_orders") {
+        fail(&format!("the first pass should stop at the send step: {run:?}"));
+    }
+    std::fs::create_dir_all(&root).unwrap();
+    let (_, wall, run) = timed(&engine, connection).await;
+    println!("send: {} orders in {wall:.1} s", run.counts.orders_sent);
+
+    // 2. Idle passes: nothing new at the store or the warehouse.
+    const IDLE: u32 = 50;
+    let (cpu, wall) = (cpu_secs("self"), Instant::now());
+    for _ in 0..IDLE {
+        let run = engine.run_now(connection, Trigger::Request).await.unwrap_or_else(|e| fail(&e.to_string()));
+        if run.counts.orders_pulled + run.counts.orders_sent > 0 {
+            fail(&format!("an idle pass did something: {run:?}"));
+        }
+    }
+    println!(
+        "idle pass: {:.2} ms CPU, {:.1} ms wall (mean of {IDLE}; one list request each)",
+        (cpu_secs("self") - cpu) * 1000.0 / f64::from(IDLE),
+        wall.elapsed().as_secs_f64() * 1000.0 / f64::from(IDLE)
+    );
+
+    // 3. Stock: a level for every SKU, the sales channel off.
+    let skus = add_products(&config.database, orders);
+    let mut file = String::from("sku,quantity\n");
+    for (i, sku) in skus.iter().enumerate() {
+        file.push_str(&format!("{sku},{}\n", 1 + i % 97));
+    }
+    std::fs::create_dir_all(root.join("inventory")).unwrap();
+    std::fs::write(root.join("inventory/stock.csv"), file).unwrap();
+    channels_for_stock(&config.database, connection);
+    let before = sim.ask("requests").parse::<f64>().unwrap_or(0.0);
+    let (cpu, wall, run) = timed(&engine, connection).await;
+    let stock_requests = sim.ask("requests").parse::<f64>().unwrap_or(0.0) - before;
+    println!(
+        "stock: {} levels sent in {wall:.2} s with {stock_requests} requests (lookups of 50, batches of 100); {:.4} ms CPU per SKU",
+        run.counts.stock_levels_sent,
+        cpu * 1000.0 / (run.counts.stock_levels_sent as f64).max(1.0)
+    );
+    println!("most requests in flight at the store: {}", sim.ask("in-flight"));
+    println!(
+        "peak RSS of the orderbridge process: {:.0} MiB (target <= 150)",
+        proc_status_kib("self", "VmHWM:") as f64 / 1024.0
+    );
+}
+
+async fn timed(engine: &Arc<Engine>, connection: i64) -> (f64, f64, orderbridge::sync::Run) {
+    let (cpu, wall) = (cpu_secs("self"), Instant::now());
+    let run = engine.run_now(connection, Trigger::Request).await.unwrap_or_else(|e| fail(&e.to_string()));
+    (cpu_secs("self") - cpu, wall.elapsed().as_secs_f64().max(1e-6), run)
+}
+
+/// A customer, the simulated shop, a folder warehouse and a switched-on connection.
+fn set_up(db: &Path, root: &Path, url: &str) -> i64 {
+    let pool = orderbridge::db::open(db).unwrap_or_else(|e| fail(&e));
+    let conn = pool.get().unwrap();
+    let now = orderbridge::dates::now_ms();
+    conn.execute_batch(&format!(
+        "INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Bench', {now});
+         INSERT INTO stores (id, customer_id, name, platform, adapter, created_at, enabled_at)
+           VALUES (1, 1, 'Bench shop', 'woocommerce', '{{\"url\":\"{url}\",\"consumer_key\":\"{KEY}\",\"consumer_secret\":\"{SECRET}\"}}', {now}, {now});
+         INSERT INTO warehouses (id, customer_id, name, platform, adapter, created_at, enabled_at)
+           VALUES (1, 1, 'Bench folder', 'folder', '{{\"connection_string\":\"file://{}\"}}', {now}, {now});
+         INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+           VALUES (1, 1, 1, 1, 'bench', 'fulfillment', {now}, {now});
+         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'sales', {now}, {now});
+         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'inventory', {now}, NULL);",
+        root.display()
+    ))
+    .unwrap_or_else(|e| fail(&format!("setting up: {e}")));
+    1
+}
+
+/// One product per SKU, `count` of them.
+fn add_products(db: &Path, count: usize) -> Vec<String> {
+    let mut conn = rusqlite::Connection::open(db).unwrap();
+    let tx = conn.transaction().unwrap();
+    let now = orderbridge::dates::now_ms();
+    let skus: Vec<String> = (0..count).map(|i| format!("BENCH-SKU-{i:06}")).collect();
+    {
+        let mut insert =
+            tx.prepare("INSERT INTO products (customer_id, sku, created_at) VALUES (1, ?1, ?2)").unwrap();
+        for sku in &skus {
+            insert.execute(rusqlite::params![sku, now]).unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    skus
+}
+
+/// The inventory channel on, the sales channel off: the pass sends stock only.
+fn channels_for_stock(db: &Path, connection: i64) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute(
+        "UPDATE channels SET enabled_at = CASE type WHEN 'inventory' THEN ?2 ELSE NULL END WHERE connection_id = ?1",
+        rusqlite::params![connection, orderbridge::dates::now_ms()],
+    )
+    .unwrap();
+}

@@ -1,0 +1,217 @@
+//! WooCommerce stores (`woocommerce`, and `woo_commerce` as the same platform): a
+//! self-hosted WordPress shop reached through the REST API v3 at its own `url`
+//! (`platforms/woocommerce.md`, the annex to CONTRACT §6, §8 and §11). The adapter's rules
+//! live in [`adapter`], how requests are addressed, signed and answered in [`api`], and the
+//! steps of a pass in [`orders`], [`notify`] and [`stock`]. A store is sent one request at a
+//! time: shops on shared hosting run a few PHP workers.
+
+pub mod adapter;
+pub mod api;
+mod notify;
+pub mod oauth;
+pub mod orders;
+mod stock;
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use self::adapter::Shop;
+use self::api::{Api, Reply};
+use super::reach::Address;
+use super::retry::{self, Account, RetryPolicy};
+use super::seam::{Platform, StorePlatform};
+use super::store::{
+    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient, Walk,
+};
+use super::{Adapter, PingError, PlatformError, Settings};
+use crate::fields::Fields;
+
+pub const TOKEN: &str = "woocommerce";
+/// The hosted service's spelling; the same platform, kept as a client sent it.
+pub const OTHER_TOKEN: &str = "woo_commerce";
+pub const NAME: &str = api::NAME;
+
+/// Requests one store may have in flight.
+const IN_FLIGHT: usize = 1;
+
+/// WooCommerce as the registry knows it.
+pub struct WooCommerce;
+
+#[async_trait]
+impl Platform for WooCommerce {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn validate(&self, adapter: &mut Fields) {
+        adapter::validate(adapter);
+    }
+
+    async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
+        check(settings, adapter).await.map_err(PingError::from)
+    }
+
+    fn address(&self, adapter: &Adapter) -> Option<Address> {
+        Address::of_url("adapter[url]", adapter.get("url")?.as_str()?.trim())
+    }
+}
+
+impl StorePlatform for WooCommerce {
+    fn client(
+        &self,
+        settings: &Settings,
+        adapter: &Adapter,
+        policy: RetryPolicy,
+    ) -> Result<Box<dyn StoreClient>, PlatformError> {
+        let api = Api::new(Shop::from_adapter(adapter)?, policy.request_timeout, settings.reach)?;
+        Ok(Box::new(Client {
+            api,
+            policy,
+            pull: Mutex::new(Pull::default()),
+            extension: Mutex::new(None),
+            providers: tokio::sync::OnceCell::new(),
+        }))
+    }
+}
+
+/// The ping (annex §1.2): a list of one order, then an empty batch, which WooCommerce
+/// refuses for a key without write permission. What is not the WooCommerce API at all (no
+/// route, no WordPress, a redirect, a web page) says the `url` is wrong: a refusal.
+pub async fn check(settings: &Settings, adapter: &Adapter) -> Result<(), PlatformError> {
+    let api = Api::new(Shop::from_adapter(adapter)?, settings.timeout, settings.reach)?;
+    let account = Account::limited(&api.account, IN_FLIGHT);
+    let wrong_address = |e: PlatformError| match e {
+        PlatformError::BadData(message) => PlatformError::Refused(message),
+        other => other,
+    };
+    let list = [("per_page", "1".to_string()), ("_fields", "id".to_string())];
+    let read = retry::ask_once(account, api.once(&Method::GET, "wc/v3/orders", &list, None)).await;
+    read.and_then(|reply| reply.json(&api, "wc/v3/orders")).map_err(wrong_address)?;
+    let write =
+        retry::ask_once(account, api.once(&Method::POST, "wc/v3/orders/batch", &[], Some(&json!({})))).await;
+    write.and_then(|reply| reply.json(&api, "wc/v3/orders/batch")).map_err(wrong_address)?;
+    Ok(())
+}
+
+/// The store side of one pass.
+pub struct Client {
+    api: Api,
+    policy: RetryPolicy,
+    pull: Mutex<Pull>,
+    /// Whether the store has the Shipment Tracking extension, once a pass found out.
+    extension: Mutex<Option<bool>>,
+    /// The extension's provider names, read once per pass.
+    providers: tokio::sync::OnceCell<Vec<String>>,
+}
+
+/// What the pull of this pass learned as it went.
+#[derive(Debug, Default)]
+struct Pull {
+    /// The pull began with no cursor: it reads only the statuses to import.
+    first: bool,
+    /// The store's clock at the first answer of a first pull.
+    clock: Option<i64>,
+}
+
+impl Client {
+    fn account(&self) -> Account<'_> {
+        Account::limited(&self.api.account, IN_FLIGHT)
+    }
+
+    /// A read, or a write that leaves the store the same however often it arrives, retried.
+    async fn call(
+        &self,
+        method: Method,
+        route: &str,
+        query: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Reply, PlatformError> {
+        retry::send(&self.policy, self.account(), || self.api.once(&method, route, query, body)).await
+    }
+
+    async fn list_orders(&self, since_ms: Option<i64>, page: u32) -> Result<Vec<ListedOrder>, PlatformError> {
+        let first = {
+            let mut pull = self.pull.lock().unwrap_or_else(|p| p.into_inner());
+            if since_ms.is_none() && page == 1 {
+                pull.first = true;
+            }
+            pull.first
+        };
+        // The engine asks from a time inclusively; the filter is exclusive and in seconds.
+        let after = since_ms.map(|ms| ms.div_euclid(1000) - 1);
+        let query = orders::query(&self.api.shop, after, page, first);
+        let reply = self.call(Method::GET, "wc/v3/orders", &query, None).await?;
+        if since_ms.is_none() && page == 1 {
+            self.pull.lock().unwrap_or_else(|p| p.into_inner()).clock = reply.date_ms;
+        }
+        let Value::Array(listed) = reply.json(&self.api, "wc/v3/orders")? else {
+            return Err(PlatformError::BadData(format!(
+                "WooCommerce at {} answered its order list with JSON that is not a list.",
+                self.api.site()
+            )));
+        };
+        listed.into_iter().map(|raw| orders::listed(&self.api.shop, raw, after)).collect()
+    }
+}
+
+#[async_trait]
+impl StoreClient for Client {
+    fn pull_plan(&self) -> PullPlan {
+        PullPlan {
+            listings: &[Listing::Orders],
+            page_size: orders::PAGE_SIZE,
+            // Modification times may lag their commit by a little.
+            overlap: std::time::Duration::from_secs(5 * 60),
+            walk: Walk::ByKey,
+            rewrites_sent_orders: true,
+        }
+    }
+
+    async fn orders_page(
+        &self,
+        listing: Listing,
+        since_ms: Option<i64>,
+        page: u32,
+    ) -> Result<Vec<ListedOrder>, PlatformError> {
+        match listing {
+            Listing::Orders => self.list_orders(since_ms, page).await,
+            Listing::Cancellations => Ok(Vec::new()),
+        }
+    }
+
+    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        orders::record(&order.raw)
+    }
+
+    async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
+        Client::notify(self, notice).await
+    }
+
+    fn stock_per_request(&self) -> usize {
+        stock::PER_BATCH
+    }
+
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
+        let sent = self.send_stock(levels).await?;
+        match sent.refused.first() {
+            None => Ok(sent.requests),
+            Some((_, first)) => Err(PlatformError::BadData(format!(
+                "WooCommerce refused {} of {} stock updates; first: {first}.",
+                sent.refused.len(),
+                levels.len()
+            ))),
+        }
+    }
+
+    async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
+        self.send_stock(levels).await
+    }
+
+    fn first_pull_clock(&self) -> Option<i64> {
+        let pull = self.pull.lock().unwrap_or_else(|p| p.into_inner());
+        pull.clock.filter(|_| pull.first)
+    }
+}
