@@ -16,6 +16,7 @@ pub mod registry;
 pub mod retry;
 pub mod sellbrite;
 pub(crate) mod sftp;
+pub mod shopify;
 pub mod store;
 pub mod target;
 
@@ -36,6 +37,8 @@ pub struct Settings {
     pub timeout: Duration,
     pub bigcommerce_api_base: String,
     pub sellbrite_api_base: String,
+    /// Where Shopify shops are: `{shop}` becomes the adapter's shop in lower case.
+    pub shopify_api_base: String,
 }
 
 impl Default for Settings {
@@ -44,6 +47,7 @@ impl Default for Settings {
             timeout: Duration::from_secs(10),
             bigcommerce_api_base: "https://api.bigcommerce.com".to_owned(),
             sellbrite_api_base: "https://api.sellbrite.com".to_owned(),
+            shopify_api_base: "https://{shop}".to_owned(),
         }
     }
 }
@@ -54,6 +58,7 @@ impl Settings {
             timeout: Duration::from_secs(config.ping_timeout_secs),
             bigcommerce_api_base: config.bigcommerce_api_base.clone(),
             sellbrite_api_base: config.sellbrite_api_base.clone(),
+            shopify_api_base: config.shopify_api_base.clone(),
         }
     }
 }

@@ -27,6 +27,7 @@ mod products;
 mod revocation;
 mod seed;
 mod shipments;
+mod shopify_schema;
 mod stores;
 mod sync;
 mod sync_binary;

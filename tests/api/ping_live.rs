@@ -36,7 +36,12 @@ enum Outcome {
 }
 
 fn settings(timeout: Duration, base: &str) -> Settings {
-    Settings { timeout, bigcommerce_api_base: base.to_owned(), sellbrite_api_base: base.to_owned() }
+    Settings {
+        timeout,
+        bigcommerce_api_base: base.to_owned(),
+        sellbrite_api_base: base.to_owned(),
+        shopify_api_base: format!("{base}/{{shop}}"),
+    }
 }
 
 fn adapter(value: Value) -> Map<String, Value> {
