@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use super::files::{self, FileWarehouse, Kind};
 use super::retry::RetryPolicy;
 use super::store::StoreClient;
-use super::{Adapter, Owner, PingError, PlatformError, Settings, big_commerce, sellbrite};
+use super::{Adapter, Owner, PingError, PlatformError, Settings, big_commerce, sellbrite, shopify};
 use crate::fields::Fields;
 
 /// What every platform, store or warehouse, has: a name for messages, the rules of its
@@ -50,6 +50,7 @@ static STORES: &[(&str, &dyn StorePlatform)] = &[
     ("big_commerce", &big_commerce::BigCommerce),
     ("bigcommerce", &big_commerce::BigCommerce),
     ("sellbrite", &sellbrite::Sellbrite),
+    ("shopify", &shopify::Shopify),
 ];
 
 /// Warehouse platforms by token. `dropstream` is the hosted service's own SFTP file drop.
@@ -88,7 +89,8 @@ mod tests {
         assert_eq!(name(Owner::Store, "big_commerce"), Some("BigCommerce"));
         assert_eq!(name(Owner::Store, "bigcommerce"), Some("BigCommerce"));
         assert_eq!(name(Owner::Store, "sellbrite"), Some("Sellbrite"));
-        assert_eq!(name(Owner::Store, "shopify"), None);
+        assert_eq!(name(Owner::Store, "shopify"), Some("Shopify"));
+        assert_eq!(name(Owner::Store, "amazon"), None);
         assert_eq!(name(Owner::Store, "sftp"), None);
         assert_eq!(name(Owner::Warehouse, "dropstream"), Some("The SFTP server"));
         assert_eq!(name(Owner::Warehouse, "ftp"), Some("The FTP server"));

@@ -1,4 +1,5 @@
-//! A connection between a BigCommerce simulator and a `folder` warehouse, switched on, and
+//! A connection between a simulated store (BigCommerce, Sellbrite or a Shopify shop) and a
+//! `folder` warehouse, switched on, and
 //! the calls the sync tests make through the HTTP API. Only this file knows the simulator's
 //! API, so the tests read as what a user does.
 
@@ -6,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
-use orderbridge::simulate::sellbrite;
+use orderbridge::simulate::{sellbrite, shopify};
 use rocket::figment::Figment;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -17,6 +18,10 @@ pub const HASH: &str = "store-h4sh";
 pub const TOKEN: &str = "bc-token-0123456789";
 pub const SB_TOKEN: &str = "sb-account-token-42";
 pub const SB_SECRET: &str = "sb-secret-key-9f8e7d";
+pub const SHOP: &str = "acme-rig.myshopify.com";
+pub const SHOP_TOKEN: &str = "shpat_rig_token_0123456789";
+pub const APP_ID: &str = "rig-app-client-id";
+pub const APP_SECRET: &str = "rig-app-client-SECRET-42";
 
 /// The store a rig's connection pulls from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -26,12 +31,17 @@ pub enum StoreKind {
     Sellbrite,
     /// Sellbrite's fulfillments of the account's warehouse (`warehouse_uuid` set).
     SellbriteWarehouse,
+    /// A Shopify shop opened with an access token.
+    Shopify,
+    /// A Shopify shop opened with an app's client credentials.
+    ShopifyApp,
 }
 
 pub struct Rig {
     pub app: TestApp,
     pub sim: Simulator,
     pub sb: sellbrite::Simulator,
+    pub shop: shopify::Simulator,
     /// The simulated Sellbrite account's warehouse.
     pub sb_warehouse: String,
     /// The folder warehouse's root, inside the configured `folder_warehouse_root`.
@@ -64,6 +74,9 @@ impl Rig {
         sim.add_store(HASH, TOKEN);
         let sb = sellbrite::Simulator::start().await;
         let sb_warehouse = sb.add_account(SB_TOKEN, SB_SECRET);
+        let shop = shopify::Simulator::start().await;
+        shop.add_shop(SHOP, SHOP_TOKEN, &shopify::ALL_SCOPES);
+        shop.add_app(SHOP, APP_ID, APP_SECRET, &shopify::ALL_SCOPES, 86_399);
         let store = match kind {
             StoreKind::BigCommerce => {
                 sim.add_orders(HASH, orders, 7);
@@ -78,16 +91,25 @@ impl Rig {
                 json!({"platform": "sellbrite", "adapter": {"auth_token": SB_TOKEN, "secret_key": SB_SECRET,
                                                             "warehouse_uuid": sb_warehouse}})
             }
+            StoreKind::Shopify => {
+                shop.add_orders(SHOP, orders, 7);
+                json!({"platform": "shopify", "adapter": {"shop": SHOP, "access_token": SHOP_TOKEN}})
+            }
+            StoreKind::ShopifyApp => {
+                shop.add_orders(SHOP, orders, 7);
+                json!({"platform": "shopify", "adapter": {"shop": SHOP, "client_id": APP_ID, "client_secret": APP_SECRET}})
+            }
         };
         let folders = tempfile::tempdir().expect("temp dir");
         let root = folders.path().join("wh");
         std::fs::create_dir_all(&root).unwrap();
-        let (base, sb_base) = (sim.base_url(), sb.base_url());
+        let (base, sb_base, shop_base) = (sim.base_url(), sb.base_url(), shop.base_url());
         let folder_root = folders.path().to_path_buf();
         let app = spawn_app_with(move |f| {
             adjust(
                 f.merge(("bigcommerce_api_base", base))
                     .merge(("sellbrite_api_base", sb_base))
+                    .merge(("shopify_api_base", shop_base))
                     .merge(("folder_warehouse_root", folder_root))
                     .merge(("sync_retry_base_secs", 1))
                     .merge(("sync_interval_secs", 86_400))
@@ -129,6 +151,7 @@ impl Rig {
             app,
             sim,
             sb,
+            shop,
             sb_warehouse,
             root,
             customer_id,

@@ -132,6 +132,8 @@ pub struct ShopData {
     pub idempotency: HashMap<String, (Value, Value)>,
     /// Idempotency keys whose next use Shopify answers as a failed earlier attempt.
     pub failed_keys: BTreeSet<String>,
+    /// While set, `fulfillmentCreate` answers this message as its `userErrors`.
+    pub refuse_fulfillments: Option<String>,
     next_id: i64,
     next_number: i64,
 }
@@ -177,6 +179,7 @@ impl ShopData {
             items: BTreeMap::new(),
             idempotency: HashMap::new(),
             failed_keys: BTreeSet::new(),
+            refuse_fulfillments: None,
             next_id: 5_611_239_014_000,
             next_number: 1001,
         }
@@ -438,6 +441,9 @@ impl ShopData {
     /// payload.
     pub fn fulfillment_create(&mut self, input: &Value, now_ms: i64) -> Value {
         let user_error = |field: Value, message: &str| json!({"fulfillment": null, "userErrors": [{"field": field, "message": message}]});
+        if let Some(message) = self.refuse_fulfillments.clone() {
+            return user_error(json!(["fulfillment"]), &message);
+        }
         let Some(groups) = input.get("lineItemsByFulfillmentOrder").and_then(Value::as_array) else {
             return user_error(
                 json!(["fulfillment", "lineItemsByFulfillmentOrder"]),

@@ -94,6 +94,8 @@ pub struct Logged {
     pub requested_cost: Option<u32>,
     pub actual_cost: Option<u32>,
     pub throttled: bool,
+    /// When it arrived.
+    pub at: Instant,
 }
 
 /// A token and what it may do.
@@ -427,6 +429,7 @@ fn graphql(shop: &mut Shop, request: &Request) -> Response {
         requested_cost: None,
         actual_cost: None,
         throttled: false,
+        at: Instant::now(),
     };
     let response = run(shop, request, &body, &mut logged);
     logged.status = response.status;
