@@ -261,6 +261,14 @@ impl Handle {
         self.with_shop(domain, |shop| shop.tokens_issued)
     }
 
+    /// The tokens fetched with client credentials and still held, for a test that looks for
+    /// them where they must not be.
+    pub fn fetched_tokens(&self, domain: &str) -> Vec<String> {
+        self.with_shop(domain, |shop| {
+            shop.tokens.iter().filter(|(_, t)| t.expires.is_some()).map(|(k, _)| k.clone()).collect()
+        })
+    }
+
     /// Revokes every token fetched with client credentials (as an app's reinstall would).
     pub fn revoke_fetched_tokens(&self, domain: &str) {
         self.with_shop(domain, |shop| shop.tokens.retain(|_, t| t.expires.is_none()));
