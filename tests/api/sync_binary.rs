@@ -505,5 +505,26 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
         runs.as_array().unwrap().iter().all(|r| r["status"] == "succeeded" || r["finished_at"].is_null()),
         "every demo pass succeeds: {runs}"
     );
-    server.stop();
+    // The demo's Shopify store syncs like the others, and its simulated shop says what it
+    // was told.
+    let (_, stores) = api.call("GET", "/stores", Value::Null);
+    let shop = stores
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["platform"] == "shopify")
+        .expect("a Shopify store")["id"]
+        .clone();
+    let (_, connections) = api.call("GET", "/connections", Value::Null);
+    let connection =
+        connections.as_array().unwrap().iter().find(|c| c["store_id"] == shop).expect("its connection")["id"]
+            .clone();
+    let (_, runs) = api.call("GET", &format!("/connections/{connection}/sync_runs"), Value::Null);
+    let runs = runs.as_array().unwrap();
+    assert!(runs.iter().any(|r| r["status"] == "succeeded"), "{runs:?}");
+    assert!(runs.iter().all(|r| r["status"] != "failed"), "every Shopify pass succeeds: {runs:?}");
+    let (out, err) = server.stop();
+    let said = out + &err;
+    assert!(printed.contains("Shopify at http://127.0.0.1:"), "{printed}");
+    assert!(said.contains("simulated Shopify") && said.contains("fulfilled, tracking"), "{said}");
 }

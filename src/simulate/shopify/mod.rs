@@ -296,6 +296,37 @@ impl Handle {
         })
     }
 
+    /// Takes in an order the shop had before the simulator started (the demo's history),
+    /// paid and unfulfilled, last changed when it was placed, so a pull from a later cursor
+    /// does not list it but its shipments can be reported. `lines` are (line id, sku, units).
+    pub fn adopt_order(&self, domain: &str, id: i64, placed_ms: i64, lines: &[(i64, String, i64)]) {
+        let placed = placed_ms / 1000 * 1000;
+        self.with_shop(domain, |shop| {
+            let mut rng = Rng::new(id as u64);
+            let mut order = shop.data.generated(&mut rng, placed);
+            order.id = id;
+            order.number = id;
+            order.processed_ms = placed;
+            order.lines = lines
+                .iter()
+                .map(|(line, sku, units)| data::Line {
+                    id: *line,
+                    name: format!("Product {sku}"),
+                    sku: Some(sku.clone()),
+                    quantity: *units,
+                    current_quantity: *units,
+                    requires_shipping: true,
+                    price: "10.00".into(),
+                    discount: "0.00".into(),
+                    taxes: Vec::new(),
+                    weight: Some(("GRAMS", 250.0)),
+                    variant: None,
+                })
+                .collect();
+            shop.data.insert(order);
+        });
+    }
+
     /// Reads or changes the shop's records directly.
     pub fn edit<T>(&self, domain: &str, f: impl FnOnce(&mut ShopData) -> T) -> T {
         self.with_shop(domain, |shop| f(&mut shop.data))
@@ -832,16 +863,19 @@ impl ObjectValue for MutationRoot<'_> {
             "fulfillmentCreate" => {
                 let input = args.get("fulfillment").cloned().unwrap_or(Value::Null);
                 let payload = data.fulfillment_create(&input, self.now);
-                if payload["userErrors"].as_array().is_some_and(Vec::is_empty) {
+                let made = payload["fulfillment"]["id"].as_str().and_then(|g| gid_number("Fulfillment", g));
+                if let Some(made) = made {
+                    let order = data.orders.values().find(|o| o.fulfillments.iter().any(|f| f.id == made));
+                    let name = order.map_or_else(|| "?".to_string(), |o| format!("#{}", o.number));
                     let number = input["trackingInfo"]["number"].as_str().unwrap_or("(none)");
                     let company = input["trackingInfo"]["company"].as_str().unwrap_or("no carrier");
                     let notified = if input["notifyCustomer"].as_bool().unwrap_or(false) {
-                        "the customer is notified"
+                        "the customer is emailed"
                     } else {
-                        "the customer is not notified"
+                        "the customer is not emailed"
                     };
                     crate::logging::notice(format_args!(
-                        "simulated Shopify: {} made a fulfillment, tracking {number} ({company}); {notified}",
+                        "simulated Shopify {}: order {name} fulfilled, tracking {number} ({company}); {notified}",
                         data.domain
                     ));
                 }
@@ -872,7 +906,7 @@ impl ObjectValue for MutationRoot<'_> {
                         String::new()
                     };
                     crate::logging::notice(format_args!(
-                        "simulated Shopify: {} set available for {count} items: {}{more}",
+                        "simulated Shopify {}: available stock set for {count} items: {}{more}",
                         data.domain,
                         shown.join(", ")
                     ));
