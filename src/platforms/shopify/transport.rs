@@ -98,7 +98,7 @@ impl Shop {
         variables: Value,
     ) -> Result<T, PlatformError> {
         let body = json!({"query": doc.text, "operationName": doc.name, "variables": variables}).to_string();
-        pace(&self.account(), doc.cost).await;
+        pace(&self.account(), doc.cost, self.timeout).await;
         let mut renewed = false;
         loop {
             let token = self.token(renewed).await?;
@@ -147,8 +147,8 @@ impl Shop {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
+            // A number no wait can hold (negative, NaN, 1e300) names no wait.
+            .and_then(|s| Duration::try_from_secs_f64(s).ok());
         let secrets = self.secrets();
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let error = http::error_from(NAME, response, &secrets).await;
@@ -396,8 +396,10 @@ fn remember(account: &str, cost: &Cost) {
 }
 
 /// Waits until the account's bucket, as last seen and refilled since, holds `cost`, and
-/// takes `cost` from it, so requests sent side by side pace each other too.
-async fn pace(account: &str, cost: u32) {
+/// takes `cost` from it, so requests sent side by side pace each other too. It waits at most
+/// `bound` (what a pass waits for one answer): a bucket that needs longer meets Shopify's
+/// `THROTTLED`, whose wait then ends the pass saying until when.
+async fn pace(account: &str, cost: u32, bound: Duration) {
     let wait = {
         let mut all = buckets().lock().unwrap_or_else(|p| p.into_inner());
         let Some(bucket) = all.get_mut(account) else { return };
@@ -410,7 +412,7 @@ async fn pace(account: &str, cost: u32) {
         // Taken now, as Shopify takes it when the query arrives.
         bucket.available = refilled + wait * bucket.rate - cost;
         bucket.at = now;
-        Duration::from_secs_f64(wait.min(60.0))
+        Duration::try_from_secs_f64(wait).unwrap_or(bound).min(bound)
     };
     if !wait.is_zero() {
         tokio::time::sleep(wait).await;
@@ -449,10 +451,11 @@ mod tests {
         let account = "test-pace";
         remember(account, &cost(0.0, 1000.0, 1000.0));
         let started = Instant::now();
-        pace(account, 900).await;
+        let bound = Duration::from_secs(5);
+        pace(account, 900, bound).await;
         assert!(started.elapsed() < Duration::from_millis(50), "the bucket held it");
         // 100 left: 900 more need 0.8 s at 1000 a second.
-        pace(account, 900).await;
+        pace(account, 900, bound).await;
         assert!(started.elapsed() >= Duration::from_millis(750), "{:?}", started.elapsed());
     }
 
