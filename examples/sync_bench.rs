@@ -4,7 +4,10 @@
 //! ```sh
 //! cargo run --release --example sync_bench
 //! cargo run --release --example sync_bench -- --orders 20000    # a quicker run
+//! cargo run --release --example sync_bench -- --platform shopify  # one platform's run
 //! ```
+//!
+//! After the BigCommerce run comes a Shopify run (`sync_bench_shopify/`), alike in shape.
 //!
 //! The simulator runs in a child process (this program started again with `--simulator`), so
 //! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
@@ -28,6 +31,7 @@ use orderbridge::simulate::big_commerce::Simulator;
 use orderbridge::sync::{Engine, Settings, Trigger};
 
 mod common;
+mod sync_bench_shopify;
 use common::{cpu_secs, proc_status_kib};
 
 const HASH: &str = "bench-store";
@@ -42,10 +46,19 @@ fn main() {
         .map(|n| n.parse::<usize>().unwrap_or_else(|_| fail("--orders takes a number")))
         .unwrap_or(100_000);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let platform =
+        args.iter().position(|a| a == "--platform").and_then(|i| args.get(i + 1)).map(String::as_str);
     if args.iter().any(|a| a == "--simulator") {
         runtime.block_on(serve_simulator(orders));
+    } else if args.iter().any(|a| a == "--shopify-simulator") {
+        runtime.block_on(sync_bench_shopify::serve_simulator(orders));
     } else {
-        runtime.block_on(bench(orders));
+        if platform.is_none_or(|p| p == "big_commerce") {
+            runtime.block_on(bench(orders));
+        }
+        if platform.is_none_or(|p| p == "shopify") {
+            runtime.block_on(sync_bench_shopify::bench(orders));
+        }
     }
 }
 

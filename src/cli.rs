@@ -60,6 +60,7 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
             figment = figment
                 .merge(("bigcommerce_api_base", demo.big_commerce.base_url()))
                 .merge(("sellbrite_api_base", demo.sellbrite.base_url()))
+                .merge(("shopify_api_base", demo.shopify.base_url()))
                 // Passes every 10 s, unless configured: the demo should move while watched.
                 .join(("sync_interval_secs", 10));
             simulation = Some(demo);

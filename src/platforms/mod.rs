@@ -14,6 +14,7 @@ pub mod registry;
 pub mod retry;
 pub mod seam;
 pub mod sellbrite;
+pub mod shopify;
 pub mod store;
 pub mod woocommerce;
 
@@ -38,6 +39,8 @@ pub struct Settings {
     /// customer user's ping, and a pass over a row whose address a customer user set, put
     /// their own policy here.
     pub reach: reach::Reach,
+    /// Where Shopify shops are: `{shop}` becomes the adapter's shop in lower case.
+    pub shopify_api_base: String,
 }
 
 impl Default for Settings {
@@ -47,6 +50,7 @@ impl Default for Settings {
             bigcommerce_api_base: "https://api.bigcommerce.com".to_owned(),
             sellbrite_api_base: "https://api.sellbrite.com".to_owned(),
             reach: reach::Reach::Anywhere,
+            shopify_api_base: "https://{shop}".to_owned(),
         }
     }
 }
@@ -58,6 +62,7 @@ impl Settings {
             bigcommerce_api_base: config.bigcommerce_api_base.clone(),
             sellbrite_api_base: config.sellbrite_api_base.clone(),
             reach: reach::Reach::Anywhere,
+            shopify_api_base: config.shopify_api_base.clone(),
         }
     }
 }

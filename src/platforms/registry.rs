@@ -9,7 +9,7 @@
 
 use super::files::{FileWarehouse, Kind, WarehousePlatform};
 use super::seam::{Platform, StorePlatform};
-use super::{Owner, big_commerce, sellbrite, woocommerce};
+use super::{Owner, big_commerce, sellbrite, shopify, woocommerce};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.
 static STORES: &[(&str, &dyn StorePlatform)] = &[
@@ -18,6 +18,7 @@ static STORES: &[(&str, &dyn StorePlatform)] = &[
     ("sellbrite", &sellbrite::Sellbrite),
     ("woocommerce", &woocommerce::WooCommerce),
     ("woo_commerce", &woocommerce::WooCommerce),
+    ("shopify", &shopify::Shopify),
 ];
 
 /// Warehouse platforms by token. `dropstream` is the hosted service's own SFTP file drop.
@@ -58,7 +59,8 @@ mod tests {
         assert_eq!(name(Owner::Store, "sellbrite"), Some("Sellbrite"));
         assert_eq!(name(Owner::Store, "woocommerce"), Some("WooCommerce"));
         assert_eq!(name(Owner::Store, "woo_commerce"), Some("WooCommerce"));
-        assert_eq!(name(Owner::Store, "shopify"), None);
+        assert_eq!(name(Owner::Store, "shopify"), Some("Shopify"));
+        assert_eq!(name(Owner::Store, "amazon"), None);
         assert_eq!(name(Owner::Store, "sftp"), None);
         assert_eq!(name(Owner::Warehouse, "dropstream"), Some("The SFTP server"));
         assert_eq!(name(Owner::Warehouse, "ftp"), Some("The FTP server"));

@@ -24,6 +24,21 @@ pub trait StoreClient: Send + Sync {
         page: u32,
     ) -> Result<Vec<ListedOrder>, PlatformError>;
 
+    /// One page of a listing walked by the platform's own continuation ([`Walk::ByToken`]):
+    /// `after` is the `next` of the page before (`None` for the first). Platforms that walk
+    /// by key or number page by number here, their page number as the token.
+    async fn orders_after(
+        &self,
+        listing: Listing,
+        since_ms: Option<i64>,
+        after: Option<String>,
+    ) -> Result<TokenPage, PlatformError> {
+        let page = after.as_deref().and_then(|t| t.parse::<u32>().ok()).unwrap_or(1);
+        let orders = self.orders_page(listing, since_ms, page).await?;
+        let full = orders.len() >= self.pull_plan().page_size;
+        Ok(TokenPage { orders, next: full.then(|| (page + 1).to_string()) })
+    }
+
     /// The whole order (items, addresses) as an import record.
     async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError>;
 
@@ -88,6 +103,19 @@ pub enum Walk {
     /// In no documented order: pages by number, and the cursor moves once the whole list
     /// was read.
     ByNumber,
+    /// Oldest change first, each page naming the next (GraphQL's `endCursor`): one query
+    /// for the whole pull, from the cursor less the overlap. The platform's continuation is
+    /// a key, so an order modified mid-pull moves to the end without shifting an unread one
+    /// onto a page already read, and each page may commit the cursor it reached.
+    ByToken,
+}
+
+/// A page of a listing walked by token.
+#[derive(Debug, Clone)]
+pub struct TokenPage {
+    pub orders: Vec<ListedOrder>,
+    /// Where the next page starts; `None` when this page was the last.
+    pub next: Option<String>,
 }
 
 /// An order as the store's list shows it.

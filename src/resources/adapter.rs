@@ -240,7 +240,8 @@ mod tests {
             ["adapter[auth_token]", "adapter[secret_key]"]
         );
         assert_eq!(keys(problems(Owner::Warehouse, "sftp", json!({}))), ["adapter[connection_string]"]);
-        assert!(problems(Owner::Store, "shopify", json!({"anything": [1]})).is_empty());
+        assert!(problems(Owner::Store, "amazon", json!({"anything": [1]})).is_empty());
+        assert_eq!(keys(problems(Owner::Store, "shopify", json!({"access_token": "t"}))), ["adapter[shop]"]);
         // The platform names of the other resource kind are not checked.
         assert!(problems(Owner::Warehouse, "bigcommerce", json!({})).is_empty());
         assert!(problems(Owner::Store, "sftp", json!({})).is_empty());

@@ -1,5 +1,5 @@
 //! `orderbridge seed --demo`: a realistic, deterministic demo data set — customers with
-//! `bigcommerce` and `sellbrite` stores, `sftp` warehouses, enabled connections and channels,
+//! `bigcommerce` and `sellbrite` stores (and, for the first, a `shopify` store), `sftp` warehouses, enabled connections and channels,
 //! products with variants, bundles and variant collections, orders over the last 90 days and
 //! shipments in every state. The same `--seed` gives the same data (dates relative to now).
 //!
@@ -245,18 +245,25 @@ fn seed_tenants(
         let customer_id = tx.last_insert_rowid();
         let slug = c.username;
         let mut stores = Vec::new();
-        for platform in ["bigcommerce", "sellbrite"] {
-            let (name, adapter) = if platform == "bigcommerce" {
-                (
+        // The first company also sells on Shopify.
+        let platforms: &[&'static str] =
+            if n == 0 { &["bigcommerce", "sellbrite", "shopify"] } else { &["bigcommerce", "sellbrite"] };
+        for &platform in platforms {
+            let (name, adapter) = match platform {
+                "bigcommerce" => (
                     format!("{} Web Store", c.name),
                     serde_json::json!({"access_token": random_hex(rng, 31), "store_hash": random_hex(rng, 10),
                                        "client_id": random_hex(rng, 30)}),
-                )
-            } else {
-                (
+                ),
+                "shopify" => (
+                    format!("{} Shopify Store", c.name),
+                    serde_json::json!({"shop": format!("{}-demo.myshopify.com", slug.replace(|ch: char| !ch.is_ascii_alphanumeric(), "-")),
+                                       "access_token": format!("shpat_{}", random_hex(rng, 32))}),
+                ),
+                _ => (
                     format!("{} Marketplaces", c.name),
                     serde_json::json!({"auth_token": random_hex(rng, 32), "secret_key": random_hex(rng, 32)}),
-                )
+                ),
             };
             tx.execute(
                 "INSERT INTO stores (customer_id, name, description, url, platform, adapter, created_at, enabled_at)

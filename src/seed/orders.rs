@@ -86,7 +86,7 @@ pub(super) fn seed_orders(
             let item_count = opts.items.map_or_else(|| rng.random_range(1..=5u32), |k| k.max(1));
             let mut values = vec![Scalar::Null; ORDER_FIELDS.len()];
             let number = 100_000 + n;
-            // BigCommerce's order id, Sellbrite's sb_order_seq: numbers both.
+            // BigCommerce's order id, Sellbrite's sb_order_seq, Shopify's order number: numbers all.
             values[f.external_id] = text(number.to_string());
             values[f.external_display_id] = text(format!("#{number}"));
             let first = *pick(rng, &FIRST);
@@ -115,7 +115,7 @@ pub(super) fn seed_orders(
             if rng.random_bool(0.05) {
                 values[f.notes] = text("Please leave at the back door.");
             }
-            values[f.external_type] = text(if platform == "bigcommerce" { "web" } else { "marketplace" });
+            values[f.external_type] = text(if platform == "sellbrite" { "marketplace" } else { "web" });
             values[f.lead_source] = text(*pick(rng, &["organic", "email", "ads", "referral"]));
             values[f.country_of_origin] = text("US");
             values[f.currency_code] = text("USD");

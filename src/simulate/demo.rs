@@ -8,6 +8,8 @@
 //! - A simulated WooCommerce shop answers for the demo's WooCommerce store, which the demo
 //!   adds to a database it has just seeded (its address is the shop's loopback port, known
 //!   only once the shop listens), and takes a new order now and then.
+//! - A simulated Shopify shop answers for the demo's Shopify store and also holds an inventory
+//!   item per product of its customer, so stock sent to it shows.
 //! - A simulated warehouse worker serves every `folder` warehouse: each order file that has
 //!   waited a few seconds is "picked", a shipment file with a tracking number per order is
 //!   dropped in `shipments/`, and the order file moves to `orders/received/`.
@@ -22,7 +24,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::{big_commerce, sellbrite, woocommerce};
+use super::{big_commerce, sellbrite, shopify, woocommerce};
 
 /// The demo WooCommerce store's REST API key (simulated: it opens nothing real).
 const WOO_KEY: &str = "ck_demo0000000000000000000000000000000woo1";
@@ -40,12 +42,14 @@ const SHIP_AFTER: Duration = Duration::from_secs(6);
 enum DemoStore {
     BigCommerce { hash: String },
     Sellbrite { token: String },
+    Shopify { shop: String },
 }
 
 pub struct Demo {
     pub big_commerce: big_commerce::Simulator,
     pub sellbrite: sellbrite::Simulator,
     pub woocommerce: woocommerce::Simulator,
+    pub shopify: shopify::Simulator,
     stores: usize,
     warehouses: usize,
     tasks: Vec<JoinHandle<()>>,
@@ -61,8 +65,8 @@ impl Drop for Demo {
 
 /// What the demo data says the simulated side holds, read before anything runs.
 pub struct Plan {
-    /// Each store, its credentials (token, secret) and its orders.
-    stores: Vec<(DemoStore, String, Vec<Adopted>)>,
+    /// Each store, its credentials (token, secret), its orders and its customer's SKUs.
+    stores: Vec<(DemoStore, String, Vec<Adopted>, Vec<String>)>,
     warehouses: Vec<PathBuf>,
 }
 
@@ -81,25 +85,32 @@ impl Plan {
         let db = |e: rusqlite::Error| format!("database: {e}");
         let mut listed = conn
             .prepare(
-                "SELECT id, platform, ob_open(adapter) FROM stores
-                 WHERE platform IN ('big_commerce', 'bigcommerce', 'sellbrite') ORDER BY id",
+                "SELECT id, platform, ob_open(adapter), customer_id FROM stores
+                 WHERE platform IN ('big_commerce', 'bigcommerce', 'sellbrite', 'shopify') ORDER BY id",
             )
             .map_err(db)?;
         let rows = listed
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
+            .query_map([], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?))
+            })
             .map_err(db)?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(db)?;
         let mut stores = Vec::with_capacity(rows.len());
-        for (id, platform, adapter) in rows {
+        for (id, platform, adapter, customer_id) in rows {
             let adapter: Value = serde_json::from_str(&adapter).unwrap_or(Value::Null);
             let field = |key: &str| adapter.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-            let (store, secret) = if platform == "sellbrite" {
-                (DemoStore::Sellbrite { token: field("auth_token") }, field("secret_key"))
-            } else {
-                (DemoStore::BigCommerce { hash: field("store_hash") }, field("access_token"))
+            let (store, secret) = match platform.as_str() {
+                "sellbrite" => (DemoStore::Sellbrite { token: field("auth_token") }, field("secret_key")),
+                "shopify" => (DemoStore::Shopify { shop: field("shop") }, field("access_token")),
+                _ => (DemoStore::BigCommerce { hash: field("store_hash") }, field("access_token")),
             };
-            stores.push((store, secret, store_orders(conn, id).map_err(db)?));
+            let skus = if platform == "shopify" {
+                customer_skus(conn, customer_id).map_err(db)?
+            } else {
+                Vec::new()
+            };
+            stores.push((store, secret, store_orders(conn, id).map_err(db)?, skus));
         }
         let warehouses = warehouse_folders(conn, folder_root).map_err(db)?;
         Ok(Plan { stores, warehouses })
@@ -113,8 +124,9 @@ impl Demo {
         let big_commerce = big_commerce::Simulator::start().await;
         let sellbrite = sellbrite::Simulator::start().await;
         let woocommerce = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
+        let shopify = shopify::Simulator::start().await;
         let mut stores = Vec::with_capacity(plan.stores.len());
-        for (store, secret, orders) in plan.stores {
+        for (store, secret, orders, skus) in plan.stores {
             match &store {
                 DemoStore::BigCommerce { hash } => {
                     big_commerce.add_store(hash, &secret);
@@ -133,6 +145,20 @@ impl Demo {
                         sellbrite.adopt_order(token, order.number, order.placed_ms, &order.lines);
                     }
                 }
+                DemoStore::Shopify { shop } => {
+                    shopify.add_shop(shop, &secret, &shopify::ALL_SCOPES);
+                    for order in orders {
+                        let lines: Vec<(i64, String, i64)> = order
+                            .lines
+                            .into_iter()
+                            .filter_map(|(line, sku, quantity)| Some((line.parse().ok()?, sku, quantity)))
+                            .collect();
+                        shopify.adopt_order(shop, order.number, order.placed_ms, &lines);
+                    }
+                    for sku in &skus {
+                        shopify.add_item(shop, sku, true, true);
+                    }
+                }
             }
             stores.push(store);
         }
@@ -147,6 +173,7 @@ impl Demo {
             big_commerce,
             sellbrite,
             woocommerce,
+            shopify,
             stores: stores.len(),
             warehouses: plan.warehouses.len(),
             tasks: Vec::new(),
@@ -155,6 +182,7 @@ impl Demo {
             stores,
             demo.big_commerce.handle(),
             demo.sellbrite.handle(),
+            demo.shopify.handle(),
         )));
         demo.tasks.push(tokio::spawn(work_warehouses(plan.warehouses)));
         Ok(demo)
@@ -231,9 +259,10 @@ impl Demo {
     /// One line for the person who started it.
     pub fn describe(&self) -> String {
         format!(
-            "simulated BigCommerce at {}, Sellbrite at {} and WooCommerce at {} answer for the {} demo stores (a new order every {} s); a simulated worker ships what reaches the {} warehouse folders",
+            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {} and WooCommerce at {} answer for the {} demo stores (a new order every {} s); a simulated worker ships what reaches the {} warehouse folders",
             self.big_commerce.base_url(),
             self.sellbrite.base_url(),
+            self.shopify.base_url(),
             self.woocommerce.url(),
             self.stores,
             ORDER_EVERY.as_secs(),
@@ -267,6 +296,12 @@ fn store_orders(conn: &Connection, store_id: i64) -> rusqlite::Result<Vec<Adopte
     Ok(adopted)
 }
 
+/// The SKUs of a customer's products: the inventory items of its simulated shop.
+fn customer_skus(conn: &Connection, customer_id: i64) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT sku FROM products WHERE customer_id = ?1 ORDER BY id")?;
+    stmt.query_map([customer_id], |r| r.get(0))?.collect()
+}
+
 /// The demo's `folder` warehouses: their folders, if inside the root.
 fn warehouse_folders(conn: &Connection, root: &Path) -> rusqlite::Result<Vec<PathBuf>> {
     let mut stmt =
@@ -288,6 +323,7 @@ async fn take_orders(
     stores: Vec<DemoStore>,
     big_commerce: big_commerce::Handle,
     sellbrite: sellbrite::Handle,
+    shopify: shopify::Handle,
 ) {
     if stores.is_empty() {
         return;
@@ -300,6 +336,9 @@ async fn take_orders(
             DemoStore::BigCommerce { hash } => big_commerce.add_orders(hash, 1, n + 1),
             DemoStore::Sellbrite { token } => {
                 sellbrite.add_orders(token, 1, n + 1);
+            }
+            DemoStore::Shopify { shop } => {
+                shopify.add_orders(shop, 1, n + 1);
             }
         }
     }

@@ -6,6 +6,7 @@ pub mod big_commerce;
 pub mod demo;
 mod http;
 pub mod sellbrite;
+pub mod shopify;
 pub mod woocommerce;
 
 /// A deterministic generator (xorshift), so a seed gives the same orders every time.

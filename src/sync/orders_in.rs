@@ -114,7 +114,7 @@ impl Position {
 
 /// Reads one listing page by page, writing each page's orders as it goes; returns the
 /// latest cursor time it saw beyond `cursor` (committed already when the list is walked by
-/// key).
+/// key or by token, oldest change first).
 async fn pull_listing(
     engine: &Engine,
     read: &Reading<'_>,
@@ -124,9 +124,18 @@ async fn pull_listing(
     let Reading { store, plan, store_id, listing, cursor } = *read;
     let mut reached: Option<i64> = None;
     let mut at = Position { since, page: 1 };
+    let mut token: Option<String> = None;
     for _ in 0..MAX_PAGES {
-        let listed = store.orders_page(listing, at.since, at.page).await?;
-        let last = listed.len() < plan.page_size;
+        let (listed, last) = if plan.walk == Walk::ByToken {
+            let page = store.orders_after(listing, since, token.take()).await?;
+            token = page.next;
+            let last = token.is_none();
+            (page.orders, last)
+        } else {
+            let listed = store.orders_page(listing, at.since, at.page).await?;
+            let last = listed.len() < plan.page_size;
+            (listed, last)
+        };
         if listed.is_empty() {
             break;
         }
@@ -167,7 +176,7 @@ async fn pull_listing(
             .max()
             .filter(|c| listing == Listing::Orders && cursor.is_none_or(|held| *c > held));
         reached = reached.max(page_cursor);
-        let commit_cursor = page_cursor.filter(|_| plan.walk == Walk::ByKey);
+        let commit_cursor = page_cursor.filter(|_| plan.walk != Walk::ByNumber);
         // A page that brings nothing new and does not move the cursor writes nothing.
         if !(fetched.is_empty() && cancels.is_empty() && commit_cursor.is_none()) {
             *pulled +=

@@ -253,8 +253,8 @@ async fn the_dashboard_works_in_a_real_browser_for_an_admin_and_a_customer_user(
     browser.until("document.querySelectorAll('main tbody tr').length === 25", "shipments").await;
     browser.screenshot("shipments").await;
     browser.go(&format!("{site}/#/stores")).await;
-    // Six seeded stores and the demo's WooCommerce shop.
-    browser.until("document.querySelectorAll('main tbody tr').length === 7", "every store").await;
+    // Two stores for each demo company, Acme's Shopify store and the demo's WooCommerce shop.
+    browser.until("document.querySelectorAll('main tbody tr').length === 8", "every store").await;
     let masked = browser.run("return document.querySelector('main tbody code').textContent;").await;
     assert!(masked.as_str().unwrap().contains("****"), "adapters are masked: {masked}");
     browser.screenshot("stores").await;
@@ -288,7 +288,10 @@ async fn the_dashboard_works_in_a_real_browser_for_an_admin_and_a_customer_user(
     browser.click("#logout").await;
     browser.log_in(&user, &password).await;
     browser.go(&format!("{site}/#/stores")).await;
-    browser.until("document.querySelectorAll('main tbody tr').length >= 2", "the customer's stores").await;
+    browser
+        // The first demo login is Acme's: its web store, marketplaces and Shopify store at least.
+        .until("document.querySelectorAll('main tbody tr').length >= 3", "the customer's stores")
+        .await;
     let customers = browser
         .run("return [...document.querySelectorAll('main tbody tr td:nth-child(3)')].map(td => td.textContent);")
         .await;

@@ -1,6 +1,6 @@
 //! Nothing secret leaks. The real binary, logging at debug level, is given every kind of
 //! secret it keeps (passwords, a configured token signing secret, BigCommerce, Sellbrite and
-//! WooCommerce credentials, an SFTP password) and made to use and refuse them: logins right and wrong,
+//! Shopify and WooCommerce credentials, the tokens it fetches for a Shopify app, an SFTP password) and made to use and refuse them: logins right and wrong,
 //! pings the platforms refuse, bodies that fail validation, sync passes that succeed and
 //! fail, a backup. Then every answer it gave (headers and bodies), every line it and its
 //! commands printed, and every file it wrote (the database, its log, the backup, the order
@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use orderbridge::simulate::{big_commerce, sellbrite, woocommerce};
+use orderbridge::simulate::{big_commerce, sellbrite, shopify, woocommerce};
 use serde_json::{Value, json};
 
 use crate::process::{http, run_cli, start};
@@ -29,8 +29,14 @@ const SFTP_PASSWORD: &str = "leak-sftp-PW-10j";
 const WOO_KEY: &str = "ck_leak-woo-KEY-11k";
 const WOO_SECRET: &str = "cs_leak-woo-SECRET-12l";
 const WOO_WRONG: &str = "cs_leak-woo-WRONG-13m";
+const SHOP: &str = "leaky.myshopify.com";
+const SHOP_TOKEN: &str = "shpat_leak_TOKEN_11k";
+const SHOP_WRONG: &str = "shpat_leak_WRONG_12l";
+const APP_ID: &str = "leak-app";
+const APP_SECRET: &str = "leak-app-SECRET-13m";
+const APP_WRONG: &str = "leak-app-WRONG-14n";
 
-const SECRETS: [&str; 13] = [
+const SECRETS: [&str; 18] = [
     ADMIN_PASSWORD,
     USER_PASSWORD,
     WRONG_PASSWORD,
@@ -44,6 +50,11 @@ const SECRETS: [&str; 13] = [
     WOO_KEY,
     WOO_SECRET,
     WOO_WRONG,
+    SHOP_TOKEN,
+    SHOP_WRONG,
+    APP_SECRET,
+    APP_WRONG,
+    "shpat_sim_",
 ];
 
 /// Everything the server said, to search at the end.
@@ -136,6 +147,10 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     sb.add_orders(SB_TOKEN, 4, 5);
     let woo = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
     woo.add_orders(3, 9);
+    let shop = shopify::Simulator::start().await;
+    shop.add_shop(SHOP, SHOP_TOKEN, &shopify::ALL_SCOPES);
+    shop.add_app(SHOP, APP_ID, APP_SECRET, &shopify::ALL_SCOPES, 3600);
+    shop.add_orders(SHOP, 3, 8);
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let closed_port = closed.local_addr().unwrap().port();
     drop(closed);
@@ -146,12 +161,16 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     std::fs::create_dir_all(folders.join("good")).unwrap();
     std::fs::create_dir_all(folders.join("sellbrite")).unwrap();
     std::fs::create_dir_all(folders.join("woo")).unwrap();
+    std::fs::create_dir_all(folders.join("shopify")).unwrap();
+    std::fs::create_dir_all(folders.join("shopify-app")).unwrap();
     let (bc_base, sb_base, folders_text) = (bc.base_url(), sb.base_url(), folders.display().to_string());
+    let shop_base = shop.base_url();
     let env = [
         ("ORDERBRIDGE_ADMIN_PASSWORD", ADMIN_PASSWORD),
         ("ORDERBRIDGE_JWT_SECRET", JWT_SECRET),
         ("ORDERBRIDGE_BIGCOMMERCE_API_BASE", bc_base.as_str()),
         ("ORDERBRIDGE_SELLBRITE_API_BASE", sb_base.as_str()),
+        ("ORDERBRIDGE_SHOPIFY_API_BASE", shop_base.as_str()),
         ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders_text.as_str()),
         ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "86400"),
         ("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1"),
@@ -204,6 +223,9 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
         json!({"customer_id": customer, "name": "Woo", "platform": "woocommerce", "enabled_at": "now",
                "adapter": {"url": woo.url(), "consumer_key": WOO_KEY, "consumer_secret": secret}})
     };
+    let shop_store = |adapter: Value| json!({"customer_id": customer, "name": "Shop", "platform": "shopify", "enabled_at": "now", "adapter": adapter});
+    let token_adapter = |token: &str| json!({"shop": SHOP, "access_token": token});
+    let app_adapter = |secret: &str| json!({"shop": SHOP, "client_id": APP_ID, "client_secret": secret});
     let sftp_url = format!("sftp://wh:{SFTP_PASSWORD}@127.0.0.1:{closed_port}/in");
     let sftp = json!({"customer_id": customer, "platform": "sftp", "enabled_at": "now",
                       "adapter": {"connection_string": sftp_url}});
@@ -217,6 +239,12 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
                           "adapter": {"url": "http://shop.example.com", "consumer_key": WOO_KEY, "consumer_secret": WOO_WRONG}});
     assert_eq!(said.call(&admin, "POST", "/stores", &woo_http).0, 422);
     assert_eq!(said.call(&admin, "POST", "/warehouses/ping", &sftp).0, 502);
+    assert_eq!(said.call(&admin, "POST", "/stores/ping", &shop_store(token_adapter(SHOP_TOKEN))).0, 204);
+    assert_eq!(said.call(&admin, "POST", "/stores/ping", &shop_store(token_adapter(SHOP_WRONG))).0, 422);
+    assert_eq!(said.call(&user, "POST", "/stores/ping", &shop_store(app_adapter(APP_WRONG))).0, 422);
+    let both =
+        json!({"shop": SHOP, "access_token": SHOP_WRONG, "client_id": APP_ID, "client_secret": APP_WRONG});
+    assert_eq!(said.call(&admin, "POST", "/stores", &shop_store(both)).0, 422);
     let bad_hash = json!({"customer_id": customer, "name": "X", "platform": "big_commerce",
                           "adapter": {"access_token": BC_WRONG, "client_id": 5}});
     assert_eq!(said.call(&admin, "POST", "/stores", &bad_hash).0, 422);
@@ -232,6 +260,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     let sellbrite = said.created(&user, "/stores", sb_store(SB_SECRET));
     let woo_good = said.created(&admin, "/stores", woo_store(WOO_SECRET));
     let woo_wrong = said.created(&admin, "/stores", woo_store(WOO_WRONG));
+    let shopify_token = said.created(&admin, "/stores", shop_store(token_adapter(SHOP_TOKEN)));
+    let shopify_app = said.created(&user, "/stores", shop_store(app_adapter(APP_SECRET)));
     let folder = |name: &str| {
         json!({"customer_id": customer, "name": name, "platform": "folder", "enabled_at": "now",
                "adapter": {"connection_string": format!("file://{}", folders.join(name).display())}})
@@ -240,6 +270,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     let sb_wh = said.created(&admin, "/warehouses", folder("sellbrite"));
     let woo_wh = said.created(&admin, "/warehouses", folder("woo"));
     let sftp_wh = said.created(&admin, "/warehouses", sftp.clone());
+    let shop_wh = said.created(&admin, "/warehouses", folder("shopify"));
+    let app_wh = said.created(&admin, "/warehouses", folder("shopify-app"));
     let mut connections = Vec::new();
     for (name, store, warehouse) in [
         ("good", good, good_wh),
@@ -248,6 +280,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
         ("sftp", good, sftp_wh),
         ("woo", woo_good, woo_wh),
         ("woo-wrong", woo_wrong, woo_wh),
+        ("shopify", shopify_token, shop_wh),
+        ("shopify app", shopify_app, app_wh),
     ] {
         let body = json!({"name": name, "customer_id": customer, "store_id": store, "warehouse_id": warehouse,
                           "enabled_at": "now"});
@@ -262,9 +296,11 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     }
     assert_eq!(
         statuses,
-        ["succeeded", "failed", "succeeded", "failed", "succeeded", "failed"],
+        ["succeeded", "failed", "succeeded", "failed", "succeeded", "failed", "succeeded", "succeeded"],
         "the passes ran as planned"
     );
+    let fetched = shop.fetched_tokens(SHOP);
+    assert_eq!(fetched.len(), 1, "the app's pass fetched a token");
     // Shipments come back for the good connection; a store that then refuses them fails.
     let (_, orders) = said.call(&admin, "GET", "/orders?store_id=1&limit=100", &Value::Null);
     let ids: Vec<i64> = orders["orders"]
@@ -316,7 +352,7 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     assert!(files.keys().any(|f| f.ends_with("errors.txt")), "an error report was written");
     assert!(files.keys().any(|f| f.ends_with("backup.db")));
     let answers = said.0.join("\n");
-    for secret in SECRETS {
+    for secret in SECRETS.iter().copied().chain(fetched.iter().map(String::as_str)) {
         assert!(!answers.contains(secret), "{secret} in an answer");
         for text in &printed {
             assert!(!text.contains(secret), "{secret} printed: {text}");

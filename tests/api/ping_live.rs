@@ -40,6 +40,7 @@ fn settings(timeout: Duration, base: &str) -> Settings {
         timeout,
         bigcommerce_api_base: base.to_owned(),
         sellbrite_api_base: base.to_owned(),
+        shopify_api_base: format!("{base}/{{shop}}"),
         ..Settings::default()
     }
 }
@@ -262,7 +263,7 @@ async fn platforms_without_a_live_check_are_unsupported() {
     let settings = settings(PATIENT, "http://127.0.0.1:9");
     let any_adapter = adapter(json!({"api_key": "k"}));
     for (kind, result) in [
-        ("store shopify", check_store(&settings, "shopify", &any_adapter).await),
+        ("store amazon", check_store(&settings, "amazon", &any_adapter).await),
         ("store sftp", check_store(&settings, "sftp", &any_adapter).await),
         ("warehouse shipbob", check_warehouse(&settings, "shipbob", &any_adapter).await),
         ("warehouse bigcommerce", check_warehouse(&settings, "bigcommerce", &any_adapter).await),

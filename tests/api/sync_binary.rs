@@ -1,13 +1,15 @@
 //! Sync through the real binary. Crash safety (CONTRACT §11): the server is killed with
 //! SIGKILL in the middle of sync passes, again and again, and started over the same file.
 //! When it has caught up, nothing is lost or doubled: every order once, in exactly one order
-//! file, every shipment once, and the store told of each shipment once. And `orderbridge
+//! file, every shipment once, and the store told of each shipment once, for a BigCommerce
+//! and for a Shopify store. And `orderbridge
 //! sync`, the command that runs a pass in the foreground.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
+use orderbridge::simulate::shopify;
 use serde_json::{Value, json};
 
 use crate::process::{Server, http, start, token};
@@ -78,10 +80,9 @@ impl Api {
     }
 }
 
-fn envs<'a>(base: &'a str, folders: &'a str) -> Vec<(&'a str, &'a str)> {
+fn envs(folders: &str) -> Vec<(&str, &str)> {
     vec![
         ("ORDERBRIDGE_ADMIN_PASSWORD", PASSWORD),
-        ("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base),
         ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders),
         ("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1"),
         ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "86400"),
@@ -92,21 +93,64 @@ fn envs<'a>(base: &'a str, folders: &'a str) -> Vec<(&'a str, &'a str)> {
     ]
 }
 
+/// The store a crash test syncs: its create body, how to slow it down, the tracking numbers
+/// it was told, and the credential that must never be logged.
+struct CrashStore {
+    body: Value,
+    slow: Box<dyn Fn(Duration)>,
+    told: Box<dyn Fn() -> Vec<String>>,
+    secret: &'static str,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     let sim = Simulator::start().await;
     sim.add_store(HASH, TOKEN);
     sim.add_orders(HASH, ORDERS, 11);
+    let (slow, told) = (sim.handle(), sim.handle());
+    let store = CrashStore {
+        body: json!({"platform": "big_commerce", "adapter": {"access_token": TOKEN, "store_hash": HASH}}),
+        slow: Box::new(move |delay| slow.set_delay(HASH, delay)),
+        told: Box::new(move || told.shipments(HASH).into_iter().map(|s| s.tracking_number).collect()),
+        secret: TOKEN,
+    };
+    crash_and_catch_up(store, &[("ORDERBRIDGE_BIGCOMMERCE_API_BASE", &sim.base_url())]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_in_the_middle_of_shopify_passes_loses_and_doubles_nothing() {
+    const SHOP: &str = "crash.myshopify.com";
+    const SHOP_TOKEN: &str = "shpat_crash_TOKEN_0001";
+    let sim = shopify::Simulator::start().await;
+    sim.add_shop(SHOP, SHOP_TOKEN, &shopify::ALL_SCOPES);
+    sim.add_orders(SHOP, ORDERS, 11);
+    // Shopify's pace is not what this test is about: a bucket that never runs dry.
+    sim.set_bucket(SHOP, 1e9, 1e9, 1e9);
+    let (slow, told) = (sim.handle(), sim.handle());
+    let store = CrashStore {
+        body: json!({"platform": "shopify", "adapter": {"shop": SHOP, "access_token": SHOP_TOKEN}}),
+        slow: Box::new(move |delay| slow.set_delay(SHOP, delay)),
+        told: Box::new(move || {
+            told.fulfillments(SHOP).into_iter().filter_map(|f| f.tracking_number).collect()
+        }),
+        secret: SHOP_TOKEN,
+    };
+    crash_and_catch_up(store, &[("ORDERBRIDGE_SHOPIFY_API_BASE", &sim.base_url())]).await;
+}
+
+/// Passes killed with SIGKILL at different moments, six times, then passes until one finds
+/// nothing to do: every order once, in one file; every shipment once, the store told once.
+async fn crash_and_catch_up(store: CrashStore, platform_env: &[(&str, &str)]) {
     // Slow enough that a pass is well under way when the kill comes.
-    sim.set_delay(HASH, Duration::from_millis(3));
+    (store.slow)(Duration::from_millis(3));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crash.db");
     let folders = dir.path().join("folders");
     let root = folders.join("wh");
     std::fs::create_dir_all(&root).unwrap();
-    let base = sim.base_url();
     let folders_text = folders.display().to_string();
-    let env = envs(&base, &folders_text);
+    let mut env = envs(&folders_text);
+    env.extend(platform_env.iter().copied());
 
     let boot = {
         let (db, env) =
@@ -119,11 +163,11 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     let server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
     let api = Api::new(&server);
     let customer = api.create("/customers", json!({"company_name": "Crash Co"}));
-    let store = api.create(
-        "/stores",
-        json!({"customer_id": customer, "name": "Shop", "platform": "big_commerce", "enabled_at": "now",
-               "adapter": {"access_token": TOKEN, "store_hash": HASH}}),
-    );
+    let mut body = store.body.clone();
+    body["customer_id"] = json!(customer);
+    body["name"] = json!("Shop");
+    body["enabled_at"] = json!("now");
+    let store_id = api.create("/stores", body);
     let warehouse = api.create(
         "/warehouses",
         json!({"customer_id": customer, "platform": "folder", "enabled_at": "now",
@@ -131,7 +175,7 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     );
     let connection = api.create(
         "/connections",
-        json!({"name": "c", "customer_id": customer, "store_id": store, "warehouse_id": warehouse, "enabled_at": "now"}),
+        json!({"name": "c", "customer_id": customer, "store_id": store_id, "warehouse_id": warehouse, "enabled_at": "now"}),
     );
     let (_, channels) = api.call("GET", &format!("/connections/{connection}/channels"), Value::Null);
     let sales =
@@ -169,7 +213,7 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
     // Caught up: passes until one finds nothing to do (bounded).
     let running = server.take().unwrap();
     let api = Api::new(&running);
-    sim.set_delay(HASH, Duration::ZERO);
+    (store.slow)(Duration::ZERO);
     let mut settled = false;
     for _ in 0..8 {
         let run = api.sync(connection).await;
@@ -218,17 +262,17 @@ async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
         "{:?}",
         shipments.iter().map(|s| s["state"].to_string()).collect::<BTreeSet<_>>()
     );
-    let posted = sim.shipments(HASH);
+    let posted = (store.told)();
     let mut seen = BTreeSet::new();
-    for shipment in &posted {
-        assert!(seen.insert(shipment.tracking_number.clone()), "{} posted twice", shipment.tracking_number);
+    for tracking in &posted {
+        assert!(seen.insert(tracking.clone()), "{tracking} told twice");
     }
     assert_eq!(seen.len(), shipped.len());
     // Nothing the last server logged, at debug level over several passes, carries the
     // store's token.
     let (out, err) = running.stop();
     assert!(out.len() + err.len() > 1000, "the server logged at debug level");
-    assert!(!out.contains(TOKEN) && !err.contains(TOKEN), "the token was logged");
+    assert!(!out.contains(store.secret) && !err.contains(store.secret), "the token was logged");
 }
 
 /// A switched-on connection written straight into a new database file, for the CLI.
@@ -348,7 +392,8 @@ async fn kill_9_during_a_stock_send_sends_each_level_once_but_for_one_request_pe
 
     let base = sim.base_url();
     let folders_text = folders.display().to_string();
-    let env = envs(&base, &folders_text);
+    let mut env = envs(&folders_text);
+    env.push(("ORDERBRIDGE_BIGCOMMERCE_API_BASE", &base));
     let boot = {
         let (db, env) =
             (db.clone(), env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
@@ -464,6 +509,24 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
         runs.as_array().unwrap().iter().all(|r| r["status"] == "succeeded" || r["finished_at"].is_null()),
         "every demo pass succeeds: {runs}"
     );
+    // The demo's Shopify store syncs like the others, and its simulated shop says what it
+    // was told.
+    let (_, stores) = api.call("GET", "/stores", Value::Null);
+    let shop = stores
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["platform"] == "shopify")
+        .expect("a Shopify store")["id"]
+        .clone();
+    let (_, connections) = api.call("GET", "/connections", Value::Null);
+    let connection =
+        connections.as_array().unwrap().iter().find(|c| c["store_id"] == shop).expect("its connection")["id"]
+            .clone();
+    let (_, runs) = api.call("GET", &format!("/connections/{connection}/sync_runs"), Value::Null);
+    let runs = runs.as_array().unwrap();
+    assert!(runs.iter().any(|r| r["status"] == "succeeded"), "{runs:?}");
+    assert!(runs.iter().all(|r| r["status"] != "failed"), "every Shopify pass succeeds: {runs:?}");
 
     // The demo's WooCommerce store moves too: a new order of it ships and the shop is told.
     assert!(printed.contains("WooCommerce at http://127.0.0.1:"), "{printed}");
@@ -489,5 +552,8 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
         }
     }
     assert!(told, "no WooCommerce order was shipped and notified within 90 s");
-    server.stop();
+    let (out, err) = server.stop();
+    let said = out + &err;
+    assert!(printed.contains("Shopify at http://127.0.0.1:"), "{printed}");
+    assert!(said.contains("simulated Shopify") && said.contains("fulfilled, tracking"), "{said}");
 }

@@ -1,4 +1,5 @@
-//! A connection between a BigCommerce simulator and a `folder` warehouse, switched on, and
+//! A connection between a simulated store (BigCommerce, Sellbrite or a Shopify shop) and a
+//! `folder` warehouse, switched on, and
 //! the calls the sync tests make through the HTTP API. Only this file knows the simulator's
 //! API, so the tests read as what a user does.
 
@@ -6,8 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
-use orderbridge::simulate::sellbrite;
-use orderbridge::simulate::woocommerce;
+use orderbridge::simulate::{sellbrite, shopify, woocommerce};
 use rocket::figment::Figment;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -20,6 +20,10 @@ pub const SB_TOKEN: &str = "sb-account-token-42";
 pub const SB_SECRET: &str = "sb-secret-key-9f8e7d";
 pub const WOO_KEY: &str = "ck_0123456789abcdef0123456789abcdef01234567";
 pub const WOO_SECRET: &str = "cs_76543210fedcba9876543210fedcba9876543210";
+pub const SHOP: &str = "acme-rig.myshopify.com";
+pub const SHOP_TOKEN: &str = "shpat_rig_token_0123456789";
+pub const APP_ID: &str = "rig-app-client-id";
+pub const APP_SECRET: &str = "rig-app-client-SECRET-42";
 
 /// The store a rig's connection pulls from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,12 +35,17 @@ pub enum StoreKind {
     SellbriteWarehouse,
     /// A WooCommerce shop at `http://127.0.0.1:PORT` (OAuth 1.0a signatures).
     WooCommerce,
+    /// A Shopify shop opened with an access token.
+    Shopify,
+    /// A Shopify shop opened with an app's client credentials.
+    ShopifyApp,
 }
 
 pub struct Rig {
     pub app: TestApp,
     pub sim: Simulator,
     pub sb: sellbrite::Simulator,
+    pub shop: shopify::Simulator,
     /// The simulated Sellbrite account's warehouse.
     pub sb_warehouse: String,
     /// The simulated WooCommerce shop (its own address: there is no config base).
@@ -89,6 +98,9 @@ impl Rig {
         let sb = sellbrite::Simulator::start().await;
         let sb_warehouse = sb.add_account(SB_TOKEN, SB_SECRET);
         let woo = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
+        let shop = shopify::Simulator::start().await;
+        shop.add_shop(SHOP, SHOP_TOKEN, &shopify::ALL_SCOPES);
+        shop.add_app(SHOP, APP_ID, APP_SECRET, &shopify::ALL_SCOPES, 86_399);
         let store = match kind {
             StoreKind::BigCommerce => {
                 sim.add_orders(HASH, orders, 7);
@@ -108,16 +120,25 @@ impl Rig {
                 json!({"platform": "woocommerce", "adapter": {"url": woo.url(), "consumer_key": WOO_KEY,
                                                               "consumer_secret": WOO_SECRET}})
             }
+            StoreKind::Shopify => {
+                shop.add_orders(SHOP, orders, 7);
+                json!({"platform": "shopify", "adapter": {"shop": SHOP, "access_token": SHOP_TOKEN}})
+            }
+            StoreKind::ShopifyApp => {
+                shop.add_orders(SHOP, orders, 7);
+                json!({"platform": "shopify", "adapter": {"shop": SHOP, "client_id": APP_ID, "client_secret": APP_SECRET}})
+            }
         };
         let folders = tempfile::tempdir().expect("temp dir");
         let root = folders.path().join("wh");
         std::fs::create_dir_all(&root).unwrap();
-        let (base, sb_base) = (sim.base_url(), sb.base_url());
+        let (base, sb_base, shop_base) = (sim.base_url(), sb.base_url(), shop.base_url());
         let folder_root = folders.path().to_path_buf();
         let app = spawn_app_with(move |f| {
             adjust(
                 f.merge(("bigcommerce_api_base", base))
                     .merge(("sellbrite_api_base", sb_base))
+                    .merge(("shopify_api_base", shop_base))
                     .merge(("folder_warehouse_root", folder_root))
                     .merge(("sync_retry_base_secs", 1))
                     .merge(("sync_interval_secs", 86_400))
@@ -159,6 +180,7 @@ impl Rig {
             app,
             sim,
             sb,
+            shop,
             sb_warehouse,
             woo,
             root,

@@ -276,7 +276,7 @@ async fn live_ping_of_a_platform_without_a_check_answers_unsupported_platform() 
         .post_json(
             "/warehouses/ping",
             &app.admin,
-            json!({"customer_id": c, "platform": "shopify", "adapter": {}}),
+            json!({"customer_id": c, "platform": "amazon", "adapter": {}}),
         )
         .await;
     assert_error(&r, 422, "unsupported_platform");

@@ -1,0 +1,482 @@
+//! Talking to one shop: every request is a POST of a GraphQL document to the shop's Admin
+//! API under the access token, and this module turns Shopify's answers into data or a
+//! [`PlatformError`] (annex §11 Shopify, *Transport*, *Rate limits*, *Errors*).
+//!
+//! The token is the adapter's `access_token`, or one fetched with the client credentials
+//! grant; a fetched token lives in this process's memory only, is fetched again 60 s before
+//! it expires, and once more after a 401. Shopify's cost-based limit arrives as HTTP 200 with
+//! `THROTTLED`: the wait is what the bucket needs to refill for the query, from the
+//! `throttleStatus` Shopify sent. Each account's last bucket reading paces the next request,
+//! so a pass rarely meets `THROTTLED` at all.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::documents::{API_VERSION, Document};
+use crate::platforms::http::{self, status_text};
+use crate::platforms::{PlatformError, quote_platform_text, root_cause};
+
+pub const NAME: &str = "Shopify";
+
+/// A fetched token is fetched again this long before Shopify said it expires.
+const REFRESH_BEFORE: Duration = Duration::from_secs(60);
+
+/// How the shop is opened.
+#[derive(Clone)]
+pub enum Credentials {
+    /// A custom app's Admin API access token.
+    Token(String),
+    /// A Dev Dashboard app's client credentials, exchanged for tokens.
+    App { client_id: String, client_secret: String },
+}
+
+/// One shop's Admin API, as one account.
+pub struct Shop {
+    http: reqwest::Client,
+    /// The shop's domain, as the adapter has it.
+    pub domain: String,
+    endpoint: String,
+    token_url: String,
+    credentials: Credentials,
+    timeout: Duration,
+}
+
+impl Shop {
+    /// `base` is `shopify_api_base`, whose `{shop}` becomes the domain in lower case.
+    pub fn new(
+        http: reqwest::Client,
+        base: &str,
+        domain: &str,
+        credentials: Credentials,
+        timeout: Duration,
+    ) -> Shop {
+        let base = base.replace("{shop}", &domain.to_ascii_lowercase());
+        let base = base.trim_end_matches('/');
+        Shop {
+            http,
+            domain: domain.to_string(),
+            endpoint: format!("{base}/admin/api/{API_VERSION}/graphql.json"),
+            token_url: format!("{base}/admin/oauth/access_token"),
+            credentials,
+            timeout,
+        }
+    }
+
+    /// The account whose rate limit and gate this shop's requests share: Shopify limits each
+    /// app on each shop, and one shop's apps are told apart by how they open it.
+    pub fn account(&self) -> String {
+        match &self.credentials {
+            Credentials::Token(_) => format!("shopify:{}", self.endpoint),
+            Credentials::App { client_id, .. } => format!("shopify:{} app {client_id}", self.endpoint),
+        }
+    }
+
+    /// The credentials to keep out of every message.
+    fn secrets(&self) -> Vec<String> {
+        let mut secrets = match &self.credentials {
+            Credentials::Token(token) => vec![token.clone()],
+            Credentials::App { client_secret, .. } => vec![client_secret.clone()],
+        };
+        if let Some(token) = self.cached_token() {
+            secrets.push(token);
+        }
+        secrets
+    }
+
+    /// Sends `doc` once and reads its `data` as `T`. A 401 under a fetched token fetches a
+    /// new one and sends once more.
+    pub async fn query<T: DeserializeOwned>(
+        &self,
+        doc: &Document,
+        variables: Value,
+    ) -> Result<T, PlatformError> {
+        let body = json!({"query": doc.text, "operationName": doc.name, "variables": variables}).to_string();
+        pace(&self.account(), doc.cost, self.timeout).await;
+        let mut renewed = false;
+        loop {
+            let token = self.token(renewed).await?;
+            let mut header = HeaderValue::from_str(&token).map_err(|_| {
+                PlatformError::Refused(
+                    "The Shopify access token has characters no HTTP header can carry.".into(),
+                )
+            })?;
+            header.set_sensitive(true);
+            let request = self
+                .http
+                .post(&self.endpoint)
+                .header("X-Shopify-Access-Token", header)
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json")
+                .body(body.clone());
+            let response = http::send(request, self.timeout, NAME, &self.endpoint).await?;
+            let status = response.status();
+            if status == StatusCode::UNAUTHORIZED
+                && !renewed
+                && matches!(self.credentials, Credentials::App { .. })
+            {
+                // The token may have been revoked or expired early: one new one, one more try.
+                renewed = true;
+                continue;
+            }
+            if !status.is_success() {
+                return Err(self.refusal(response).await);
+            }
+            let bytes = response.bytes().await.map_err(|e| {
+                PlatformError::unreachable(format!(
+                    "Shopify broke off its answer to {}: {}.",
+                    doc.name,
+                    root_cause(&e.without_url())
+                ))
+            })?;
+            return self.read_answer(doc, &bytes);
+        }
+    }
+
+    /// Sorts an HTTP answer that is not 2xx (annex, *Errors*).
+    async fn refusal(&self, response: reqwest::Response) -> PlatformError {
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            // A number no wait can hold (negative, NaN, 1e300) names no wait.
+            .and_then(|s| Duration::try_from_secs_f64(s).ok());
+        let secrets = self.secrets();
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        let error = http::error_from(NAME, response, &secrets).await;
+        match status.as_u16() {
+            404 => PlatformError::Refused(format!(
+                "There is no Shopify shop at {} (HTTP {}).",
+                self.domain,
+                status_text(status)
+            )),
+            402 | 423 => PlatformError::Refused(format!(
+                "Shopify refused the shop {} as {} ({}).",
+                self.domain,
+                if status.as_u16() == 402 { "frozen" } else { "locked" },
+                error.message().trim_end_matches('.')
+            )),
+            429 => PlatformError::rate_limited(error.message().to_string(), retry_after),
+            _ => error,
+        }
+    }
+
+    /// Reads a 200 answer: its `data`, or what its `errors` mean.
+    fn read_answer<T: DeserializeOwned>(&self, doc: &Document, bytes: &[u8]) -> Result<T, PlatformError> {
+        let answer: Answer = serde_json::from_slice(bytes).map_err(|e| {
+            PlatformError::BadData(format!(
+                "Shopify answered {} with something that is not JSON: {e}.",
+                doc.name
+            ))
+        })?;
+        if let Some(status) = answer.extensions.as_ref().and_then(|e| e.cost.as_ref()) {
+            remember(&self.account(), status);
+        }
+        let secrets = self.secrets();
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        if let Some(error) = answer.errors.first() {
+            let code = answer.errors.iter().find_map(|e| e.code()).unwrap_or_default();
+            let coded = answer.errors.iter().find(|e| e.code() == Some(code)).unwrap_or(error);
+            let said = quote_platform_text(&coded.message, &secrets);
+            return Err(match code {
+                "THROTTLED" => {
+                    let wait =
+                        answer.extensions.as_ref().and_then(|e| e.cost.as_ref()).and_then(Cost::refill_wait);
+                    PlatformError::rate_limited(
+                        format!("Shopify throttled {} until its cost bucket refills ({said}).", doc.name),
+                        wait,
+                    )
+                }
+                "ACCESS_DENIED" => PlatformError::Refused(format!(
+                    "Shopify denied {} the access it needs for {} ({said}).",
+                    self.domain, doc.name
+                )),
+                "INTERNAL_SERVER_ERROR" => {
+                    PlatformError::unreachable(format!("Shopify failed on {} ({said}).", doc.name))
+                }
+                _ => PlatformError::BadData(format!("Shopify refused {} ({said}).", doc.name)),
+            });
+        }
+        let data = answer
+            .data
+            .filter(|d| !d.is_null())
+            .ok_or_else(|| PlatformError::BadData(format!("Shopify answered {} without data.", doc.name)))?;
+        serde_json::from_value(data).map_err(|e| {
+            PlatformError::BadData(format!(
+                "Shopify's answer to {} cannot be read: {}.",
+                doc.name,
+                quote_platform_text(&e.to_string(), &secrets)
+            ))
+        })
+    }
+
+    /// The token to send: the adapter's, or a fetched one still good for a minute
+    /// (`fresh`: a new one whatever the cache holds).
+    async fn token(&self, fresh: bool) -> Result<String, PlatformError> {
+        let (client_id, client_secret) = match &self.credentials {
+            Credentials::Token(token) => return Ok(token.clone()),
+            Credentials::App { client_id, client_secret } => (client_id, client_secret),
+        };
+        if !fresh && let Some(token) = self.cached_token() {
+            return Ok(token);
+        }
+        let fetched = self.fetch_token(client_id, client_secret).await?;
+        let mut cache = tokens().lock().unwrap_or_else(|p| p.into_inner());
+        cache.insert(self.token_key(client_id), fetched.clone());
+        Ok(fetched.token)
+    }
+
+    fn token_key(&self, client_id: &str) -> String {
+        format!("{} {client_id}", self.token_url)
+    }
+
+    /// A fetched token of these credentials that is good for at least another minute.
+    fn cached_token(&self) -> Option<String> {
+        let Credentials::App { client_id, client_secret } = &self.credentials else { return None };
+        let cache = tokens().lock().unwrap_or_else(|p| p.into_inner());
+        let held = cache.get(&self.token_key(client_id))?;
+        let good = held.client_secret == *client_secret
+            && held.expires.is_none_or(|at| at.checked_duration_since(Instant::now()) > Some(REFRESH_BEFORE));
+        good.then(|| held.token.clone())
+    }
+
+    /// The client credentials grant: `POST {base}/admin/oauth/access_token`.
+    async fn fetch_token(&self, client_id: &str, client_secret: &str) -> Result<Fetched, PlatformError> {
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("grant_type", "client_credentials")
+            .append_pair("client_id", client_id)
+            .append_pair("client_secret", client_secret)
+            .finish();
+        let request = self
+            .http
+            .post(&self.token_url)
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(ACCEPT, "application/json")
+            .body(form);
+        let response = http::send(request, self.timeout, NAME, &self.token_url).await?;
+        let status = response.status();
+        if !status.is_success() {
+            let error = self.refusal(response).await;
+            return Err(match error {
+                PlatformError::Rejected { message, .. } => PlatformError::Refused(format!(
+                    "Shopify refused the app's client credentials {}",
+                    message.trim_start_matches("Shopify refused the request ")
+                )),
+                other => other,
+            });
+        }
+        let bytes = response.bytes().await.map_err(|e| {
+            PlatformError::unreachable(format!(
+                "Shopify broke off its answer to the token request: {}.",
+                root_cause(&e.without_url())
+            ))
+        })?;
+        #[derive(Deserialize)]
+        struct Grant {
+            access_token: String,
+            expires_in: Option<u64>,
+        }
+        let grant: Grant = serde_json::from_slice(&bytes).map_err(|_| {
+            PlatformError::BadData("Shopify's answer to the token request holds no access token.".into())
+        })?;
+        Ok(Fetched {
+            client_secret: client_secret.to_string(),
+            token: grant.access_token,
+            expires: grant.expires_in.map(|s| Instant::now() + Duration::from_secs(s)),
+        })
+    }
+}
+
+/// A token fetched with the client credentials grant, and the secret it was fetched with
+/// (a changed secret fetches anew).
+#[derive(Clone)]
+struct Fetched {
+    client_secret: String,
+    token: String,
+    expires: Option<Instant>,
+}
+
+/// Fetched tokens by token endpoint and client id: memory only, never the database.
+fn tokens() -> &'static Mutex<HashMap<String, Fetched>> {
+    static TOKENS: OnceLock<Mutex<HashMap<String, Fetched>>> = OnceLock::new();
+    TOKENS.get_or_init(Default::default)
+}
+
+/// A GraphQL answer.
+#[derive(Deserialize)]
+struct Answer {
+    data: Option<Value>,
+    #[serde(default)]
+    errors: Vec<GraphqlError>,
+    extensions: Option<Extensions>,
+}
+
+#[derive(Deserialize)]
+struct GraphqlError {
+    #[serde(default)]
+    message: String,
+    extensions: Option<Value>,
+}
+
+impl GraphqlError {
+    fn code(&self) -> Option<&str> {
+        self.extensions.as_ref()?.get("code")?.as_str()
+    }
+}
+
+#[derive(Deserialize)]
+struct Extensions {
+    cost: Option<Cost>,
+}
+
+/// `extensions.cost`: what a query cost and how full the bucket is.
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    pub requested_query_cost: Option<f64>,
+    pub actual_query_cost: Option<f64>,
+    pub throttle_status: Option<ThrottleStatus>,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(rename_all = "camelCase")]
+pub struct ThrottleStatus {
+    pub maximum_available: f64,
+    pub currently_available: f64,
+    pub restore_rate: f64,
+}
+
+impl Cost {
+    /// How long the bucket needs to hold the requested cost: whole seconds, at least one.
+    pub fn refill_wait(&self) -> Option<Duration> {
+        let requested = self.requested_query_cost?;
+        let status = self.throttle_status?;
+        if status.restore_rate.is_nan() || status.restore_rate <= 0.0 {
+            return None;
+        }
+        let seconds = ((requested - status.currently_available) / status.restore_rate).ceil().max(1.0);
+        seconds.is_finite().then(|| Duration::from_secs(seconds.min(86_400.0) as u64))
+    }
+}
+
+/// The last bucket reading of an account, and when it was taken.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    at: Instant,
+    available: f64,
+    maximum: f64,
+    rate: f64,
+}
+
+fn buckets() -> &'static Mutex<HashMap<String, Bucket>> {
+    static BUCKETS: OnceLock<Mutex<HashMap<String, Bucket>>> = OnceLock::new();
+    BUCKETS.get_or_init(Default::default)
+}
+
+fn remember(account: &str, cost: &Cost) {
+    let Some(status) = cost.throttle_status else { return };
+    let mut all = buckets().lock().unwrap_or_else(|p| p.into_inner());
+    all.insert(
+        account.to_string(),
+        Bucket {
+            at: Instant::now(),
+            available: status.currently_available,
+            maximum: status.maximum_available,
+            rate: status.restore_rate,
+        },
+    );
+}
+
+/// Waits until the account's bucket, as last seen and refilled since, holds `cost`, and
+/// takes `cost` from it, so requests sent side by side pace each other too. It waits at most
+/// `bound` (what a pass waits for one answer): a bucket that needs longer meets Shopify's
+/// `THROTTLED`, whose wait then ends the pass saying until when.
+async fn pace(account: &str, cost: u32, bound: Duration) {
+    let wait = {
+        let mut all = buckets().lock().unwrap_or_else(|p| p.into_inner());
+        let Some(bucket) = all.get_mut(account) else { return };
+        let cost = f64::from(cost).min(bucket.maximum);
+        let now = Instant::now();
+        let refilled = (bucket.available + now.duration_since(bucket.at).as_secs_f64() * bucket.rate)
+            .min(bucket.maximum);
+        let short = cost - refilled;
+        let wait = if short > 0.0 && bucket.rate > 0.0 { short / bucket.rate } else { 0.0 };
+        // Taken now, as Shopify takes it when the query arrives.
+        bucket.available = refilled + wait * bucket.rate - cost;
+        bucket.at = now;
+        Duration::try_from_secs_f64(wait).unwrap_or(bound).min(bound)
+    };
+    if !wait.is_zero() {
+        tokio::time::sleep(wait).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cost(requested: f64, available: f64, rate: f64) -> Cost {
+        Cost {
+            requested_query_cost: Some(requested),
+            actual_query_cost: None,
+            throttle_status: Some(ThrottleStatus {
+                maximum_available: 2000.0,
+                currently_available: available,
+                restore_rate: rate,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_throttled_query_waits_for_the_bucket_to_hold_its_cost_in_whole_seconds() {
+        // The annex's example: ceil((328 - 152) / 100) = 2 s.
+        assert_eq!(cost(328.0, 152.0, 100.0).refill_wait(), Some(Duration::from_secs(2)));
+        assert_eq!(cost(903.0, 900.0, 50.0).refill_wait(), Some(Duration::from_secs(1)));
+        assert_eq!(cost(100.0, 500.0, 100.0).refill_wait(), Some(Duration::from_secs(1)), "at least 1 s");
+        assert_eq!(cost(100.0, 0.0, 0.0).refill_wait(), None, "no rate, no computed wait");
+        let missing = Cost { requested_query_cost: None, actual_query_cost: None, throttle_status: None };
+        assert_eq!(missing.refill_wait(), None);
+    }
+
+    #[tokio::test]
+    async fn requests_are_paced_by_the_last_bucket_reading() {
+        let account = "test-pace";
+        remember(account, &cost(0.0, 1000.0, 1000.0));
+        let started = Instant::now();
+        let bound = Duration::from_secs(5);
+        pace(account, 900, bound).await;
+        assert!(started.elapsed() < Duration::from_millis(50), "the bucket held it");
+        // 100 left: 900 more need 0.8 s at 1000 a second.
+        pace(account, 900, bound).await;
+        assert!(started.elapsed() >= Duration::from_millis(750), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn the_base_template_takes_the_shop_in_lower_case() {
+        let shop = Shop::new(
+            http::client().clone(),
+            "http://127.0.0.1:9/{shop}/",
+            "Acme.myshopify.com",
+            Credentials::Token("t".into()),
+            Duration::from_secs(1),
+        );
+        assert_eq!(shop.endpoint, "http://127.0.0.1:9/acme.myshopify.com/admin/api/2026-07/graphql.json");
+        assert_eq!(shop.token_url, "http://127.0.0.1:9/acme.myshopify.com/admin/oauth/access_token");
+        let fixed = Shop::new(
+            http::client().clone(),
+            "https://proxy.example",
+            "a.myshopify.com",
+            Credentials::Token("t".into()),
+            Duration::from_secs(1),
+        );
+        assert_eq!(fixed.endpoint, "https://proxy.example/admin/api/2026-07/graphql.json");
+    }
+}

@@ -1,0 +1,522 @@
+//! Sync with a Shopify store (annex `platforms/shopify.md`): a simulated shop on loopback
+//! (the Admin GraphQL API, cost-based throttling, tokens with scopes), a `folder` warehouse,
+//! and every step driven through the HTTP API as a user would.
+
+use std::time::Duration;
+
+use orderbridge::simulate::shopify::data::{Address, Line, Order};
+use orderbridge::simulate::shopify::{Fault, Logged};
+use serde_json::{Value, json};
+
+use crate::sync_rig::{APP_ID, Rig, SHOP, SHOP_TOKEN, StoreKind};
+
+async fn shopify(orders: usize) -> Rig {
+    Rig::with_store(StoreKind::Shopify, orders, |f| f).await
+}
+
+fn requests(rig: &Rig, operation: &str) -> Vec<Logged> {
+    rig.shop.log(SHOP).into_iter().filter(|l| l.operation == operation).collect()
+}
+
+/// Ships the whole of each order through the warehouse's shipment file.
+fn ship_whole(rig: &Rig, name: &str, orders: &[(i64, &str, &str)]) {
+    let mut file = String::from("order_id,tracking_number,carrier_name\n");
+    for (order, tracking, carrier) in orders {
+        file.push_str(&format!("{order},{tracking},{carrier}\n"));
+    }
+    rig.drop_shipments(name, &file);
+}
+
+fn address() -> Address {
+    Address {
+        first_name: "Ana".into(),
+        last_name: "Lima".into(),
+        address1: "Rua A 1".into(),
+        address2: None,
+        city: "Lisboa".into(),
+        province: "Lisboa".into(),
+        province_code: "PT-11".into(),
+        zip: "1000-001".into(),
+        country: "PT".into(),
+        phone: "+351210000000".into(),
+    }
+}
+
+fn line(id: i64, name: &str, sku: Option<&str>, quantity: i64, ships: bool) -> Line {
+    Line {
+        id,
+        name: name.into(),
+        sku: sku.map(str::to_string),
+        quantity,
+        current_quantity: quantity,
+        requires_shipping: ships,
+        price: "12.5".into(),
+        discount: "0.0".into(),
+        taxes: vec!["5.75".into()],
+        weight: Some(("GRAMS", 350.0)),
+        variant: Some((44_311_002_792_483, Some("5601234567890".into()))),
+    }
+}
+
+/// The annex's worked example, as the shop holds it.
+fn worked_example(updated_ms: i64) -> Order {
+    Order {
+        id: 5_611_239_014_435,
+        number: 1001,
+        processed_ms: updated_ms - 120_000,
+        updated_ms,
+        cancelled_ms: None,
+        closed: false,
+        financial_status: "PAID".into(),
+        email: Some("ana@example.com".into()),
+        note: Some("Leave at the back door".into()),
+        tags: vec!["gift".into(), "vip".into()],
+        discount_codes: vec!["WELCOME10".into()],
+        gateways: vec!["shopify_payments".into()],
+        shipping_price: "4.9".into(),
+        total_tax: "7.125".into(),
+        total_discounts: "3.0".into(),
+        shipping_title: Some("Standard".into()),
+        shipping_taxes: vec!["0.93".into()],
+        shipping_address: Some(address()),
+        billing_address: None,
+        lines: vec![
+            line(13_857_458_094_115, "Mug - Blue", Some("MUG-BLU"), 2, true),
+            Line {
+                weight: None,
+                taxes: vec![],
+                variant: Some((44_311_002_825_251, None)),
+                price: "25.0".into(),
+                ..line(13_857_458_126_883, "Gift card", None, 1, false)
+            },
+        ],
+        fulfillment_orders: Vec::new(),
+        fulfillments: Vec::new(),
+    }
+}
+
+#[rocket::async_test]
+async fn orders_come_twenty_to_a_page_with_their_lines_and_map_as_the_annex_says() {
+    let rig = shopify(45).await;
+    let newest = rig.shop.edit(SHOP, |shop| shop.by_updated.iter().next_back().unwrap().0);
+    rig.shop.edit(SHOP, |shop| shop.insert(worked_example(newest - 30_000)));
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(46), Some(46)), "{run}");
+    let pages = requests(&rig, "OrderbridgeOrders");
+    assert_eq!(pages.len(), 3, "20 + 20 + 6, the lines inside");
+    assert!(requests(&rig, "OrderbridgeOrderLineItems").is_empty(), "no order has more than 3 lines");
+    assert_eq!(
+        pages[0].variables,
+        json!({"query": "status:open", "after": null}),
+        "the first pull reads open orders"
+    );
+    assert!(pages[1].variables["after"].is_string() && pages[1].variables["query"] == "status:open");
+    assert!(pages.iter().all(|p| p.requested_cost == Some(903)));
+
+    // The worked example, through the API.
+    let orders = rig.orders().await;
+    let mine = orders.iter().find(|o| o["external_id"] == "5611239014435").expect("#1001");
+    let expect = json!({
+        "external_display_id": "#1001", "customer_email": "ana@example.com", "payment_type": "shopify_payments",
+        "currency_code": "USD", "shipping_amount": 4.9, "shipping_tax_amount": 0.93, "tax_amount": 7.12,
+        "discount_amount": 3.0, "notes": "Leave at the back door", "external_tags": "gift, vip",
+        "discount_codes": "WELCOME10", "external_type": "web", "shipping_carrier_service_level": "Standard",
+        "external_billing_customer_id": null, "purchase_order_id": null, "billing_address": null,
+    });
+    for (key, value) in expect.as_object().unwrap() {
+        assert_eq!(&mine[key], value, "{key}: {mine}");
+    }
+    let address = &mine["shipping_address"];
+    assert_eq!(
+        (
+            &address["first_name"],
+            &address["street1"],
+            &address["street2"],
+            &address["region"],
+            &address["postal_code"]
+        ),
+        (&json!("Ana"), &json!("Rua A 1"), &json!(null), &json!("PT-11"), &json!("1000-001"))
+    );
+    assert_eq!((&address["country"], &address["telephone"]), (&json!("PT"), &json!("+351210000000")));
+    let items = mine["order_items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "the gift card needs no shipping: {items:?}");
+    let item = &items[0];
+    for (key, value) in [
+        ("name", json!("Mug - Blue")),
+        ("sku", json!("MUG-BLU")),
+        ("upc", json!("5601234567890")),
+        ("quantity", json!(2)),
+        ("unit_price", json!(12.5)),
+        ("discount_amount", json!(0.0)),
+        ("tax_amount", json!(5.75)),
+        ("weight", json!(0.35)),
+        ("external_order_item_id", json!("13857458094115")),
+        ("external_product_id", json!("44311002792483")),
+    ] {
+        assert_eq!(item[key], value, "{key}: {item}");
+    }
+
+    // Nothing changed: the next pull asks from the newest change less 5 minutes.
+    let run = rig.sync().await;
+    assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(0), Some(0)), "{run}");
+    let last = requests(&rig, "OrderbridgeOrders").pop().unwrap();
+    let newest = rig.shop.edit(SHOP, |shop| shop.by_updated.iter().next_back().unwrap().0);
+    let since = time::OffsetDateTime::from_unix_timestamp((newest - 300_000) / 1000).unwrap();
+    let expected = format!(
+        "updated_at:>='{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z'",
+        since.year(),
+        u8::from(since.month()),
+        since.day(),
+        since.hour(),
+        since.minute(),
+        since.second()
+    );
+    assert_eq!(last.variables["query"], expected);
+}
+
+#[rocket::async_test]
+async fn only_open_paid_unfulfilled_orders_with_a_line_to_ship_are_written_and_cancellations_are_seen() {
+    let rig = shopify(3).await;
+    let run = rig.sync().await;
+    assert_eq!(run["orders_pulled"], 3, "{run}");
+    let ids = rig.shop.edit(SHOP, |shop| shop.order_ids());
+    // What changes at the shop: one order canceled, one corrected, and new orders of every kind.
+    rig.shop.cancel_order(SHOP, ids[0]);
+    rig.shop.change_order(SHOP, ids[1], |o| o.note = Some("Corrected".into()));
+    let mut kinds: Vec<(&str, Order)> = Vec::new();
+    let base = worked_example(orderbridge::dates::now_ms() / 1000 * 1000);
+    let mut n = 9000;
+    let mut kind = |name: &'static str, change: &dyn Fn(&mut Order)| {
+        let mut order = base.clone();
+        n += 1;
+        order.id = n;
+        order.number = n;
+        order.lines[0].id = n * 10;
+        order.lines[1].id = n * 10 + 1;
+        change(&mut order);
+        kinds.push((name, order));
+    };
+    kind("awaiting payment", &|o| o.financial_status = "PENDING".into());
+    kind("closed", &|o| o.closed = true);
+    kind("no shipping address", &|o| o.shipping_address = None);
+    kind("nothing to ship", &|o| o.lines[0].requires_shipping = false);
+    kind("every unit removed", &|o| o.lines[0].current_quantity = 0);
+    kind("authorized", &|o| o.financial_status = "AUTHORIZED".into());
+    kind("cancelled, never held", &|o| o.cancelled_ms = Some(o.updated_ms));
+    kind("partially refunded", &|o| o.financial_status = "PARTIALLY_REFUNDED".into());
+    for (_, order) in kinds.clone() {
+        rig.shop.edit(SHOP, |shop| shop.insert(order));
+    }
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let orders = rig.orders().await;
+    let held = |id: i64| orders.iter().find(|o| o["external_id"].as_str() == Some(&id.to_string())).cloned();
+    for (name, order) in &kinds {
+        let written = matches!(*name, "authorized" | "partially refunded");
+        assert_eq!(held(order.id).is_some(), written, "{name}");
+    }
+    assert_eq!(held(ids[0]).unwrap()["fulfillment_state"], "canceled");
+    assert_eq!(held(ids[1]).unwrap()["notes"], "Corrected", "a changed order is read again");
+    assert_eq!(run["orders_pulled"], 3, "the corrected order and two new ones: {run}");
+}
+
+#[rocket::async_test]
+async fn an_order_with_more_lines_than_a_page_holds_reads_the_rest_fifty_at_a_time() {
+    let rig = shopify(0).await;
+    let mut order = worked_example(orderbridge::dates::now_ms() / 1000 * 1000 - 60_000);
+    order.lines =
+        (0..60).map(|i| line(7_000 + i, &format!("Part {i}"), Some(&format!("P-{i:02}")), 1, true)).collect();
+    rig.shop.edit(SHOP, |shop| shop.insert(order));
+    let run = rig.sync().await;
+    assert_eq!(run["orders_pulled"], 1, "{run}");
+    let more = requests(&rig, "OrderbridgeOrderLineItems");
+    assert_eq!(more.len(), 2, "lines 4 to 53, then 54 to 60");
+    assert!(more[0].variables["after"].is_string(), "after the lines the listing carried");
+    let items = rig.orders().await[0]["order_items"].as_array().unwrap().len();
+    assert_eq!(items, 60);
+}
+
+#[rocket::async_test]
+async fn shipments_become_fulfillments_with_tracking_at_their_location_and_the_customer_told() {
+    let rig = shopify(2).await;
+    rig.sync().await;
+    let orders = rig.orders().await;
+    let (a, b) = (orders[0]["id"].as_i64().unwrap(), orders[1]["id"].as_i64().unwrap());
+    ship_whole(&rig, "s.csv", &[(a, "1Z999AA10123456784", "UPS"), (b, "TRK-B", "")]);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["shipments_notified"], 2, "{run}");
+    let made = rig.shop.fulfillments(SHOP);
+    assert_eq!(made.len(), 2);
+    assert_eq!(made[0].tracking_number.as_deref(), Some("1Z999AA10123456784"));
+    assert_eq!(made[0].company.as_deref(), Some("UPS"));
+    assert_eq!(made[1].company, None, "no carrier name, no company");
+    assert!(made.iter().all(|f| f.notify_customer), "notify_customer defaults to true");
+    let order_a = orders.iter().find(|o| o["id"] == a).unwrap();
+    let mut expected: Vec<(i64, i64)> = order_a["order_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (i["external_order_item_id"].as_str().unwrap().parse().unwrap(), i["quantity"].as_i64().unwrap())
+        })
+        .collect();
+    let mut units = made[0].units.clone();
+    expected.sort_unstable();
+    units.sort_unstable();
+    assert_eq!(units, expected, "every unit of every line");
+    assert!(rig.shipments().await.iter().all(|s| s["state"] == "notified_shipped"));
+    // Nothing is told twice.
+    rig.sync().await;
+    assert_eq!(rig.shop.fulfillments(SHOP).len(), 2);
+    assert_eq!(requests(&rig, "OrderbridgeFulfillmentCreate").len(), 2);
+}
+
+#[rocket::async_test]
+async fn a_fulfillment_whose_answer_was_lost_is_found_by_its_tracking_number_and_never_made_twice() {
+    let rig = shopify(1).await;
+    rig.sync().await;
+    let order = rig.orders().await[0]["id"].as_i64().unwrap();
+    ship_whole(&rig, "s.csv", &[(order, "1Z-LOST", "UPS")]);
+    rig.shop.fail_next(SHOP, "OrderbridgeFulfillmentCreate", Fault::LoseAnswer, 1);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
+    assert_eq!(rig.shop.fulfillments(SHOP).len(), 1, "the lost try got through, and only it");
+    assert_eq!(requests(&rig, "OrderbridgeFulfillmentCreate").len(), 1, "never sent blindly again");
+    assert_eq!(requests(&rig, "OrderbridgeFulfillmentState").len(), 2, "looked before each try");
+}
+
+#[rocket::async_test]
+async fn a_shipment_shopify_already_has_from_an_interrupted_pass_is_not_sent_again() {
+    let rig = shopify(1).await;
+    rig.sync().await;
+    let order = rig.orders().await[0].clone();
+    let external: i64 = order["external_id"].as_str().unwrap().parse().unwrap();
+    ship_whole(&rig, "s.csv", &[(order["id"].as_i64().unwrap(), "1Z-CRASH", "UPS")]);
+    // The pass that sent it died before its commit: Shopify has the fulfillment, and a
+    // cancelled one with the same number does not count.
+    rig.shop.edit(SHOP, |shop| {
+        let fo = shop.orders[&external].fulfillment_orders[0].id;
+        let input = json!({"notifyCustomer": true, "trackingInfo": {"number": "1Z-CRASH", "company": "UPS"},
+                           "lineItemsByFulfillmentOrder": [{"fulfillmentOrderId": format!("gid://shopify/FulfillmentOrder/{fo}")}]});
+        shop.fulfillment_create(&input, orderbridge::dates::now_ms());
+    });
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["shipments_notified"], 1);
+    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
+    assert!(requests(&rig, "OrderbridgeFulfillmentCreate").is_empty(), "nothing sent");
+    assert_eq!(rig.shop.fulfillments(SHOP).len(), 1, "the customer was mailed once");
+}
+
+#[rocket::async_test]
+async fn shipments_shopify_cannot_take_are_errored_and_the_rest_go_on() {
+    let rig = shopify(3).await;
+    rig.sync().await;
+    let orders = rig.orders().await;
+    let ids: Vec<i64> = orders.iter().map(|o| o["id"].as_i64().unwrap()).collect();
+    let external: Vec<i64> =
+        orders.iter().map(|o| o["external_id"].as_str().unwrap().parse().unwrap()).collect();
+    // Order 0's lines are split across two locations; order 1 was fulfilled by the merchant.
+    rig.shop.edit(SHOP, |shop| {
+        let second = shop.locations[1].id;
+        let order = shop.orders.get_mut(&external[0]).unwrap();
+        if order.lines.len() < 2 {
+            let extra = Line { id: order.lines[0].id + 1, ..order.lines[0].clone() };
+            order.lines.push(extra.clone());
+            order.fulfillment_orders[0].lines.push(orderbridge::simulate::shopify::data::FoLine {
+                id: extra.id + 100,
+                line_id: extra.id,
+                total: extra.quantity,
+                remaining: extra.quantity,
+            });
+        }
+        let mut moved = order.fulfillment_orders[0].clone();
+        moved.id += 7;
+        moved.location_id = second;
+        moved.lines = vec![order.fulfillment_orders[0].lines.pop().unwrap()];
+        order.fulfillment_orders.push(moved);
+        for fo_line in &mut shop.orders.get_mut(&external[1]).unwrap().fulfillment_orders[0].lines {
+            fo_line.remaining = 0;
+        }
+    });
+    // Order 0 needs its extra line in orderbridge too: re-read after a change.
+    rig.shop.change_order(SHOP, external[0], |o| o.note = Some("split".into()));
+    rig.sync().await;
+    ship_whole(
+        &rig,
+        "s.csv",
+        &[(ids[0], "TWO-PLACES", "UPS"), (ids[1], "DONE-ALREADY", "UPS"), (ids[2], "FINE", "UPS")],
+    );
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["shipments_notified"], 1, "{run}");
+    let state = |tracking: &str, shipments: &[Value]| {
+        shipments.iter().find(|s| s["tracking_number"] == tracking).unwrap()["state"].clone()
+    };
+    let shipments = rig.shipments().await;
+    assert_eq!(state("TWO-PLACES", &shipments), "errored_notifying_of_shipment");
+    assert_eq!(state("DONE-ALREADY", &shipments), "errored_notifying_of_shipment");
+    assert_eq!(state("FINE", &shipments), "notified_shipped");
+    assert_eq!(requests(&rig, "OrderbridgeFulfillmentCreate").len(), 1, "nothing sent for the refused two");
+
+    // Shopify's own refusal (userErrors) errors the shipment with its message.
+    rig.shop.edit(SHOP, |shop| shop.refuse_fulfillments = Some("Fulfillment order is on hold.".into()));
+    let more = rig.shop.add_orders(SHOP, 1, 77);
+    rig.sync().await;
+    let order = rig
+        .orders()
+        .await
+        .into_iter()
+        .find(|o| o["external_id"].as_str() == Some(&more[0].to_string()))
+        .unwrap();
+    ship_whole(&rig, "t.csv", &[(order["id"].as_i64().unwrap(), "HELD", "UPS")]);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "the step goes on: {run}");
+    assert_eq!(state("HELD", &rig.shipments().await), "errored_notifying_of_shipment");
+}
+
+#[rocket::async_test]
+async fn stock_sets_available_at_the_primary_location_for_tracked_stocked_items_only() {
+    let rig = shopify(0).await;
+    rig.enable_channel("inventory").await;
+    let admin = rig.admin().to_string();
+    for sku in ["MUG-BLU", "MUG \"XL\"", "UNTRACKED", "ELSEWHERE", "NOT-AT-SHOPIFY"] {
+        rig.app
+            .post_json("/products", &admin, json!({"customer_id": rig.customer_id, "sku": sku}))
+            .await
+            .id();
+    }
+    rig.shop.add_item(SHOP, "MUG-BLU", true, true);
+    rig.shop.add_item(SHOP, "MUG-BLU-2", true, true);
+    rig.shop.add_item(SHOP, "MUG \"XL\"", true, true);
+    rig.shop.add_item(SHOP, "UNTRACKED", false, true);
+    rig.shop.add_item(SHOP, "ELSEWHERE", true, false);
+    rig.drop_stock(
+        "stock.csv",
+        "sku,quantity\nMUG-BLU,17\n\"MUG \"\"XL\"\"\",3\nUNTRACKED,4\nELSEWHERE,5\nNOT-AT-SHOPIFY,6\nNEGATIVE,-2\n",
+    );
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let available = rig.shop.available(SHOP);
+    assert_eq!(available.get("MUG-BLU"), Some(&17));
+    assert_eq!(available.get("MUG \"XL\""), Some(&3));
+    assert_eq!(available.get("MUG-BLU-2"), Some(&0), "a SKU Shopify's search also found is left alone");
+    assert_eq!(available.get("UNTRACKED"), Some(&0), "untracked: skipped");
+    let sets = requests(&rig, "OrderbridgeSetAvailable");
+    assert_eq!(sets.len(), 1);
+    let input = &sets[0].variables["input"];
+    assert_eq!((&input["name"], &input["reason"]), (&json!("available"), &json!("correction")));
+    assert_eq!(input["quantities"].as_array().unwrap().len(), 2);
+    assert!(
+        input["quantities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|q| q.as_object().unwrap()["changeFromQuantity"].is_null()
+                && q.as_object().unwrap().contains_key("changeFromQuantity"))
+    );
+    let key = sets[0].variables["idempotencyKey"].as_str().unwrap();
+    assert_eq!(key.len(), 36, "a UUID: {key}");
+    assert_eq!(requests(&rig, "OrderbridgePrimaryLocation").len(), 1);
+    assert_eq!(requests(&rig, "OrderbridgeInventoryItems").len(), 1, "five SKUs, one search");
+
+    // A batch whose answer was lost goes again under its key, and Shopify applies it once.
+    rig.shop.fail_next(SHOP, "OrderbridgeSetAvailable", Fault::LoseAnswer, 1);
+    rig.drop_stock("more.csv", "sku,quantity\nMUG-BLU,9\n");
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let sets = requests(&rig, "OrderbridgeSetAvailable");
+    assert_eq!(sets.len(), 3);
+    assert_eq!(sets[1].variables["idempotencyKey"], sets[2].variables["idempotencyKey"], "the same key");
+    assert_eq!(rig.shop.available(SHOP).get("MUG-BLU"), Some(&9));
+}
+
+#[rocket::async_test]
+async fn a_throttled_query_waits_as_long_as_the_bucket_needs_and_then_goes_on() {
+    let rig = shopify(25).await;
+    // 100 points left, 500 a second back: a page of 903 needs ceil(803 / 500) = 2 s.
+    rig.shop.set_bucket(SHOP, 1000.0, 500.0, 100.0);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_pulled"], 25);
+    let pages = requests(&rig, "OrderbridgeOrders");
+    assert!(pages[0].throttled, "the first page met an empty bucket");
+    let next = pages.iter().find(|p| !p.throttled).unwrap();
+    let waited = next.at.duration_since(pages[0].at);
+    assert!(waited >= Duration::from_millis(1900), "waited {waited:?}, the bucket needed 2 s");
+    assert_eq!(
+        pages.iter().filter(|p| p.throttled).count(),
+        1,
+        "later pages were paced, not throttled: {pages:?}"
+    );
+}
+
+#[rocket::async_test]
+async fn a_bucket_that_needs_longer_than_a_pass_may_wait_ends_the_pass_as_unreachable() {
+    let rig = shopify(1).await;
+    // 10 points a second from nothing: 91 s for a page, past the 5 s a pass waits.
+    rig.shop.set_bucket(SHOP, 1000.0, 10.0, 0.0);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(
+        (run["error"]["step"].as_str(), run["error"]["code"].as_str()),
+        (Some("pull_orders"), Some("adapter_unreachable"))
+    );
+    assert!(run["error"]["message"].as_str().unwrap().contains("not to call again before"), "{run}");
+    assert_eq!(requests(&rig, "OrderbridgeOrders").len(), 1, "nothing sent inside the wait");
+}
+
+#[rocket::async_test]
+async fn a_429_waits_its_fractional_retry_after_and_a_5xx_is_tried_again() {
+    let rig = shopify(2).await;
+    rig.shop.fail_next(SHOP, "OrderbridgeOrders", Fault::RetryAfter(1.5), 1);
+    rig.shop.fail_next(SHOP, "OrderbridgeOrders", Fault::Status(503), 1);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_pulled"], 2);
+    let pages = requests(&rig, "OrderbridgeOrders");
+    assert_eq!(pages.iter().map(|p| p.status).collect::<Vec<_>>(), [429, 503, 200]);
+    assert!(pages[1].at.duration_since(pages[0].at) >= Duration::from_millis(1450), "Retry-After: 1.5");
+}
+
+#[rocket::async_test]
+async fn refused_credentials_end_the_pass_without_trying_again() {
+    let cases: [(&str, Fault, &str); 4] = [
+        ("a revoked token", Fault::Status(401), "refused the credentials"),
+        ("a frozen shop", Fault::Status(402), "frozen"),
+        ("a locked shop", Fault::Status(423), "locked"),
+        ("a scope the app lacks", Fault::Code("ACCESS_DENIED"), "denied"),
+    ];
+    for (what, fault, says) in cases {
+        let rig = shopify(2).await;
+        rig.shop.fail_next(SHOP, "", fault, 3);
+        let run = rig.sync().await;
+        assert_eq!(run["status"], "failed", "{what}: {run}");
+        assert_eq!(run["error"]["code"], "adapter_authentication_failed", "{what}");
+        assert!(run["error"]["message"].as_str().unwrap().contains(says), "{what}: {run}");
+        assert_eq!(rig.shop.log(SHOP).len(), 1, "{what}: not tried again in the pass");
+        assert!(!run.to_string().contains(SHOP_TOKEN));
+        assert!(rig.orders().await.is_empty());
+    }
+}
+
+#[rocket::async_test]
+async fn client_credentials_fetch_a_token_keep_it_in_memory_and_fetch_anew_after_a_401() {
+    let rig = Rig::with_store(StoreKind::ShopifyApp, 2, |f| f).await;
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    rig.sync().await;
+    assert_eq!(rig.shop.tokens_issued(SHOP), 1, "one token for both passes");
+    rig.shop.revoke_fetched_tokens(SHOP);
+    rig.shop.add_orders(SHOP, 1, 3);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_pulled"], 1);
+    assert_eq!(rig.shop.tokens_issued(SHOP), 2, "a 401 fetched one new token");
+    let store = rig.app.get(&format!("/stores/{}", rig.store_id), rig.admin()).await.body;
+    assert_eq!(store["adapter"]["client_id"], APP_ID);
+    assert!(store["adapter"]["client_secret"].as_str().unwrap().starts_with("********"), "{store}");
+}
