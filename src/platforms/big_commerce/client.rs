@@ -1,7 +1,7 @@
 //! The BigCommerce calls of a sync pass (CONTRACT §11, "BigCommerce"): orders changed since
-//! a time, one order's products and shipping addresses mapped to an import record, a
-//! shipment reported once, and absolute stock levels. Every request goes through the
-//! account's gate and the retry policy; every message is scrubbed of the token.
+//! a time, each with its consignments (addresses and lines) in the list itself, mapped to an
+//! import record; a shipment reported once; and absolute stock levels. Every request goes
+//! through the account's gate and the retry policy; every message is scrubbed of the token.
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::{Rfc2822, Rfc3339};
 
+use super::carriers;
 use crate::platforms::PlatformError;
 use crate::platforms::http::{error_from, send};
 use crate::platforms::retry::{self, RetryPolicy};
@@ -26,6 +27,15 @@ const CANCELLED: i64 = 5;
 
 /// Levels in one inventory request, BigCommerce's limit.
 pub const STOCK_PER_REQUEST: usize = 2_000;
+
+/// The longest `tracking_number` BigCommerce takes (`orderShipment_Post`, `maxLength`).
+pub const MAX_TRACKING_NUMBER: usize = 50;
+
+/// What the order list is asked to carry: each order's consignments in their object form,
+/// lines included (`order_includes`, `consignment_structure`), so a page of 250 orders is one
+/// request instead of 501.
+const INCLUDE: [(&str, &str); 2] =
+    [("include", "consignments.line_items"), ("consignment_structure", "object")];
 
 pub struct BigCommerce {
     http: reqwest::Client,
@@ -102,6 +112,7 @@ impl BigCommerce {
             ("limit".to_string(), Self::PAGE_SIZE.to_string()),
             ("page".to_string(), page.to_string()),
         ];
+        query.extend(INCLUDE.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         if let Some(since) = since_ms {
             query.insert(0, ("min_date_modified".to_string(), rfc2822(since)));
         }
@@ -137,8 +148,13 @@ impl BigCommerce {
         })
     }
 
-    /// The whole order: its products and shipping addresses, asked side by side.
+    /// The whole order: from the consignments the list carried, or, for an order that came
+    /// without them (an API that ignored `include`), from its products and shipping
+    /// addresses, asked side by side.
     pub async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        if let Some((lines, shipping)) = consignments(&order.raw) {
+            return map_order(&order.raw, &lines, shipping);
+        }
         let id = &order.external_id;
         let limit = [("limit".to_string(), "250".to_string())];
         let (products_path, addresses_path) =
@@ -156,13 +172,22 @@ impl BigCommerce {
         };
         let products = list(products, "products")?;
         let addresses = list(addresses, "shipping addresses")?;
-        map_order(&order.raw, &products, &addresses)
+        map_order(&order.raw, &products.iter().collect::<Vec<_>>(), addresses.first())
     }
 
     /// Reports a shipment, unless the store already has one with its tracking number (a
     /// crash after an earlier post): the customer is mailed once.
     pub async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
         let order = &notice.external_order_id;
+        let length = notice.tracking_number.chars().count();
+        if length > MAX_TRACKING_NUMBER {
+            return Err(PlatformError::Rejected {
+                status: 0,
+                message: format!(
+                    "The tracking number of order {order}'s shipment has {length} characters and BigCommerce takes at most {MAX_TRACKING_NUMBER}, so nothing was sent."
+                ),
+            });
+        }
         let path = format!("v2/orders/{order}/shipments");
         let existing = self.call(Method::GET, &path, &[], None, Scope::Order).await?;
         if let Some(Value::Array(shipments)) = &existing
@@ -195,7 +220,7 @@ impl BigCommerce {
         let mut body = json!({
             "order_address_id": address_id,
             "tracking_number": notice.tracking_number,
-            "tracking_carrier": notice.carrier.as_deref().map(str::to_lowercase).unwrap_or_default(),
+            "tracking_carrier": notice.carrier.as_deref().map_or("", carriers::tracking_carrier),
             "shipping_provider": "",
             "items": items,
         });
@@ -341,19 +366,40 @@ fn address(a: &Value) -> Value {
     })
 }
 
-/// The §11 mapping of an order, its products and its shipping addresses.
-fn map_order(order: &Value, products: &[Value], addresses: &[Value]) -> Result<PulledOrder, PlatformError> {
+/// An order's lines and first shipping consignment from the consignments the list carried
+/// in their object form (`orderConsignment_Get`), lines included; `None` when it carried
+/// none, or carried them as links (`{"url", "resource"}`), which only the per-order calls
+/// can follow. The lines are those of every shipping consignment, as `products` lists them:
+/// an order shipped to two addresses keeps all its lines.
+fn consignments(order: &Value) -> Option<(Vec<&Value>, Option<&Value>)> {
+    let shipping = order.get("consignments")?.get("shipping")?.as_array()?;
+    let mut lines = Vec::new();
+    for consignment in shipping {
+        for line in consignment.get("line_items")?.as_array()? {
+            line.get("id")?;
+            lines.push(line);
+        }
+    }
+    Some((lines, shipping.first()))
+}
+
+/// The §11 mapping of an order, its product lines and its (first) shipping address, which
+/// is a shipping consignment or an entry of `shipping_addresses`: the same fields and `id`.
+fn map_order(
+    order: &Value,
+    products: &[&Value],
+    shipping: Option<&Value>,
+) -> Result<PulledOrder, PlatformError> {
     let id = order.get("id").and_then(integer).unwrap_or_default();
     let customer = order.get("customer_id").and_then(integer).filter(|c| *c != 0).map(|c| c.to_string());
     let billing = order.get("billing_address").cloned().unwrap_or(Value::Null);
-    let shipping = addresses.first();
     let ordered_at = date(order, "date_created", id)?.map(crate::dates::format_ms);
     let currency = match order.get("currency_code").and_then(Value::as_str) {
         Some(code) if code.len() == 3 => Value::String(code.to_string()),
         _ => Value::Null,
     };
     let mut items = Vec::with_capacity(products.len());
-    for p in products {
+    for &p in products {
         let quantity = p
             .get("quantity")
             .and_then(integer)
@@ -399,6 +445,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn lines_come_from_every_shipping_consignment_and_the_address_from_the_first() {
+        let order = json!({"id": 1, "consignments": {"pickups": [], "shipping": [
+            {"id": 70, "shipping_method": "Ground", "line_items": [{"id": 7, "sku": "A", "quantity": 1}]},
+            {"id": 71, "shipping_method": "Air", "line_items": [{"id": 8, "sku": "B", "quantity": 2}]}]}});
+        let (lines, first) = consignments(&order).unwrap();
+        let pulled = map_order(&order, &lines, first).unwrap();
+        assert_eq!(pulled.address_id.as_deref(), Some("70"));
+        assert_eq!(pulled.record["shipping_carrier_service_level"], "Ground");
+        let skus: Vec<&Value> =
+            pulled.record["order_items"].as_array().unwrap().iter().map(|i| &i["sku"]).collect();
+        assert_eq!(skus, [&json!("A"), &json!("B")]);
+    }
+
+    #[test]
+    fn consignments_absent_or_as_links_leave_the_order_to_the_per_order_calls() {
+        let cases = [
+            json!({"id": 1}),
+            json!({"id": 1, "consignments": {"url": "https://x/v2/orders/1/consignments", "resource": "/orders/1/consignments"}}),
+            json!({"id": 1, "consignments": {"shipping": [{"id": 70, "line_items": [{"url": "u", "resource": "/orders/1/products/7"}]}]}}),
+            json!({"id": 1, "consignments": [{"shipping": {"id": 70}}]}),
+        ];
+        for order in cases {
+            assert!(consignments(&order).is_none(), "{order}");
+        }
+        let digital_only = json!({"id": 1, "consignments": {"shipping": [], "downloads": [{}]}});
+        assert_eq!(consignments(&digital_only).map(|(l, f)| (l.len(), f.is_none())), Some((0, true)));
+    }
+
+    #[test]
     fn the_date_filter_is_rfc_2822_in_utc() {
         assert_eq!(rfc2822(1_700_000_000_999), "Tue, 14 Nov 2023 22:13:20 +0000");
     }
@@ -419,7 +494,7 @@ mod tests {
         let order = json!({"id": 100, "customer_id": 0, "date_created": "Tue, 14 Nov 2023 22:13:20 +0000",
                            "customer_message": "", "billing_address": {"email": "a@b.c", "country_iso2": "US", "street_2": ""},
                            "currency_code": "USD", "payment_method": "Cash"});
-        let pulled = map_order(&order, &[], &[]).unwrap();
+        let pulled = map_order(&order, &[], None).unwrap();
         let r = &pulled.record;
         assert_eq!(r["external_billing_customer_id"], Value::Null);
         assert_eq!(r["notes"], Value::Null);

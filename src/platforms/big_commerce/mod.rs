@@ -2,6 +2,7 @@
 //! rules and the credential check, `GET {api_base}/stores/{store_hash}/v2/store` with
 //! `X-Auth-Token` (CONTRACT §6, §8).
 
+pub mod carriers;
 pub mod client;
 
 use std::time::Duration;
