@@ -4,6 +4,8 @@
 
 pub mod carriers;
 pub mod client;
+#[cfg(test)]
+mod client_tests;
 
 use std::time::Duration;
 

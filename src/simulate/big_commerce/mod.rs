@@ -1,23 +1,35 @@
-//! A BigCommerce store on loopback, answering the v2/v3 calls orderbridge makes as
-//! BigCommerce does, quirks included: `204 No Content` for an empty list, money as
-//! 4-decimal text, RFC 2822 dates, `X-Rate-Limit-*` headers on every answer and 429 with
-//! `X-Rate-Limit-Time-Reset-Ms`. Unlike the real platform it refuses a date filter it
-//! cannot read (BigCommerce silently ignores it and lists everything), so a client bug
-//! shows. Tests, the sync benchmark and the demo drive the real client against it.
+//! A BigCommerce store on loopback, answering the v2/v3 calls orderbridge and the demo make
+//! as BigCommerce's own OpenAPI files describe them (`../shared/vendor/bigcommerce/`,
+//! `orders.v2.oas2.yml` and `inventory.v3.yml`), quirks included: `204 No Content` for an
+//! empty list, money as 4-decimal text, RFC 2822 dates, the `X-Rate-Limit-*` headers of a
+//! real request window on every answer and 429 with `X-Rate-Limit-Time-Reset-Ms` when it is
+//! spent, v2 errors as `[{"status", "message"}]` and v3 errors as `application/problem+json`.
+//! Tests, the sync benchmark and the demo drive the real client against it; a unit test
+//! (`vendor_tests.rs`) validates what crosses the wire against the vendor's files.
+//!
+//! Where BigCommerce would silently ignore a filter it cannot read (a date it cannot parse, an
+//! `include` it does not know), the simulator answers 400, so a client bug shows.
+//!
+//! This module owns the store's state, admission (token, faults, the rate window) and
+//! routing; `orders` the orders and their listing, `shipments` and `inventory` the rest.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+mod inventory;
+mod orders;
+mod shipments;
+#[cfg(test)]
+mod sim_tests;
+#[cfg(test)]
+mod vendor_tests;
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use time::OffsetDateTime;
-use time::format_description::well_known::{Rfc2822, Rfc3339};
 
-use super::http::{self, Request, Response, Server};
+use super::http::{self, Request, Response};
 use super::{CITIES, FIRST, LAST, Rng};
-
-/// The most orders one list page holds.
-const MAX_LIMIT: usize = 250;
+use orders::{Order, Product};
 
 /// A shipment a client posted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,55 +41,77 @@ pub struct PostedShipment {
     pub items: Vec<(i64, i64)>,
 }
 
-#[derive(Debug, Clone)]
-struct Product {
-    id: i64,
-    product_id: i64,
-    name: String,
-    sku: String,
-    quantity: i64,
-    shipped: i64,
-    price: i64,
-    weight: i64,
-}
-
-#[derive(Debug, Clone)]
-struct Order {
-    id: i64,
-    customer_id: i64,
-    created_ms: i64,
-    modified_ms: i64,
-    status_id: i64,
-    first_name: String,
-    last_name: String,
-    email: String,
-    city: String,
-    products: Vec<Product>,
-    address_id: i64,
-    shipments: Vec<Value>,
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Fault {
     Status(u16),
     RateLimited(u64),
 }
 
+/// BigCommerce's request window: `quota` requests per `window`, counted from the window's
+/// first request (the `X-Rate-Limit-*` headers of every answer say where it stands).
+#[derive(Debug, Clone, Copy)]
+struct RateWindow {
+    quota: u32,
+    window: Duration,
+    started: Instant,
+    used: u32,
+}
+
+impl Default for RateWindow {
+    /// Far above a real plan (150 to 450 per 30 s), so no test or benchmark here meets it by
+    /// accident; a test that wants the limit sets a small one.
+    fn default() -> Self {
+        RateWindow { quota: 10_000, window: Duration::from_secs(30), started: Instant::now(), used: 0 }
+    }
+}
+
+impl RateWindow {
+    /// Counts a request; `false` when the window's quota is spent.
+    fn admit(&mut self, now: Instant) -> bool {
+        if now.duration_since(self.started) >= self.window {
+            self.started = now;
+            self.used = 0;
+        }
+        self.used = self.used.saturating_add(1);
+        self.used <= self.quota
+    }
+
+    fn reset_ms(&self, now: Instant) -> u128 {
+        self.window.saturating_sub(now.duration_since(self.started)).as_millis()
+    }
+
+    fn headers(&self, now: Instant, reset_ms: Option<u64>) -> [(String, String); 4] {
+        let reset = reset_ms.map_or(self.reset_ms(now), u128::from);
+        let left = if reset_ms.is_some() { 0 } else { self.quota.saturating_sub(self.used) };
+        [
+            ("X-Rate-Limit-Requests-Left".into(), left.to_string()),
+            ("X-Rate-Limit-Requests-Quota".into(), self.quota.to_string()),
+            ("X-Rate-Limit-Time-Reset-Ms".into(), reset.to_string()),
+            ("X-Rate-Limit-Time-Window-Ms".into(), self.window.as_millis().to_string()),
+        ]
+    }
+}
+
 #[derive(Default)]
 struct Store {
     token: String,
-    orders: BTreeMap<i64, Order>,
-    /// (modified ms, id): the list's order.
-    by_modified: BTreeSet<(i64, i64)>,
+    orders: orders::Orders,
     /// Faults for the next requests whose path contains the text (empty: any request).
     faults: VecDeque<(String, Fault)>,
+    rate: RateWindow,
     delay: Duration,
     refuse_shipments: bool,
+    /// Orders come without consignments whatever `include` asks, as from an API (or a proxy)
+    /// that drops the parameter.
+    ignore_include: bool,
     posted: Vec<PostedShipment>,
-    stock: BTreeMap<String, i64>,
+    stock: inventory::Stock,
     requests: Vec<String>,
     in_flight: usize,
     max_in_flight: usize,
+    /// What crossed the wire, for the test that holds it to the vendor's description.
+    #[cfg(test)]
+    exchanges: Vec<super::openapi_check::Exchange>,
 }
 
 #[derive(Default)]
@@ -89,7 +123,7 @@ struct State {
 /// A running simulator; dropping it stops it. Its methods are its [`Handle`]'s.
 pub struct Simulator {
     handle: Handle,
-    server: Server,
+    server: http::Server,
 }
 
 /// What a simulator's owner (a test, the demo's tasks) uses to change and read its state;
@@ -108,7 +142,7 @@ impl std::ops::Deref for Simulator {
 }
 
 fn now_ms() -> i64 {
-    crate::dates::now_ms()
+    crate::dates::now_ms() / 1000 * 1000
 }
 
 impl Simulator {
@@ -153,9 +187,9 @@ impl Handle {
     /// one to three lines each; the same seed gives the same orders.
     pub fn add_orders(&self, hash: &str, count: usize, seed: u64) {
         let mut rng = Rng::new(seed);
-        let end = now_ms() / 1000 * 1000;
+        let end = now_ms();
         self.with_store(hash, |store, next_id| {
-            let last = store.by_modified.iter().next_back().map_or(0, |(m, _)| *m);
+            let last = store.orders.last_modified();
             for i in 0..count {
                 // A first load spreads its orders a minute apart; later ones are changed now.
                 let modified = if last == 0 { end - (count - i) as i64 * 60_000 } else { end.max(last) };
@@ -177,12 +211,12 @@ impl Handle {
                         }
                     })
                     .collect();
-                let order = Order {
+                store.orders.insert(Order {
                     id,
                     customer_id: if rng.below(5) == 0 { 0 } else { 1 + rng.below(5000) as i64 },
                     created_ms: modified - 1000,
                     modified_ms: modified,
-                    status_id: 11,
+                    status_id: orders::AWAITING_FULFILLMENT,
                     first_name: FIRST[rng.below(8) as usize].to_string(),
                     last_name: LAST[rng.below(8) as usize].to_string(),
                     email: format!("buyer{}@example.com", rng.below(100_000)),
@@ -190,9 +224,7 @@ impl Handle {
                     products,
                     address_id: id * 10,
                     shipments: Vec::new(),
-                };
-                store.by_modified.insert((modified, id));
-                store.orders.insert(id, order);
+                });
             }
         });
     }
@@ -218,12 +250,12 @@ impl Handle {
                     weight: 100,
                 })
                 .collect();
-            let order = Order {
+            store.orders.insert(Order {
                 id,
                 customer_id: 0,
                 created_ms: placed,
                 modified_ms: placed,
-                status_id: 11,
+                status_id: orders::AWAITING_FULFILLMENT,
                 first_name: "Demo".into(),
                 last_name: "Buyer".into(),
                 email: "buyer@example.com".into(),
@@ -231,29 +263,18 @@ impl Handle {
                 products,
                 address_id: id * 10,
                 shipments: Vec::new(),
-            };
-            if let Some(old) = store.orders.insert(id, order) {
-                store.by_modified.remove(&(old.modified_ms, id));
-            }
-            store.by_modified.insert((placed, id));
+            });
         });
     }
 
     /// The ids of the store's orders, oldest first, as BigCommerce gives them (text).
     pub fn order_ids(&self, hash: &str) -> Vec<String> {
-        self.with_store(hash, |store, _| store.orders.keys().map(i64::to_string).collect())
+        self.with_store(hash, |store, _| store.orders.ids().map(|id| id.to_string()).collect())
     }
 
     fn change(&self, hash: &str, id: &str, f: impl FnOnce(&mut Order)) {
         let Ok(id) = id.parse::<i64>() else { return };
-        self.with_store(hash, |store, _| {
-            if let Some(order) = store.orders.get_mut(&id) {
-                store.by_modified.remove(&(order.modified_ms, id));
-                f(order);
-                order.modified_ms = now_ms() / 1000 * 1000;
-                store.by_modified.insert((order.modified_ms, id));
-            }
-        });
+        self.with_store(hash, |store, _| store.orders.change(id, now_ms(), f));
     }
 
     /// Changes an order (its customer's e-mail), as a merchant editing it would.
@@ -262,7 +283,7 @@ impl Handle {
     }
 
     pub fn cancel_order(&self, hash: &str, id: &str) {
-        self.change(hash, id, |order| order.status_id = 5);
+        self.change(hash, id, |order| order.status_id = orders::CANCELLED);
     }
 
     /// The next `count` requests to the store whose path contains `path` (empty: any)
@@ -281,6 +302,13 @@ impl Handle {
         });
     }
 
+    /// The store's plan: `quota` requests per `window`, the window starting now.
+    pub fn set_rate_limit(&self, hash: &str, quota: u32, window: Duration) {
+        self.with_store(hash, |store, _| {
+            store.rate = RateWindow { quota, window, started: Instant::now(), used: 0 };
+        });
+    }
+
     /// Every answer waits this long first.
     pub fn set_delay(&self, hash: &str, delay: Duration) {
         self.with_store(hash, |store, _| store.delay = delay);
@@ -289,6 +317,11 @@ impl Handle {
     /// Posting a shipment answers 403 (a token without the scope for it) while on.
     pub fn refuse_shipments(&self, hash: &str, refuse: bool) {
         self.with_store(hash, |store, _| store.refuse_shipments = refuse);
+    }
+
+    /// While on, the order list and an order ignore `include`: consignments come as a link.
+    pub fn ignore_include(&self, hash: &str, ignore: bool) {
+        self.with_store(hash, |store, _| store.ignore_include = ignore);
     }
 
     /// Every request the store received, as `METHOD /path?query`.
@@ -306,85 +339,62 @@ impl Handle {
         self.with_store(hash, |store, _| store.posted.clone())
     }
 
-    /// The stock level of each SKU, as absolute adjustments set them.
+    /// The stock level of each SKU, as absolute adjustments set them (summed over locations).
     pub fn stock(&self, hash: &str) -> BTreeMap<String, i64> {
-        self.with_store(hash, |store, _| store.stock.clone())
+        self.with_store(hash, |store, _| store.stock.totals())
+    }
+
+    /// The requests the store received and its answers, in order, since the last call.
+    #[cfg(test)]
+    pub fn take_exchanges(&self, hash: &str) -> Vec<super::openapi_check::Exchange> {
+        self.with_store(hash, |store, _| std::mem::take(&mut store.exchanges))
     }
 }
 
-fn money(hundredths: i64) -> String {
-    format!("{}.{:02}00", hundredths / 100, hundredths % 100)
+/// Which of BigCommerce's API families a path belongs to: it decides the error body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    V2,
+    V3,
 }
 
-fn rfc2822(ms: i64) -> String {
-    OffsetDateTime::from_unix_timestamp(ms / 1000)
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
-        .format(&Rfc2822)
-        .unwrap_or_default()
-}
-
-fn error(status: u16, message: &str) -> Response {
-    Response::json(status, &json!([{"status": status, "message": message}]))
-}
-
-impl Order {
-    fn address(&self) -> Value {
-        json!({"first_name": self.first_name, "last_name": self.last_name, "company": "", "street_1": "1 Main Street",
-               "street_2": "", "city": self.city, "state": "State", "zip": "12345", "country": "United States",
-               "country_iso2": "US", "phone": "555-0100", "email": self.email})
+impl Family {
+    fn of(rest: &[String]) -> Family {
+        if rest.first().is_some_and(|s| s == "v3") { Family::V3 } else { Family::V2 }
     }
 
-    fn json(&self) -> Value {
-        let subtotal: i64 = self.products.iter().map(|p| p.price * p.quantity).sum();
-        let units: i64 = self.products.iter().map(|p| p.quantity).sum();
-        let shipped: i64 = self.products.iter().map(|p| p.shipped).sum();
-        json!({
-            "id": self.id, "customer_id": self.customer_id, "date_created": rfc2822(self.created_ms),
-            "date_modified": rfc2822(self.modified_ms), "date_shipped": "", "status_id": self.status_id,
-            "status": match self.status_id { 5 => "Cancelled", 2 => "Shipped", 3 => "Partially Shipped", _ => "Awaiting Fulfillment" },
-            "subtotal_ex_tax": money(subtotal), "subtotal_inc_tax": money(subtotal), "shipping_cost_ex_tax": "7.5000",
-            "shipping_cost_inc_tax": "8.2500", "shipping_cost_tax": "0.7500", "total_ex_tax": money(subtotal + 750),
-            "total_inc_tax": money(subtotal + 825), "total_tax": "0.7500", "items_total": units, "items_shipped": shipped,
-            "payment_method": "Credit Card", "payment_status": "captured", "currency_code": "USD",
-            "default_currency_code": "USD", "discount_amount": "0.0000", "coupon_discount": "0.0000",
-            "customer_message": "", "staff_notes": "", "billing_address": self.address(),
-            "products": {"url": format!("/v2/orders/{}/products", self.id), "resource": format!("/orders/{}/products", self.id)},
-            "shipping_addresses": {"url": format!("/v2/orders/{}/shipping_addresses", self.id), "resource": format!("/orders/{}/shipping_addresses", self.id)},
-            "channel_id": 1, "external_id": null, "order_source": "www",
-        })
-    }
-
-    fn products_json(&self) -> Value {
-        Value::Array(
-            self.products
-                .iter()
-                .map(|p| {
-                    json!({"id": p.id, "order_id": self.id, "product_id": p.product_id, "variant_id": p.product_id,
-                           "order_address_id": self.address_id, "name": p.name, "sku": p.sku, "upc": "", "type": "physical",
-                           "quantity": p.quantity, "quantity_shipped": p.shipped, "price_ex_tax": money(p.price),
-                           "price_inc_tax": money(p.price), "total_tax": "0.0000", "weight": money(p.weight),
-                           "is_bundled_product": false, "parent_order_product_id": null, "product_options": []})
-                })
-                .collect(),
-        )
-    }
-
-    fn addresses_json(&self) -> Value {
-        let mut address = self.address();
-        address["id"] = json!(self.address_id);
-        address["order_id"] = json!(self.id);
-        address["shipping_method"] = json!("Ground");
-        address["items_total"] = json!(self.products.iter().map(|p| p.quantity).sum::<i64>());
-        json!([address])
+    /// An error as the family declares it: v2's `[{"status", "message"}]` (the
+    /// `404_Resp` schema of `orders.v2.oas2.yml`), v3's `application/problem+json`
+    /// (`ErrorResponse` of `inventory.v3.yml`).
+    fn error(self, status: u16, message: &str) -> Response {
+        match self {
+            Family::V2 => Response::json(status, &json!([{"status": status, "message": message}])),
+            Family::V3 => {
+                let mut r = Response::json(
+                    status,
+                    &json!({"status": status, "title": message,
+                            "type": "https://developer.bigcommerce.com/api-docs/getting-started/api-status-codes",
+                            "errors": {}}),
+                );
+                r.headers = vec![("Content-Type".into(), "application/problem+json".into())];
+                r
+            }
+        }
     }
 }
 
-/// When a `min_date_modified` says, or why it cannot be read.
-fn parse_filter_date(text: &str) -> Option<i64> {
-    OffsetDateTime::parse(text, &Rfc2822)
-        .or_else(|_| OffsetDateTime::parse(text, &Rfc3339))
-        .ok()
-        .map(crate::dates::to_ms)
+/// What a route needs of a request: the request itself, the store's base URL (for the links
+/// BigCommerce puts in its answers) and the error form of the path's family.
+struct Call<'a> {
+    request: &'a Request,
+    base: String,
+    family: Family,
+}
+
+impl Call<'_> {
+    fn error(&self, status: u16, message: &str) -> Response {
+        self.family.error(status, message)
+    }
 }
 
 async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
@@ -393,209 +403,148 @@ async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
         ["stores", hash, rest @ ..] => {
             (hash.to_string(), rest.iter().map(|s| s.to_string()).collect::<Vec<_>>())
         }
-        _ => return error(404, "Not found"),
+        _ => return Family::V2.error(404, "The requested resource was not found."),
     };
-    // Admission: the store, its token, any fault, the log and the in-flight count.
-    let delay = {
+    let family = Family::of(&rest);
+    let now = Instant::now();
+    // Admission: the store, its token, any fault, the request window, the log and the
+    // in-flight count.
+    let admitted = {
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(store) = state.stores.get_mut(&hash) else { return error(404, "Store not found") };
+        let Some(store) = state.stores.get_mut(&hash) else {
+            return family.error(404, "No store has this hash.");
+        };
         let query: Vec<String> = request.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
         store.requests.push(format!("{} {}{query}", request.method, request.path));
-        if request.header("x-auth-token") != Some(store.token.as_str()) {
-            return Response::json(
-                401,
-                &json!({"status": 401, "title": "You are not authorized to access this resource."}),
-            );
+        let admitted = admit(store, &request, family, now);
+        if admitted.is_ok() {
+            store.in_flight += 1;
+            store.max_in_flight = store.max_in_flight.max(store.in_flight);
         }
-        let due = store.faults.front().is_some_and(|(path, _)| request.path.contains(path.as_str()));
-        if let Some((_, fault)) = due.then(|| store.faults.pop_front()).flatten() {
-            return match fault {
-                Fault::Status(status) => error(status, "Simulated failure"),
-                Fault::RateLimited(ms) => {
-                    let mut r = error(429, "Too many requests");
-                    r.headers.push(("X-Rate-Limit-Time-Reset-Ms".into(), ms.to_string()));
-                    r
-                }
-            };
-        }
-        store.in_flight += 1;
-        store.max_in_flight = store.max_in_flight.max(store.in_flight);
-        store.delay
+        admitted.map(|()| store.delay)
     };
-    if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
-    }
-    let mut response = {
-        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
-        match state.stores.get_mut(&hash) {
-            Some(store) => {
-                store.in_flight -= 1;
-                route(store, &request, &rest)
+    let response = match admitted {
+        Err(response) => response,
+        Ok(delay) => {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
             }
-            None => error(404, "Store not found"),
+            let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+            match state.stores.get_mut(&hash) {
+                Some(store) => {
+                    store.in_flight -= 1;
+                    let host = request.header("host").unwrap_or("127.0.0.1");
+                    let call =
+                        Call { request: &request, base: format!("http://{host}/stores/{hash}"), family };
+                    let mut response = route(store, &call, &rest);
+                    response.headers.extend(store.rate.headers(Instant::now(), None));
+                    response
+                }
+                None => family.error(404, "No store has this hash."),
+            }
         }
     };
-    response.headers.extend([
-        ("X-Rate-Limit-Requests-Left".to_string(), "149".to_string()),
-        ("X-Rate-Limit-Requests-Quota".to_string(), "150".to_string()),
-        ("X-Rate-Limit-Time-Reset-Ms".to_string(), "30000".to_string()),
-        ("X-Rate-Limit-Time-Window-Ms".to_string(), "30000".to_string()),
-    ]);
+    #[cfg(test)]
+    record(state, &hash, &request, &response);
     response
 }
 
-fn route(store: &mut Store, request: &Request, rest: &[String]) -> Response {
+/// Whether the store takes the request: its token, then a fault set for it, then the window.
+fn admit(store: &mut Store, request: &Request, family: Family, now: Instant) -> Result<(), Response> {
+    if request.header("x-auth-token") != Some(store.token.as_str()) {
+        return Err(family.error(401, "You are not authorized to access this resource."));
+    }
+    let due = store.faults.front().is_some_and(|(path, _)| request.path.contains(path.as_str()));
+    match due.then(|| store.faults.pop_front()).flatten() {
+        Some((_, Fault::Status(status))) => {
+            let mut response = family.error(status, "Simulated failure");
+            response.headers.extend(store.rate.headers(now, None));
+            Err(response)
+        }
+        Some((_, Fault::RateLimited(ms))) => Err(too_many(store, family, now, Some(ms))),
+        None if !store.rate.admit(now) => Err(too_many(store, family, now, None)),
+        None => Ok(()),
+    }
+}
+
+/// A 429: the quota spent (`reset_ms` from the window) or a fault's (`reset_ms` given).
+fn too_many(store: &Store, family: Family, now: Instant, reset_ms: Option<u64>) -> Response {
+    let mut response =
+        family.error(429, "Too many requests: the store's request quota for this window is spent.");
+    let reset = reset_ms.unwrap_or_else(|| u64::try_from(store.rate.reset_ms(now)).unwrap_or(u64::MAX));
+    response.headers.extend(store.rate.headers(now, Some(reset)));
+    response
+}
+
+#[cfg(test)]
+fn record(state: &Arc<Mutex<State>>, hash: &str, request: &Request, response: &Response) {
+    let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(store) = state.stores.get_mut(hash) {
+        store.exchanges.push(super::openapi_check::Exchange {
+            method: request.method.clone(),
+            path: request.path.clone(),
+            query: request.query.clone(),
+            headers: request.headers.clone(),
+            body: request.body.clone(),
+            status: response.status,
+            answer_headers: response.headers.clone(),
+            answer_body: response.body.clone(),
+        });
+    }
+}
+
+fn route(store: &mut Store, call: &Call, rest: &[String]) -> Response {
     let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
-    match (request.method.as_str(), rest.as_slice()) {
+    match (call.request.method.as_str(), rest.as_slice()) {
         ("GET", ["v2", "store"]) => Response::json(
             200,
             &json!({"id": "sim", "domain": "shop.example.com", "name": "Simulated store"}),
         ),
-        ("GET", ["v2", "orders"]) => list_orders(store, request),
-        ("GET", ["v2", "orders", id, what]) => {
-            let Some(order) = id.parse::<i64>().ok().and_then(|id| store.orders.get(&id)) else {
-                return error(404, "The requested resource was not found.");
-            };
-            match *what {
-                "products" => Response::json(200, &order.products_json()),
-                "shipping_addresses" => Response::json(200, &order.addresses_json()),
-                "shipments" if order.shipments.is_empty() => Response::empty(204),
-                "shipments" => Response::json(200, &Value::Array(order.shipments.clone())),
-                _ => error(404, "Not found"),
-            }
-        }
+        ("GET", ["v2", "orders"]) => orders::list(&store.orders, call, !store.ignore_include),
+        ("GET", ["v2", "orders", id]) => orders::one(&store.orders, call, id, !store.ignore_include),
+        ("GET", ["v2", "orders", id, "products"]) => orders::products(&store.orders, call, id),
+        ("GET", ["v2", "orders", id, "shipping_addresses"]) => orders::addresses(&store.orders, call, id),
+        ("GET", ["v2", "orders", id, "shipments"]) => shipments::list(&store.orders, call, id),
         ("POST", ["v2", "orders", id, "shipments"]) => {
             if store.refuse_shipments {
-                return Response::json(
-                    403,
-                    &json!({"status": 403, "title": "This token lacks the scope to create shipments."}),
-                );
+                return call.error(403, "This token lacks the scope to create shipments.");
             }
-            post_shipment(store, id, &request.body)
+            shipments::post(store, call, id)
         }
-        ("PUT", ["v3", "inventory", "adjustments", "absolute"]) => set_stock(store, &request.body),
-        _ => error(404, "Not found"),
+        ("PUT", ["v3", "inventory", "adjustments", "absolute"]) => {
+            inventory::set_absolute(&mut store.stock, call)
+        }
+        ("GET", ["v3", "inventory", "items"]) => inventory::items(&store.stock, call),
+        ("GET", ["v3", "inventory", "locations", location, "items"]) => {
+            inventory::location_items(&store.stock, call, location)
+        }
+        _ => call.error(404, "The requested resource was not found."),
     }
 }
 
-fn list_orders(store: &Store, request: &Request) -> Response {
-    let since = match request.param("min_date_modified") {
-        None => None,
-        Some(text) => match parse_filter_date(text) {
-            Some(ms) => Some(ms),
-            None => return error(400, "The filter min_date_modified is not a date (RFC 2822 or ISO 8601)."),
-        },
-    };
-    match request.param("sort") {
-        None | Some("date_modified:asc") => {}
-        Some(other) => {
-            return error(400, &format!("The simulator sorts only by date_modified:asc, not {other}."));
-        }
+/// A whole-number query parameter: `Ok(None)` when absent, `Err` with a 400 when not one.
+fn number_param(call: &Call, name: &str) -> Result<Option<i64>, Response> {
+    match call.request.param(name) {
+        None => Ok(None),
+        Some(text) => text.trim().parse::<i64>().map(Some).map_err(|_| {
+            call.error(400, &format!("The query parameter {name} must be a whole number, not {text:?}."))
+        }),
     }
-    let limit = request.param("limit").map_or(Ok(50), str::parse::<usize>);
-    let page = request.param("page").map_or(Ok(1), str::parse::<usize>);
-    let (Ok(limit), Ok(page)) = (limit, page) else {
-        return error(400, "limit and page must be whole numbers");
-    };
-    if limit == 0 || limit > MAX_LIMIT || page == 0 {
-        return error(400, "limit must be 1 to 250 and page at least 1");
-    }
-    let from = since.map_or((i64::MIN, i64::MIN), |ms| (ms, i64::MIN));
-    let orders: Vec<Value> = store
-        .by_modified
-        .range(from..)
-        .skip((page - 1) * limit)
-        .take(limit)
-        .filter_map(|(_, id)| store.orders.get(id))
-        .map(Order::json)
-        .collect();
-    if orders.is_empty() { Response::empty(204) } else { Response::json(200, &Value::Array(orders)) }
 }
 
-fn post_shipment(store: &mut Store, id: &str, body: &[u8]) -> Response {
-    let Some(order) = id.parse::<i64>().ok().and_then(|id| store.orders.get_mut(&id)) else {
-        return error(404, "The requested resource was not found.");
-    };
-    let Ok(body) = serde_json::from_slice::<Value>(body) else {
-        return error(400, "The request body is not JSON.");
-    };
-    if body.get("order_address_id").and_then(Value::as_i64) != Some(order.address_id) {
-        return error(400, "order_address_id is not an address of this order.");
+/// `page` and `limit` (at most `max`, `default` when absent), as a range of a list.
+fn paging(call: &Call, default: i64, max: i64) -> Result<(usize, usize), Response> {
+    let page = number_param(call, "page")?.unwrap_or(1);
+    let limit = number_param(call, "limit")?.unwrap_or(default);
+    if page < 1 || limit < 1 || limit > max {
+        return Err(call.error(400, &format!("page must be at least 1 and limit from 1 to {max}.")));
     }
-    let Some(items) = body.get("items").and_then(Value::as_array).filter(|i| !i.is_empty()) else {
-        return error(400, "items are required.");
-    };
-    let mut lines = Vec::new();
-    for item in items {
-        let (Some(line), Some(quantity)) = (
-            item.get("order_product_id").and_then(Value::as_i64),
-            item.get("quantity").and_then(Value::as_i64),
-        ) else {
-            return error(400, "Each item needs order_product_id and quantity.");
-        };
-        let Some(product) = order.products.iter().find(|p| p.id == line) else {
-            return error(400, &format!("order_product_id {line} is not a line of this order."));
-        };
-        if quantity < 1 || product.shipped + quantity > product.quantity {
-            return error(422, &format!("Line {line} has fewer units left to ship than {quantity}."));
-        }
-        lines.push((line, quantity));
-    }
-    for (line, quantity) in &lines {
-        if let Some(product) = order.products.iter_mut().find(|p| p.id == *line) {
-            product.shipped += quantity;
-        }
-    }
-    let everything = order.products.iter().all(|p| p.shipped >= p.quantity);
-    order.status_id = if everything { 2 } else { 3 };
-    store.by_modified.remove(&(order.modified_ms, order.id));
-    order.modified_ms = now_ms() / 1000 * 1000;
-    store.by_modified.insert((order.modified_ms, order.id));
-    let tracking = body.get("tracking_number").and_then(Value::as_str).unwrap_or_default().to_string();
-    let carrier = body.get("tracking_carrier").and_then(Value::as_str).unwrap_or_default().to_string();
-    let shipment = json!({"id": order.shipments.len() + 1, "order_id": order.id, "tracking_number": tracking,
-                          "tracking_carrier": carrier, "order_address_id": order.address_id,
-                          "items": lines.iter().map(|(l, q)| json!({"order_product_id": l, "quantity": q})).collect::<Vec<_>>()});
-    order.shipments.push(shipment.clone());
-    crate::logging::notice(format_args!(
-        "simulated BigCommerce: order {} was told it shipped, tracking {tracking}",
-        order.id
-    ));
-    store.posted.push(PostedShipment {
-        order_id: order.id.to_string(),
-        tracking_number: tracking,
-        tracking_carrier: carrier,
-        items: lines,
-    });
-    Response::json(201, &shipment)
+    Ok((usize::try_from(page).unwrap_or(usize::MAX), usize::try_from(limit).unwrap_or(usize::MAX)))
 }
 
-fn set_stock(store: &mut Store, body: &[u8]) -> Response {
-    let Ok(body) = serde_json::from_slice::<Value>(body) else {
-        return error(400, "The request body is not JSON.");
-    };
-    let Some(items) = body.get("items").and_then(Value::as_array) else {
-        return error(422, "items are required.");
-    };
-    if items.len() > 2000 {
-        return error(422, "At most 2000 items may be adjusted at once.");
-    }
-    for item in items {
-        let (Some(sku), Some(quantity)) =
-            (item.get("sku").and_then(Value::as_str), item.get("quantity").and_then(Value::as_i64))
-        else {
-            return error(422, "Each item needs a sku and a quantity.");
-        };
-        if item.get("location_id").and_then(Value::as_i64).is_none() {
-            return error(422, "Each item needs a location_id.");
-        }
-        store.stock.insert(sku.to_string(), quantity);
-    }
-    crate::logging::notice(format_args!(
-        "simulated BigCommerce: stock set for {} SKUs: {}",
-        items.len(),
-        super::levels(items, "quantity")
-    ));
-    Response::json(200, &json!({"transaction_id": format!("sim-{}", store.stock.len())}))
+/// One page of a list that has one, as v2 answers lists: `204 No Content` for an empty page.
+fn v2_page(items: impl Iterator<Item = Value>, (page, limit): (usize, usize)) -> Response {
+    let items: Vec<Value> = items.skip((page - 1).saturating_mul(limit)).take(limit).collect();
+    if items.is_empty() { Response::empty(204) } else { Response::json(200, &Value::Array(items)) }
 }
