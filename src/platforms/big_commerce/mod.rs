@@ -6,6 +6,7 @@ pub mod carriers;
 pub mod client;
 #[cfg(test)]
 mod client_tests;
+mod wire;
 
 use std::time::Duration;
 
