@@ -544,7 +544,12 @@ fn paging(call: &Call, default: i64, max: i64) -> Result<(usize, usize), Respons
 }
 
 /// One page of a list that has one, as v2 answers lists: `204 No Content` for an empty page.
-fn v2_page(items: impl Iterator<Item = Value>, (page, limit): (usize, usize)) -> Response {
-    let items: Vec<Value> = items.skip((page - 1).saturating_mul(limit)).take(limit).collect();
+/// Only the page's items are rendered: a deep page of a large store skips the rest unseen.
+fn v2_page<T>(
+    items: impl Iterator<Item = T>,
+    (page, limit): (usize, usize),
+    render: impl Fn(T) -> Value,
+) -> Response {
+    let items: Vec<Value> = items.skip((page - 1).saturating_mul(limit)).take(limit).map(render).collect();
     if items.is_empty() { Response::empty(204) } else { Response::json(200, &Value::Array(items)) }
 }

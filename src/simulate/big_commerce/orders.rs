@@ -458,7 +458,7 @@ pub fn list(orders: &Orders, call: &Call, honor_include: bool) -> Response {
             Box::new(all.into_iter())
         }
     };
-    v2_page(walk.filter(|o| filters.admits(o)).map(|o| o.json(&call.base, include)), paging)
+    v2_page(walk.filter(|o| filters.admits(o)), paging, |o| o.json(&call.base, include))
 }
 
 /// `GET v2/orders/{id}`.
@@ -477,7 +477,7 @@ pub fn one(orders: &Orders, call: &Call, id: &str, honor_include: bool) -> Respo
 pub fn products(orders: &Orders, call: &Call, id: &str) -> Response {
     let Some(order) = orders.get(id) else { return call.error(404, "The requested resource was not found.") };
     match paging(call, DEFAULT_LIMIT, MAX_LIMIT) {
-        Ok(paging) => v2_page(order.products_json(), paging),
+        Ok(paging) => v2_page(order.products_json(), paging, |p| p),
         Err(response) => response,
     }
 }
@@ -486,7 +486,7 @@ pub fn products(orders: &Orders, call: &Call, id: &str) -> Response {
 pub fn addresses(orders: &Orders, call: &Call, id: &str) -> Response {
     let Some(order) = orders.get(id) else { return call.error(404, "The requested resource was not found.") };
     match paging(call, DEFAULT_LIMIT, MAX_LIMIT) {
-        Ok(paging) => v2_page(std::iter::once(order.address_json(&call.base)), paging),
+        Ok(paging) => v2_page(std::iter::once(order), paging, |o| o.address_json(&call.base)),
         Err(response) => response,
     }
 }

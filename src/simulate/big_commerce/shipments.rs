@@ -31,7 +31,7 @@ const PROVIDERS: [&str; 11] = [
 pub fn list(orders: &Orders, call: &Call, id: &str) -> Response {
     let Some(order) = orders.get(id) else { return call.error(404, "The requested resource was not found.") };
     match paging(call, 50, 250) {
-        Ok(paging) => v2_page(order.shipments.iter().cloned(), paging),
+        Ok(paging) => v2_page(order.shipments.iter(), paging, Value::clone),
         Err(response) => response,
     }
 }

@@ -55,7 +55,48 @@ fn exceptions() -> Vec<(&'static str, Patch)> {
               matches both and oneOf can never hold. Each branch requires the members all its \
               examples show.",
     };
+    let id_list = |pointer: &'static str, name: &'static str, description: &'static str| {
+        let param = |schema: Value, explode: Option<bool>| {
+            let mut p = json!({"in": "query", "name": name, "description": description, "required": false,
+                               "schema": schema});
+            if let Some(explode) = explode {
+                p["style"] = json!("form");
+                p["explode"] = json!(explode);
+            }
+            p
+        };
+        Patch {
+            pointer,
+            was: Some(param(json!({"type": "integer"}), None)),
+            now: Some(param(json!({"type": "array", "items": {"type": "integer"}}), Some(false))),
+            why: "described as a comma-separated list of ids, typed as one integer",
+        }
+    };
     vec![
+        (
+            "inventory.v3.yml",
+            id_list(
+                "/components/parameters/LocationIdsParam",
+                "location_id:in",
+                "Comma separated list of `location_id`.",
+            ),
+        ),
+        (
+            "inventory.v3.yml",
+            id_list(
+                "/components/parameters/VariantIdFilterParam",
+                "variant_id:in",
+                "List of `variant_id` separated by comma.",
+            ),
+        ),
+        (
+            "inventory.v3.yml",
+            id_list(
+                "/components/parameters/ProductIdFilterParam",
+                "product_id:in",
+                "List of `product_id` separated by comma.",
+            ),
+        ),
         (
             "orders.v2.oas2.yml",
             Patch {
@@ -283,7 +324,7 @@ async fn every_request_of_the_client_and_every_answer_of_the_simulator_follow_bi
         ("/v2/orders?sort=id:desc&status_id=11&limit=1&page=2".to_string(), 200),
         ("/v2/orders?include=consignments&consignment_structure=object&min_date_created=2001-01-01T00:00:00Z".to_string(), 200),
         ("/v2/orders?status_id=5".to_string(), 204),
-        ("/v3/inventory/items?sku:in=SKU-A,SKU-B&location_id:in=1&limit=1".to_string(), 200),
+        ("/v3/inventory/items?sku:in=SKU-A,SKU-B&location_id:in=1,2&limit=1".to_string(), 200),
         ("/v3/inventory/locations/1/items?sku:in=SKU-A".to_string(), 200),
         ("/v3/inventory/locations/7/items".to_string(), 404),
     ] {
