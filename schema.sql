@@ -55,7 +55,10 @@ CREATE TABLE IF NOT EXISTS stores (
     created_at           INTEGER NOT NULL,
     enabled_at           INTEGER,
     order_imported_at    INTEGER,
-    inventory_updated_at INTEGER
+    inventory_updated_at INTEGER,
+    -- Who last wrote the adapter, so set the address it points at: a customer user's is
+    -- checked again at every connection (CONTRACT §6). Rows written by the CLI are an admin's.
+    address_set_by       TEXT NOT NULL DEFAULT 'admin' CHECK (address_set_by IN ('admin', 'customer'))
 ) STRICT;
 CREATE INDEX IF NOT EXISTS stores_customer ON stores (customer_id);
 CREATE INDEX IF NOT EXISTS stores_name ON stores (name);
@@ -70,7 +73,9 @@ CREATE TABLE IF NOT EXISTS warehouses (
     created_at               INTEGER NOT NULL,
     enabled_at               INTEGER,
     order_status_imported_at INTEGER,
-    inventory_updated_at     INTEGER
+    inventory_updated_at     INTEGER,
+    -- As for stores.
+    address_set_by           TEXT NOT NULL DEFAULT 'admin' CHECK (address_set_by IN ('admin', 'customer'))
 ) STRICT;
 CREATE INDEX IF NOT EXISTS warehouses_customer ON warehouses (customer_id);
 CREATE INDEX IF NOT EXISTS warehouses_name ON warehouses (name);

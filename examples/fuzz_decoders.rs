@@ -25,7 +25,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 // The included file names the library's modules from its crate root.
-use orderbridge::{body, dates, error, import, listing, money, orders, shipments, sync};
+use orderbridge::{dates, http, money, orders, platforms, resources, shipments};
 
 #[allow(dead_code)]
 #[path = "../src/decoders_proptest/mod.rs"]

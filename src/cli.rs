@@ -5,10 +5,10 @@ use std::io::{BufRead, IsTerminal};
 
 use crate::config::Config;
 use crate::db;
-use crate::error::ApiError;
-use crate::import::{self as import_data, What};
+use crate::http::error::describe;
+use crate::http::users::{self, Role};
+use crate::resources::import::{self as import_data, What};
 use crate::seed::{self as seed_data, Options, Summary};
-use crate::users::{self, Role};
 
 pub async fn sync(connection: Option<i64>) -> Result<(), String> {
     let config = Config::from_figment(&Config::figment())?;
@@ -30,7 +30,7 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
         let pool = config.open_database(0)?;
         let mut conn = pool.get().map_err(|e| format!("database: {e}"))?;
         // The simulated warehouse worker serves `folder` warehouses, which must be absolute.
-        let folder_root = crate::platforms::folder::root(&config);
+        let folder_root = crate::platforms::files::folder::root(&config);
         if simulate {
             std::fs::create_dir_all(&folder_root)
                 .map_err(|e| format!("cannot create folder_warehouse_root {}: {e}", folder_root.display()))?;
@@ -255,20 +255,6 @@ fn read_password(prompt: &str) -> Result<String, String> {
     };
     users::validate_password(&password).map_err(|problem| format!("the password {problem}"))?;
     Ok(password)
-}
-
-pub(crate) fn describe(e: &ApiError) -> String {
-    let body = e.body();
-    match body.error.details {
-        Some(details) => {
-            let parts: Vec<String> = details
-                .iter()
-                .map(|(k, v)| format!("{k} {}", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
-                .collect();
-            parts.join("; ")
-        }
-        None => body.error.message,
-    }
 }
 
 /// Where the server listens, as a client would write it, for the hints we print.

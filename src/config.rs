@@ -82,6 +82,12 @@ pub struct Config {
     pub sync_max_attempts: u32,
     /// First retry delay; it doubles with each try.
     pub sync_retry_base_secs: u64,
+    /// Customer users may point stores and warehouses at loopback, private and other
+    /// special-purpose addresses, as admins may (CONTRACT §6); for a trusted network.
+    pub tenant_private_targets: bool,
+    /// How long a warehouse's shipment or stock file must stay unchanged (size and
+    /// modification time) before it is read (0..3600; 0 reads it at first sight).
+    pub file_settle_secs: u64,
 }
 
 impl Default for Config {
@@ -106,6 +112,8 @@ impl Default for Config {
             sync_interval_secs: 60,
             sync_max_attempts: 8,
             sync_retry_base_secs: 60,
+            tenant_private_targets: false,
+            file_settle_secs: 10,
         }
     }
 }
@@ -148,6 +156,10 @@ impl Config {
         if config.sync_retry_base_secs == 0 {
             return Err("configuration: sync_retry_base_secs must be at least 1".to_string());
         }
+        // A pass may wait this long for a file, holding its connection's turn.
+        if config.file_settle_secs > 3600 {
+            return Err("configuration: file_settle_secs must be between 0 and 3600".to_string());
+        }
         Ok(config)
     }
 }
@@ -175,11 +187,41 @@ mod tests {
             jail.set_env("ORDERBRIDGE_DATABASE", "/tmp/x.db");
             jail.set_env("ORDERBRIDGE_PING_MODE", "offline");
             jail.set_env("ORDERBRIDGE_TOKEN_TTL_SECS", "60");
+            jail.set_env("ORDERBRIDGE_FILE_SETTLE_SECS", "1");
             let config = Config::from_figment(&Config::figment()).unwrap();
             assert_eq!(config.database, PathBuf::from("/tmp/x.db"));
             assert_eq!(config.ping_mode, PingMode::Offline);
             assert_eq!(config.token_ttl_secs, 60);
             assert_eq!(config.session_ttl_secs, 60);
+            assert_eq!(config.file_settle_secs, 1);
+            Ok(())
+        });
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail dictates the closure's error type
+    fn the_file_settle_time_comes_from_rocket_toml_and_is_bounded() {
+        rocket::figment::Jail::expect_with(|jail| {
+            assert_eq!(Config::from_figment(&Config::figment()).unwrap().file_settle_secs, 10, "default");
+            jail.create_file("Rocket.toml", "[default]\nfile_settle_secs = 0\n")?;
+            assert_eq!(Config::from_figment(&Config::figment()).unwrap().file_settle_secs, 0);
+            jail.set_env("ORDERBRIDGE_FILE_SETTLE_SECS", "3601");
+            let refused = Config::from_figment(&Config::figment()).unwrap_err();
+            assert!(refused.contains("file_settle_secs"), "{refused}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail dictates the closure's error type
+    fn tenant_private_targets_is_off_unless_rocket_toml_or_the_environment_turns_it_on() {
+        rocket::figment::Jail::expect_with(|jail| {
+            let read = || Config::from_figment(&Config::figment()).map(|c| c.tenant_private_targets);
+            assert_eq!(read(), Ok(false));
+            jail.create_file("Rocket.toml", "[default]\ntenant_private_targets = true\n")?;
+            assert_eq!(read(), Ok(true));
+            jail.set_env("ORDERBRIDGE_TENANT_PRIVATE_TARGETS", "false");
+            assert_eq!(read(), Ok(false), "the environment wins over the file");
             Ok(())
         });
     }

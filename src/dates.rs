@@ -53,7 +53,10 @@ pub fn parse_date_string_at(input: &str, now: OffsetDateTime) -> Result<i64, Str
     }
     // Something shaped like an ISO date that did not parse as one is a mistake, not a phrase.
     if looks_like_iso_date(s) {
-        return Err(format!("'{}' is not a valid ISO 8601 date or date-time", truncate(s, 60)));
+        return Err(format!(
+            "'{}' is not a valid ISO 8601 date or date-time in the years 0000 to 9999 (UTC)",
+            truncate(s, 60)
+        ));
     }
     let now = now.to_offset(UtcOffset::UTC);
     let not_a_date = || {
@@ -62,13 +65,19 @@ pub fn parse_date_string_at(input: &str, now: OffsetDateTime) -> Result<i64, Str
             truncate(s, 60)
         )
     };
+    // A phrase has a word in it. interim also reads bare numbers ("5" as the year 5, "0.5" as
+    // 00:05 today), which no one means as a date and which a number typed by mistake lands on.
+    if !s.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return Err(not_a_date());
+    }
     let phrase = lowercase_words(s).ok_or_else(not_a_date)?;
-    if let Ok(t) = interim::parse_date_string(&phrase, now, interim::Dialect::Us) {
+    if let Some(t) = interim::parse_date_string(&phrase, now, interim::Dialect::Us).ok().and_then(in_utc) {
         return Ok(to_ms(t));
     }
     // interim reads "Jan 5 2024 10:00" as a time of 20:24; with the comma it reads the year.
     if let Some(with_comma) = comma_after_day(&phrase)
-        && let Ok(t) = interim::parse_date_string(&with_comma, now, interim::Dialect::Us)
+        && let Some(t) =
+            interim::parse_date_string(&with_comma, now, interim::Dialect::Us).ok().and_then(in_utc)
     {
         return Ok(to_ms(t));
     }
@@ -94,7 +103,7 @@ fn lowercase_words(s: &str) -> Option<String> {
 
 fn parse_iso(s: &str) -> Option<OffsetDateTime> {
     if let Ok(t) = OffsetDateTime::parse(s, &Rfc3339) {
-        return Some(t.to_offset(UtcOffset::UTC));
+        return in_utc(t);
     }
     let date_only = format_description!("[year]-[month]-[day]");
     if let Ok(d) = Date::parse(s, &date_only) {
@@ -111,7 +120,15 @@ fn parse_iso(s: &str) -> Option<OffsetDateTime> {
     formats
         .iter()
         .find_map(|f| PrimitiveDateTime::parse(body, f).ok())
-        .map(|t| t.assume_offset(offset).to_offset(UtcOffset::UTC))
+        .and_then(|t| in_utc(t.assume_offset(offset)))
+}
+
+/// The instant in UTC when its year there is one ISO 8601 writes with four digits. An offset
+/// can carry a date over either end (9999-12-31T23:00-05:00 is in the year 10000 in UTC),
+/// which `time` cannot even hold: such a date is refused, not a panic, and every stored
+/// instant renders as the API's timestamps do.
+fn in_utc(t: OffsetDateTime) -> Option<OffsetDateTime> {
+    t.checked_to_offset(UtcOffset::UTC).filter(|t| (0..=9999).contains(&t.year()))
 }
 
 /// Splits a trailing `Z`, `+hh:mm`, `+hhmm` or `+hh` zone from an ISO date-time.
@@ -219,10 +236,39 @@ mod tests {
 
     #[test]
     fn garbage_is_refused_with_a_hint() {
-        for input in ["", "   ", "not a date", "2024-13-45", "2024-03-05T25:00Z", "12abc"] {
+        let cases = [
+            "",
+            "   ",
+            "not a date",
+            "2024-13-45",
+            "2024-03-05T25:00Z",
+            "12abc",
+            "0.5",
+            "5",
+            "2024",
+            "10:00",
+        ];
+        for input in cases {
             let err = parse_date_string_at(input, NOW).expect_err(input);
             assert!(!err.is_empty());
         }
+    }
+
+    #[test]
+    fn an_offset_that_carries_a_date_out_of_the_years_0000_to_9999_in_utc_is_refused_not_a_panic() {
+        let past_the_ends = [
+            "9999-12-31T23:59:59-23:59",
+            "9999-12-31T23:59-05",
+            "9999-12-31T20:00:00.5-05:00",
+            "0000-01-01T00:00:00+01:00",
+        ];
+        for input in past_the_ends {
+            let err = parse_date_string_at(input, NOW).expect_err(input);
+            assert!(err.contains("9999"), "{input}: {err}");
+        }
+        assert_eq!(at("9999-12-31T23:59:59Z"), "9999-12-31T23:59:59.000Z");
+        assert_eq!(at("0000-01-01T00:00:00-01:00"), "0000-01-01T01:00:00.000Z");
+        assert!(parse_date_string_at("9000 years ago", NOW).is_err(), "words, too, stay in those years");
     }
 
     #[test]

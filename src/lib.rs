@@ -2,51 +2,40 @@
 //! embedded SQLite file. `build` assembles the Rocket instance from a figment, so tests run
 //! exactly what production runs.
 
-pub mod adapter;
-pub mod api;
-pub mod auth;
-pub mod body;
 pub mod cli;
 pub mod config;
-pub mod connections;
-pub mod customers;
-pub mod dashboard;
 pub mod dates;
 pub mod db;
 #[cfg(test)]
 mod decoders_proptest;
-pub mod error;
-pub mod holders;
-pub mod import;
+pub mod fields;
+pub mod http;
 pub mod jsondoc;
-pub mod listing;
 mod logging;
 mod module_graph;
 pub mod money;
-pub mod openapi;
 pub mod orders;
 pub mod platforms;
-pub mod products;
 pub mod progress;
+pub mod resources;
 pub mod seed;
 pub mod shipments;
 pub mod simulate;
-pub mod stores;
 pub mod sync;
-pub mod throttle;
-pub mod users;
-pub mod variant_collections;
-pub mod warehouses;
 
 use rocket::figment::Figment;
 use rocket::serde::json::Json;
 use rocket::{Build, Rocket, catchers, get, routes};
 use serde::Serialize;
 
-use crate::auth::TokenKeys;
 use crate::config::Config;
-use crate::listing::Sessions;
-use crate::users::FirstAdmin;
+use crate::http::auth::TokenKeys;
+use crate::http::users::{self, FirstAdmin};
+use crate::http::{auth, conditional, dashboard, error, openapi, throttle};
+use crate::resources::listing::{self, Sessions};
+use crate::resources::{
+    connections, customers, import, products, stores, sync_runs, variant_collections, warehouses,
+};
 
 /// A Rocket instance ready to launch, and the admin created if this was the first run.
 pub struct App {
@@ -64,7 +53,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
     let first_admin = {
         let conn = pool.get().map_err(|e| format!("database: {e}"))?;
         users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
-            .map_err(|e| format!("creating the first admin: {}", cli::describe(&e)))?
+            .map_err(|e| format!("creating the first admin: {}", error::describe(&e)))?
     };
     let keys = TokenKeys::load(&pool, &config)?;
     // Rocket's form parser enforces these while streaming; JSON is capped in `body`.
@@ -92,15 +81,28 @@ pub fn build(figment: Figment) -> Result<App, String> {
         // service-api.md's reference table uses the singular; every example the plural.
         .mount("/variant_collections", variant_collections::routes())
         .mount("/variant_collection", variant_collections::routes())
-        .mount("/", orders::routes())
-        .mount("/", shipments::routes())
+        .mount("/", resources::orders::routes())
+        .mount("/", resources::shipments::routes())
         .mount("/", import::routes())
-        .mount("/", sync::routes::routes())
+        .mount("/", sync_runs::routes())
         .mount("/", dashboard::routes())
         .attach(Sessions::sweeper())
-        .attach(sync::fairing())
+        .attach(sync_schedule())
+        .attach(conditional::Conditional)
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
+}
+
+/// Starts the sync engine's schedule when Rocket lifts off, and stops it when Rocket shuts
+/// down.
+fn sync_schedule() -> rocket::fairing::AdHoc {
+    rocket::fairing::AdHoc::on_liftoff("sync schedule", |rocket| {
+        Box::pin(async move {
+            let Some(engine) = rocket.state::<std::sync::Arc<sync::Engine>>().cloned() else { return };
+            let shutdown = rocket.shutdown();
+            sync::start_schedule(engine, shutdown).await;
+        })
+    })
 }
 
 #[derive(Serialize)]

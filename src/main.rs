@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use orderbridge::cli;
-use orderbridge::import::What;
+use orderbridge::resources::import::What;
 use orderbridge::seed::Options;
 
 #[derive(Parser)]

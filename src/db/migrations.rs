@@ -32,6 +32,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sync: runs, cursors, order files, stock, shipment quantities",
         apply: sync_tables,
     },
+    Migration {
+        version: 5,
+        name: "stores and warehouses record who set their address",
+        apply: address_set_by,
+    },
 ];
 
 /// The version this binary writes.
@@ -82,6 +87,22 @@ fn inventory_channels(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 /// Sync's tables come from `schema.sql`; a shipment's items gain their unit count.
 fn sync_tables(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch("ALTER TABLE shipment_items ADD COLUMN quantity INTEGER")
+}
+
+/// CONTRACT §6: a store's or warehouse's address set by a customer user is checked at every
+/// connection. Older files never recorded who set it. Only a customer user of the row's own
+/// customer could have (users are never deleted), so rows of customers that have never had
+/// one are an admin's, and the rest count as a customer's: checked, not trusted.
+fn address_set_by(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    for table in ["stores", "warehouses"] {
+        tx.execute_batch(&format!(
+            "ALTER TABLE {table} ADD COLUMN address_set_by TEXT NOT NULL DEFAULT 'admin'
+                 CHECK (address_set_by IN ('admin', 'customer'));
+             UPDATE {table} SET address_set_by = 'customer'
+              WHERE customer_id IN (SELECT customer_id FROM users WHERE role = 'customer');"
+        ))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -214,7 +214,7 @@ where
     E: From<DbError> + Send + 'static,
     F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
 {
-    let (reply, answer) = rocket::tokio::sync::oneshot::channel();
+    let (reply, answer) = tokio::sync::oneshot::channel();
     let connections = pool.connections.clone();
     let job: Job = Box::new(move || {
         let result =
@@ -279,11 +279,30 @@ pub fn set_setting(conn: &Connection, key: &str, value: &str) -> rusqlite::Resul
     Ok(())
 }
 
+/// Reads a stored adapter (JSON text written by this service) at column `index`.
+pub fn settings_from_column(
+    row: &rusqlite::Row<'_>,
+    index: usize,
+) -> rusqlite::Result<serde_json::Map<String, serde_json::Value>> {
+    let text: String = row.get(index)?;
+    match serde_json::from_str(&text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(rusqlite::Error::FromSqlConversionFailure(
+            index,
+            rusqlite::types::Type::Text,
+            "a stored adapter is not a JSON object".into(),
+        )),
+        Err(e) => {
+            Err(rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(e)))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[rocket::async_test]
+    #[tokio::test]
     #[expect(clippy::disallowed_methods, reason = "the database threads themselves, no user involved")]
     async fn a_panicking_job_fails_and_the_threads_live_on() {
         let dir = tempfile::tempdir().unwrap();

@@ -10,16 +10,17 @@ use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::macros::datetime;
 
-use crate::body::{Fields, Patch, element_fields, fields_to_object, parse_json_object};
 use crate::dates::{format_ms, parse_date_string, parse_date_string_at};
-use crate::error::ApiError;
-use crate::import::{read_body, read_records};
-use crate::listing::{MAX_LIMIT, Params, Plan};
+use crate::http::body::{Fields, Patch, element_fields, fields_to_object, parse_json_object};
+use crate::http::error::ApiError;
 use crate::money;
-use crate::orders::ORDERS;
 use crate::orders::model::NewOrder;
-use crate::shipments::{NewShipment, SHIPMENTS};
-use crate::sync::csv::{BadLine, read_shipments, read_stock};
+use crate::platforms::files::csv::{BadLine, read_shipments, read_stock};
+use crate::resources::import::{read_body, read_records};
+use crate::resources::listing::{MAX_LIMIT, Params, Plan};
+use crate::resources::orders::ORDERS;
+use crate::resources::shipments::SHIPMENTS;
+use crate::shipments::NewShipment;
 
 /// Sunday 2026-11-22 10:00 UTC, as in the crate notes.
 pub(crate) const NOW: OffsetDateTime = datetime!(2026-11-22 10:00:00 UTC);
@@ -182,6 +183,7 @@ fn check_fields(map: &Map<String, Value>) -> Result<(), TestCaseError> {
             }
         }
         if let Err(e) = f.finish() {
+            let e = ApiError::from(e);
             prop_assert_eq!(e.status().code, 422);
             check_rejection(&e)?;
         }
@@ -262,7 +264,7 @@ pub(crate) fn check_query(raw: &str, scope: Option<i64>) -> Checked {
 
 /// Validates every record that is an object, as an order and as a shipment; accepted when
 /// every record was JSON.
-fn check_records(records: impl Iterator<Item = crate::import::Record>) -> Checked {
+fn check_records(records: impl Iterator<Item = crate::resources::import::Record>) -> Checked {
     let mut accepted = true;
     for (line, record) in records {
         prop_assert!(line >= 1);

@@ -6,10 +6,11 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{Map, Number, Value};
 
-use crate::orders::ORDERS;
 use crate::orders::fields::{ITEM_FIELDS, Kind, ORDER_FIELDS};
 use crate::orders::model::ADDRESS_FIELDS;
-use crate::shipments::{SHIPMENTS, STATES};
+use crate::resources::orders::ORDERS;
+use crate::resources::shipments::SHIPMENTS;
+use crate::shipments::STATES;
 
 /// Any text, weighted towards short ASCII with the characters decoders care about.
 pub(crate) fn text() -> BoxedStrategy<String> {

@@ -25,9 +25,9 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 #[cfg(test)]
-use crate::body::fields_to_object;
-#[cfg(test)]
 use crate::dates::{format_ms, parse_date_string_at};
+#[cfg(test)]
+use crate::http::body::fields_to_object;
 
 fn config(cases: u32) -> ProptestConfig {
     // No regression files in the source tree: a failure prints its minimal input, which

@@ -6,7 +6,7 @@ use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use serde_json::Value;
 
-use crate::body::{Fields, Patch};
+use crate::fields::{Fields, Patch};
 use crate::jsondoc::Obj;
 use crate::money;
 

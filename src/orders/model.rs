@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::fields::{self, EXTERNAL_ID, ITEM_FIELDS, Kind, ORDER_FIELDS, Scalar};
-use crate::body::{Fields, Patch, element_fields};
-use crate::error::Details;
+use crate::fields::Details;
+use crate::fields::{Fields, Patch, element_fields};
 use crate::jsondoc::{self, Obj};
 
 /// The most items one order may carry.
@@ -126,7 +126,7 @@ impl NewItem {
     }
 }
 
-pub use crate::body::finish;
+pub use crate::fields::finish;
 
 fn read_address(f: &mut Fields, key: &str) -> Option<String> {
     let map = f.object(key).value()?;

@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::fields::{FULFILLMENT_WAREHOUSE_ID, ITEM_FIELDS, ORDER_FIELDS};
 use super::model::{NewItem, NewOrder};
-use crate::error::Details;
+use crate::fields::Details;
 use crate::shipments;
 
 pub use crate::db::Written;

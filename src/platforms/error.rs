@@ -19,6 +19,9 @@ pub enum PlatformError {
     Rejected { status: u16, message: String },
     /// The platform answered something that cannot be read; the message names the record.
     BadData(String),
+    /// The address is one the row's reach may not connect to (CONTRACT §6): nothing was
+    /// sent, and it will be refused again until the address or the policy changes.
+    NotAllowed(String),
 }
 
 impl PlatformError {
@@ -43,7 +46,8 @@ impl PlatformError {
             PlatformError::Unreachable { message, .. }
             | PlatformError::Refused(message)
             | PlatformError::Rejected { message, .. }
-            | PlatformError::BadData(message) => message,
+            | PlatformError::BadData(message)
+            | PlatformError::NotAllowed(message) => message,
         }
     }
 
@@ -53,7 +57,9 @@ impl PlatformError {
         match self {
             PlatformError::Unreachable { .. } => "adapter_unreachable",
             PlatformError::Refused(_) => "adapter_authentication_failed",
-            PlatformError::Rejected { .. } | PlatformError::BadData(_) => "bad_data",
+            PlatformError::Rejected { .. } | PlatformError::BadData(_) | PlatformError::NotAllowed(_) => {
+                "bad_data"
+            }
         }
     }
 }

@@ -20,22 +20,28 @@ use super::{PlatformError, describe_duration, quote_platform_text, root_cause};
 /// followed, so a credential never travels to a host it was not meant for.
 pub fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    static CRYPTO_PROVIDER: Once = Once::new();
     CLIENT.get_or_init(|| {
-        // reqwest is built without a bundled provider; ring is the one compiled in. If the
-        // process already installed a provider, that one stays and reqwest uses it.
-        CRYPTO_PROVIDER.call_once(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
-        reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .user_agent(concat!("orderbridge/", env!("CARGO_PKG_VERSION")))
+        builder()
             .build()
-            // Building fails only when the TLS backend cannot start, which the line above
-            // rules out; the plain client is the same but for the settings.
+            // Building fails only when the TLS backend cannot start, which `builder` rules
+            // out; the plain client is the same but for the settings.
             .unwrap_or_default()
     })
+}
+
+/// The settings every client of the process shares; `reach` adds its resolver to them for
+/// the client of customer users' addresses.
+pub(crate) fn builder() -> reqwest::ClientBuilder {
+    static CRYPTO_PROVIDER: Once = Once::new();
+    // reqwest is built without a bundled provider; ring is the one compiled in. If the
+    // process already installed a provider, that one stays and reqwest uses it.
+    CRYPTO_PROVIDER.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_idle_timeout(Duration::from_secs(30))
+        .user_agent(concat!("orderbridge/", env!("CARGO_PKG_VERSION")))
 }
 
 /// How much of an error body is read looking for the platform's reason.

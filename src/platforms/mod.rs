@@ -1,25 +1,20 @@
-//! Everything that talks to a store or warehouse platform: one module per platform, each
-//! owning its adapter rules, its credential check and the calls the sync engine makes.
-//! This module holds what they share: which token names which platform for stores and for
-//! warehouses, the dispatch of adapter validation and of the ping's credential check
-//! (CONTRACT §6, §8), and the deadline every check runs under.
-//!
-//! `sftp`, `ftp` and `target` are the file-transfer checks as they were in `ping`; the
-//! `files` module replaces them. `folder` has its rules here and no check yet: its check
-//! plugs in at [`Platform::check`].
+//! Everything that talks to a store or warehouse platform: one folder per platform, each
+//! owning its adapter rules, its credential check, its client and its mapping, known to the
+//! rest of orderbridge through the traits and the one token list of [`registry`]. This
+//! module holds what they share: the operator's settings for reaching them, the dispatch of
+//! adapter validation and of the ping's credential check (CONTRACT §6, §8), and the deadline
+//! every check runs under.
 
 pub mod big_commerce;
 pub mod error;
-pub mod file_url;
 pub mod files;
-pub mod folder;
-mod ftp;
 pub mod http;
+pub mod reach;
+pub mod registry;
 pub mod retry;
+pub mod seam;
 pub mod sellbrite;
-pub(crate) mod sftp;
 pub mod store;
-pub mod target;
 
 pub use error::PlatformError;
 
@@ -27,23 +22,41 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::body::Fields;
+use crate::config::Config;
+use crate::fields::Fields;
 
-/// Where and how long the live checks may ask the platforms.
+/// Where and how long orderbridge may ask the platforms: the operator's choice (CONTRACT §10),
+/// the same for pings and for sync passes.
 #[derive(Debug, Clone)]
-pub struct PingSettings {
-    /// Bound on a whole check: connect, authenticate and the one request.
+pub struct Settings {
+    /// Bound on a whole check, and on one answer in a pass.
     pub timeout: Duration,
     pub bigcommerce_api_base: String,
     pub sellbrite_api_base: String,
+    /// Where an adapter's own address may lead (CONTRACT §6): `Anywhere` as configured; a
+    /// customer user's ping, and a pass over a row whose address a customer user set, put
+    /// their own policy here.
+    pub reach: reach::Reach,
 }
 
-impl Default for PingSettings {
+impl Default for Settings {
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(10),
             bigcommerce_api_base: "https://api.bigcommerce.com".to_owned(),
             sellbrite_api_base: "https://api.sellbrite.com".to_owned(),
+            reach: reach::Reach::Anywhere,
+        }
+    }
+}
+
+impl Settings {
+    pub fn from_config(config: &Config) -> Settings {
+        Settings {
+            timeout: Duration::from_secs(config.ping_timeout_secs),
+            bigcommerce_api_base: config.bigcommerce_api_base.clone(),
+            sellbrite_api_base: config.sellbrite_api_base.clone(),
+            reach: reach::Reach::Anywhere,
         }
     }
 }
@@ -58,12 +71,17 @@ pub enum PingError {
     Unreachable(String),
     /// No live check exists for this platform.
     UnsupportedPlatform,
+    /// The adapter's address is one its policy may not reach (CONTRACT §6): a sentence
+    /// naming the host, never an address it resolved to.
+    NotAllowed(String),
 }
 
 impl std::fmt::Display for PingError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::AuthenticationFailed(reason) | Self::Unreachable(reason) => f.write_str(reason),
+            Self::AuthenticationFailed(reason) | Self::Unreachable(reason) | Self::NotAllowed(reason) => {
+                f.write_str(reason)
+            }
             Self::UnsupportedPlatform => f.write_str("No live credential check exists for this platform."),
         }
     }
@@ -78,111 +96,49 @@ pub enum Owner {
     Warehouse,
 }
 
-/// The platforms orderbridge knows: their adapters are validated, and (but `Folder`, for now)
-/// their credentials can be checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Platform {
-    /// Store `big_commerce`, and `bigcommerce` as the same platform.
-    BigCommerce,
-    /// Store `sellbrite`.
-    Sellbrite,
-    /// Warehouse `sftp`, and `dropstream` (the hosted service's own SFTP file drop).
-    Sftp,
-    /// Warehouse `ftp`.
-    Ftp,
-    /// Warehouse `folder`: a folder on the server's own disk.
-    Folder,
-}
-
-impl Platform {
-    /// The platform a token names for `owner`; `None` for platforms we do not know, which
-    /// accept any adapter and have no check.
-    pub fn of(owner: Owner, token: &str) -> Option<Platform> {
-        match (owner, token) {
-            (Owner::Store, big_commerce::TOKEN | big_commerce::OLD_TOKEN) => Some(Platform::BigCommerce),
-            (Owner::Store, sellbrite::TOKEN) => Some(Platform::Sellbrite),
-            (Owner::Warehouse, "sftp" | "dropstream") => Some(Platform::Sftp),
-            (Owner::Warehouse, "ftp") => Some(Platform::Ftp),
-            (Owner::Warehouse, folder::TOKEN) => Some(Platform::Folder),
-            _ => None,
-        }
-    }
-
-    /// Checks the adapter's shape; problems are named under `adapter` (`adapter[key]`).
-    pub fn validate(self, adapter: &mut Fields) {
-        match self {
-            Platform::BigCommerce => big_commerce::validate(adapter),
-            Platform::Sellbrite => sellbrite::validate(adapter),
-            Platform::Sftp => file_url::validate(adapter, "sftp"),
-            Platform::Ftp => file_url::validate(adapter, "ftp"),
-            Platform::Folder => folder::validate(adapter),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Platform::BigCommerce => big_commerce::NAME,
-            Platform::Sellbrite => sellbrite::NAME,
-            Platform::Sftp => "The SFTP server",
-            Platform::Ftp => "The FTP server",
-            Platform::Folder => "The folder",
-        }
-    }
-
-    /// The credential check; `None` when the platform has none.
-    async fn check(self, settings: &PingSettings, adapter: &Adapter) -> Option<Result<(), PingError>> {
-        let outcome = match self {
-            Platform::BigCommerce => {
-                big_commerce::check(http::client(), &settings.bigcommerce_api_base, settings.timeout, adapter)
-                    .await
-                    .map_err(PingError::from)
-            }
-            Platform::Sellbrite => {
-                sellbrite::check(http::client(), &settings.sellbrite_api_base, settings.timeout, adapter)
-                    .await
-                    .map_err(PingError::from)
-            }
-            Platform::Sftp => sftp::check(adapter, settings.timeout).await,
-            Platform::Ftp => ftp::check(adapter).await,
-            Platform::Folder => match files::Location::of(folder::TOKEN, adapter) {
-                Ok(location) => files::check(&location, settings.timeout).await.map_err(|e| match e {
-                    PlatformError::Unreachable { message, .. } => PingError::Unreachable(message),
-                    other => PingError::AuthenticationFailed(other.message().to_string()),
-                }),
-                Err(problem) => {
-                    Err(PingError::AuthenticationFailed(format!("The folder's connection_string {problem}.")))
-                }
-            },
-        };
-        Some(outcome)
-    }
-}
-
 /// Checks the adapter shape of the platforms we know; problems are named `adapter[field]`
 /// under `fields`. Other platforms accept any object.
 pub fn validate(fields: &mut Fields, owner: Owner, platform: &str, settings: &Map<String, Value>) {
     let mut adapter = fields.child("adapter", settings.clone());
-    if let Some(known) = Platform::of(owner, platform) {
+    if let Some(known) = registry::platform(owner, platform) {
         known.validate(&mut adapter);
     }
     fields.absorb(adapter);
 }
 
-type Adapter = Map<String, Value>;
+/// Where a store or warehouse of a known platform connects, as its platform names it
+/// ([`seam::Platform::address`]): a file warehouse's `connection_string` today.
+pub fn address_of(owner: Owner, platform: &str, adapter: &Map<String, Value>) -> Option<reach::Address> {
+    registry::platform(owner, platform)?.address(adapter)
+}
+
+/// Where a platform keeps its data on this machine, if it does: `Some` with the problem of a
+/// place the operator does not allow (see [`seam::Platform::on_this_machine`]).
+pub fn on_this_machine(
+    owner: Owner,
+    platform: &str,
+    adapter: &Map<String, Value>,
+    config: &Config,
+) -> Option<Result<(), (&'static str, String)>> {
+    registry::platform(owner, platform)?.on_this_machine(adapter, config)
+}
+
+/// A platform's adapter, unmasked: for the platform modules only.
+pub type Adapter = Map<String, Value>;
 
 /// Checks a store adapter, already validated by the caller. `platform` is the store's token.
 pub async fn check_store(
-    settings: &PingSettings,
+    settings: &Settings,
     platform: &str,
     adapter: &Map<String, Value>,
 ) -> Result<(), PingError> {
     check(settings, Owner::Store, platform, adapter).await
 }
 
-/// Checks a warehouse adapter, already validated by the caller: `sftp`, `dropstream` and
-/// `ftp` use `adapter["connection_string"]`.
+/// Checks a warehouse adapter, already validated by the caller: the file warehouses use
+/// `adapter["connection_string"]`.
 pub async fn check_warehouse(
-    settings: &PingSettings,
+    settings: &Settings,
     platform: &str,
     adapter: &Map<String, Value>,
 ) -> Result<(), PingError> {
@@ -190,16 +146,15 @@ pub async fn check_warehouse(
 }
 
 async fn check(
-    settings: &PingSettings,
+    settings: &Settings,
     owner: Owner,
     platform: &str,
     adapter: &Map<String, Value>,
 ) -> Result<(), PingError> {
-    let platform = Platform::of(owner, platform).ok_or(PingError::UnsupportedPlatform)?;
+    let platform = registry::platform(owner, platform).ok_or(PingError::UnsupportedPlatform)?;
     let outcome = tokio::time::timeout(settings.timeout, platform.check(settings, adapter)).await;
     match outcome {
-        Ok(Some(result)) => result,
-        Ok(None) => Err(PingError::UnsupportedPlatform),
+        Ok(result) => result,
         Err(_) => Err(PingError::Unreachable(format!(
             "{} did not answer within {}.",
             platform.name(),
@@ -215,6 +170,7 @@ impl From<PlatformError> for PingError {
     fn from(error: PlatformError) -> Self {
         match error {
             PlatformError::Refused(message) => PingError::AuthenticationFailed(message),
+            PlatformError::NotAllowed(message) => PingError::NotAllowed(message),
             PlatformError::Unreachable { message, .. }
             | PlatformError::Rejected { message, .. }
             | PlatformError::BadData(message) => PingError::Unreachable(message),
@@ -228,15 +184,6 @@ fn describe_duration(limit: Duration) -> String {
     } else {
         format!("{} ms", limit.as_millis())
     }
-}
-
-/// A string field of the adapter. The caller validated the adapter, so a missing field is its
-/// bug; it still answers as a refusal rather than a panic.
-fn adapter_field<'a>(adapter: &'a Adapter, key: &str, platform: &str) -> Result<&'a str, PingError> {
-    adapter
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| PingError::AuthenticationFailed(format!("The {platform} adapter has no {key}.")))
 }
 
 /// Longest piece of a platform's own text quoted in a message.
@@ -261,7 +208,7 @@ pub(crate) fn quote_platform_text(raw: &str, secrets: &[&str]) -> String {
 }
 
 /// Ends a message with a full stop unless the quoted server text already ended it.
-fn end_sentence(mut message: String) -> String {
+pub(crate) fn end_sentence(mut message: String) -> String {
     if !message.ends_with(['.', '!', '?']) {
         message.push('.');
     }
@@ -298,14 +245,21 @@ mod tests {
     }
 
     #[test]
-    fn platform_tokens_name_their_platform_per_owner() {
-        assert_eq!(Platform::of(Owner::Store, "big_commerce"), Some(Platform::BigCommerce));
-        assert_eq!(Platform::of(Owner::Store, "bigcommerce"), Some(Platform::BigCommerce));
-        assert_eq!(Platform::of(Owner::Store, "shopify"), None);
-        assert_eq!(Platform::of(Owner::Store, "sftp"), None);
-        assert_eq!(Platform::of(Owner::Warehouse, "dropstream"), Some(Platform::Sftp));
-        assert_eq!(Platform::of(Owner::Warehouse, "ftp"), Some(Platform::Ftp));
-        assert_eq!(Platform::of(Owner::Warehouse, "folder"), Some(Platform::Folder));
-        assert_eq!(Platform::of(Owner::Warehouse, "bigcommerce"), None);
+    fn file_warehouses_name_the_server_of_their_connection_string_and_others_no_address() {
+        let adapter = |url: &str| Map::from_iter([("connection_string".to_string(), Value::from(url))]);
+        let address = address_of(Owner::Warehouse, "dropstream", &adapter("sftp://u:p@files.example.com"));
+        assert_eq!(
+            address,
+            Some(reach::Address {
+                field: "adapter[connection_string]",
+                host: "files.example.com".into(),
+                port: 22
+            })
+        );
+        let address = address_of(Owner::Warehouse, "ftp", &adapter("ftp://u:p@[::1]:2121/x")).unwrap();
+        assert_eq!((address.host.as_str(), address.port), ("::1", 2121));
+        assert_eq!(address_of(Owner::Warehouse, "folder", &adapter("file:///srv/wh")), None);
+        assert_eq!(address_of(Owner::Store, "big_commerce", &adapter("sftp://u:p@h")), None);
+        assert_eq!(address_of(Owner::Warehouse, "skubana", &adapter("sftp://u:p@h")), None);
     }
 }

@@ -1,8 +1,67 @@
 //! What a store platform gives a sync pass and takes from it, whatever the platform: orders
-//! as its list shows them, a whole order as an import record, and a shipment to report.
-//! Each store client (BigCommerce, Sellbrite) speaks these, so the pass never names one.
+//! as its list shows them, a whole order as an import record, a shipment to report and stock
+//! levels to set. Each store client implements [`StoreClient`], so the pass never names one.
 
+use std::time::Duration;
+
+use async_trait::async_trait;
 use serde_json::{Map, Value};
+
+use super::PlatformError;
+
+/// The store side of a connection, as the engine drives it (CONTRACT §11 steps 1, 4 and 5).
+#[async_trait]
+pub trait StoreClient: Send + Sync {
+    /// How a pull walks this store's orders.
+    fn pull_plan(&self) -> PullPlan;
+
+    /// One page (from 1) of a listing of the orders since `since_ms` (the platform's own
+    /// time, already moved back by the overlap).
+    async fn orders_page(
+        &self,
+        listing: Listing,
+        since_ms: Option<i64>,
+        page: u32,
+    ) -> Result<Vec<ListedOrder>, PlatformError>;
+
+    /// The whole order (items, addresses) as an import record.
+    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError>;
+
+    /// Reports a shipment, unless the store already has it (CONTRACT §11, notify).
+    async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError>;
+
+    /// Levels in one stock request: what a crash can make the store hear twice.
+    fn stock_per_request(&self) -> usize;
+
+    /// Sends absolute stock levels; returns how many requests it took.
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError>;
+}
+
+/// How a store's order lists are read.
+#[derive(Debug, Clone, Copy)]
+pub struct PullPlan {
+    /// The lists a pull reads, in order.
+    pub listings: &'static [Listing],
+    /// A page shorter than this is the last.
+    pub page_size: usize,
+    /// How far before its cursor a pull starts reading again.
+    pub overlap: Duration,
+    pub walk: Walk,
+    /// Whether a changed order is written again after it went to the warehouse.
+    pub rewrites_sent_orders: bool,
+}
+
+/// How the pages of a list follow each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// Oldest change first: each page may commit the cursor it reached, and the next page
+    /// asks again from the last time read (page 1), so an order modified mid-pull cannot
+    /// shift an unread one onto a page already read (CONTRACT §11 step 1).
+    ByKey,
+    /// In no documented order: pages by number, and the cursor moves once the whole list
+    /// was read.
+    ByNumber,
+}
 
 /// An order as the store's list shows it.
 #[derive(Debug, Clone)]

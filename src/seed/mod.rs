@@ -12,12 +12,12 @@ use rand::{Rng, SeedableRng};
 use rusqlite::{Connection, params};
 
 use crate::dates::now_ms;
+use crate::http::users::random_token;
+use crate::http::users::{self, Role};
 use crate::orders::fields::{ITEM_FIELDS, ORDER_FIELDS, Scalar};
 use crate::orders::model::{NewItem, NewOrder};
 use crate::orders::write::OrderWriter;
 use crate::shipments::model::{NewShipment, OrderRef, STATES, ShipmentWriter};
-use crate::users::random_token;
-use crate::users::{self, Role};
 
 mod orders;
 

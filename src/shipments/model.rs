@@ -6,9 +6,9 @@ use std::collections::{BTreeSet, HashMap};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value};
 
-use crate::body::{Fields, Patch, finish};
 use crate::db::Written;
-use crate::error::Details;
+use crate::fields::Details;
+use crate::fields::{Fields, Patch, finish};
 use crate::jsondoc::Obj;
 use crate::money;
 

@@ -198,8 +198,8 @@ fn warehouse_folders(conn: &Connection, root: &Path) -> rusqlite::Result<Vec<Pat
         .filter_map(|adapter| {
             let adapter: Value = serde_json::from_str(adapter).ok()?;
             let url = adapter.get("connection_string")?.as_str()?;
-            crate::platforms::folder::check_inside_root(url, root).ok()?;
-            crate::platforms::folder::folder_path(url).ok()
+            crate::platforms::files::folder::check_inside_root(url, root).ok()?;
+            crate::platforms::files::folder::parse(url).ok()
         })
         .collect())
 }

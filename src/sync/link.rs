@@ -4,9 +4,10 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value};
 
-use crate::adapter::settings_from_column;
 use crate::config::SyncMode;
-use crate::error::Details;
+use crate::db::settings_from_column;
+use crate::fields::Details;
+use crate::platforms::reach::{Reach, SetBy};
 
 #[derive(Debug, Clone)]
 pub struct Link {
@@ -24,6 +25,9 @@ pub struct Link {
     pub warehouse_enabled: bool,
     pub sales_enabled: bool,
     pub inventory_enabled: bool,
+    /// Who set the store's and the warehouse's addresses (CONTRACT §6).
+    pub store_set_by: SetBy,
+    pub warehouse_set_by: SetBy,
 }
 
 const SELECT: &str =
@@ -32,7 +36,8 @@ const SELECT: &str =
        EXISTS (SELECT 1 FROM channels ch WHERE ch.connection_id = c.id AND ch.type = 'sales'
                                             AND ch.enabled_at IS NOT NULL),
        EXISTS (SELECT 1 FROM channels ch WHERE ch.connection_id = c.id AND ch.type = 'inventory'
-                                            AND ch.enabled_at IS NOT NULL)
+                                            AND ch.enabled_at IS NOT NULL),
+       s.address_set_by, w.address_set_by
      FROM connections c JOIN stores s ON s.id = c.store_id JOIN warehouses w ON w.id = c.warehouse_id";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Link> {
@@ -50,6 +55,8 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Link> {
         warehouse_enabled: r.get(10)?,
         sales_enabled: r.get(11)?,
         inventory_enabled: r.get(12)?,
+        store_set_by: r.get(13)?,
+        warehouse_set_by: r.get(14)?,
     })
 }
 
@@ -109,10 +116,14 @@ impl Link {
         why
     }
 
-    /// The adapter's folder for one kind of file, relative to the warehouse's root (empty: the
-    /// root itself).
-    pub fn warehouse_dir(&self, key: &str, default: &str) -> String {
-        let dir = self.warehouse_adapter.get(key).and_then(Value::as_str).unwrap_or(default);
-        dir.trim_matches('/').to_string()
+    /// Where a connection to the warehouse may lead: public addresses only when a customer
+    /// user set its address, unless `tenant_private_targets` (read now, not when it was set).
+    pub fn warehouse_reach(&self, tenant_private_targets: bool) -> Reach {
+        Reach::for_row(self.warehouse_set_by, tenant_private_targets)
+    }
+
+    /// As [`Link::warehouse_reach`], for a store platform with an address of its own.
+    pub fn store_reach(&self, tenant_private_targets: bool) -> Reach {
+        Reach::for_row(self.store_set_by, tenant_private_targets)
     }
 }

@@ -9,18 +9,17 @@
 //! one without losing or doubling anything.
 
 pub mod command;
-pub mod csv;
 mod link;
-mod notify;
+pub(crate) mod notify;
 mod orders_in;
 mod orders_out;
 mod pass;
-pub mod routes;
 pub mod runs;
 mod scheduler;
 mod shipments_in;
 mod sides;
-mod states;
+pub(crate) mod states;
+mod step;
 mod stock;
 
 use std::collections::HashMap;
@@ -29,11 +28,12 @@ use std::time::Duration;
 
 use crate::config::{Config, SyncMode};
 use crate::db::{self, DbError, Pool};
-use crate::platforms::retry::RetryPolicy;
+use crate::platforms::files::{FileSettings, Sightings};
+use crate::platforms::{self, retry::RetryPolicy};
 
 pub use link::Link;
 pub use runs::{Run, RunCounts, Trigger};
-pub use scheduler::fairing;
+pub use scheduler::start as start_schedule;
 
 /// Tries of one platform request within a pass before the step gives up on it.
 const TRIES_PER_PASS: u32 = 3;
@@ -50,8 +50,12 @@ pub struct Settings {
     pub retry_base: Duration,
     /// The longest a pass waits for one answer.
     pub request_timeout: Duration,
-    pub bigcommerce_api_base: String,
-    pub sellbrite_api_base: String,
+    /// How long a warehouse file must look unchanged before it is read.
+    pub file_settle: Duration,
+    /// Where the platforms are, as the operator set it.
+    pub platforms: platforms::Settings,
+    /// Whether customer users' addresses may be private (CONTRACT §6).
+    pub tenant_private_targets: bool,
 }
 
 impl Settings {
@@ -62,8 +66,9 @@ impl Settings {
             max_attempts: config.sync_max_attempts,
             retry_base: Duration::from_secs(config.sync_retry_base_secs),
             request_timeout: Duration::from_secs(config.ping_timeout_secs),
-            bigcommerce_api_base: config.bigcommerce_api_base.clone(),
-            sellbrite_api_base: config.sellbrite_api_base.clone(),
+            file_settle: Duration::from_secs(config.file_settle_secs),
+            platforms: platforms::Settings::from_config(config),
+            tenant_private_targets: config.tenant_private_targets,
         }
     }
 
@@ -109,7 +114,6 @@ impl std::fmt::Display for EngineError {
 pub struct Engine {
     pool: Pool,
     settings: Settings,
-    http: reqwest::Client,
     /// Connection id → the id of its pass under way. A std mutex: never held across an await.
     running: Mutex<HashMap<i64, i64>>,
     /// Serializes starting passes, so two requests for one connection get one pass.
@@ -119,6 +123,9 @@ pub struct Engine {
     /// connections to one warehouse never read and move them at once) and a store's
     /// notifications (every connection of a store reports its shipments, one at a time).
     holds: Mutex<HashMap<(Shared, i64), Arc<TurnLock>>>,
+    /// What earlier passes saw of the warehouses' files (CONTRACT §11, files still being
+    /// written).
+    sightings: Sightings,
 }
 
 /// The lock of one shared thing; held across awaits, so tokio's.
@@ -155,12 +162,22 @@ impl Engine {
         Arc::new(Engine {
             pool,
             settings,
-            http: crate::platforms::http::client().clone(),
             running: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
             holds: Mutex::new(HashMap::new()),
+            sightings: Sightings::default(),
         })
+    }
+
+    /// What a pass's file warehouse needs.
+    pub(crate) fn file_settings(&self) -> FileSettings {
+        FileSettings {
+            timeout: self.settings.request_timeout,
+            settle: self.settings.file_settle,
+            sightings: self.sightings.clone(),
+            reach: crate::platforms::reach::Reach::Anywhere,
+        }
     }
 
     /// Waits until no other pass uses what is shared, then holds it.

@@ -14,10 +14,10 @@ use crate::db;
 use crate::platforms::PlatformError;
 use crate::platforms::store::{NoticeItem, ShipmentNotice};
 
-use super::pass::StepError;
-use super::sides::StoreSide;
 use super::states::move_shipment;
+use super::step::StepError;
 use super::{Engine, Link, Shared};
+use crate::platforms::store::StoreClient;
 
 /// `notified_shipped` shipments are archived this long after the store accepted them.
 const ARCHIVE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
@@ -36,7 +36,7 @@ struct Claimed {
 pub async fn notify(
     engine: &Engine,
     link: &Link,
-    store: &StoreSide,
+    store: &dyn StoreClient,
     notified: &mut u64,
 ) -> Result<(), StepError> {
     let store_id = link.store_id;
@@ -58,7 +58,7 @@ pub async fn notify(
 /// Tells the store of each claimed shipment and records each answer.
 async fn notify_batch(
     engine: &Engine,
-    store: &StoreSide,
+    store: &dyn StoreClient,
     claimed: Vec<Claimed>,
     notified: &mut u64,
 ) -> Result<(), StepError> {

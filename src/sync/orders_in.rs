@@ -14,12 +14,12 @@ use crate::db;
 use crate::orders::model::NewOrder;
 use crate::orders::write::OrderWriter;
 use crate::platforms::PlatformError;
-use crate::platforms::store::{Disposition, ListedOrder, Listing, PulledOrder};
+use crate::platforms::store::{Disposition, ListedOrder, Listing, PullPlan, PulledOrder, Walk};
 
-use super::pass::StepError;
-use super::sides::StoreSide;
 use super::states::{self, OrderState};
+use super::step::StepError;
 use super::{Engine, Link};
+use crate::platforms::store::StoreClient;
 
 /// A pull reads at most this many pages; the next pass goes on from the cursor.
 const MAX_PAGES: u32 = 10_000;
@@ -39,18 +39,20 @@ struct Known {
 pub async fn pull(
     engine: &Engine,
     link: &Link,
-    store: &StoreSide,
+    store: &dyn StoreClient,
     pulled: &mut u64,
 ) -> Result<(), StepError> {
     let started = now_ms();
     let store_id = link.store_id;
     let cursor: Option<i64> = engine.db(move |conn| Ok::<_, StepError>(read_cursor(conn, store_id)?)).await?;
-    let overlap = i64::try_from(store.overlap().as_millis()).unwrap_or(i64::MAX);
+    let plan = store.pull_plan();
+    let overlap = i64::try_from(plan.overlap.as_millis()).unwrap_or(i64::MAX);
     let since = cursor.map(|c| c.saturating_sub(overlap));
-    for &listing in store.listings() {
-        let reached = pull_listing(engine, store, store_id, listing, cursor, since, pulled).await?;
+    for &listing in plan.listings {
+        let read = Reading { store, plan: &plan, store_id, listing, cursor };
+        let reached = pull_listing(engine, &read, since, pulled).await?;
         // A list in no known order moves the cursor once it was read whole.
-        if let Some(reached) = reached.filter(|_| !store.sorted_by_cursor()) {
+        if let Some(reached) = reached.filter(|_| plan.walk == Walk::ByNumber) {
             engine
                 .db(move |conn| {
                     let tx = db::write_unlisted(conn)?;
@@ -70,21 +72,58 @@ pub async fn pull(
         .await
 }
 
-/// Reads one listing page by page, writing each page's orders as it goes; returns the
-/// latest cursor time it saw beyond `cursor` (committed already when the list is sorted).
-async fn pull_listing(
-    engine: &Engine,
-    store: &StoreSide,
+/// One listing of one store being read.
+struct Reading<'a> {
+    store: &'a dyn StoreClient,
+    plan: &'a PullPlan,
     store_id: i64,
     listing: Listing,
+    /// The store's cursor when the pull began.
     cursor: Option<i64>,
+}
+
+/// Where the next page of a listing starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Position {
+    since: Option<i64>,
+    page: u32,
+}
+
+impl Position {
+    /// The page after one that was read whole: by key, again from the latest time read
+    /// (page 1), unless every order on it carries the time asked from, which asking again
+    /// would only repeat; by number, the next page.
+    fn after(self, walk: Walk, listed: &[ListedOrder]) -> Position {
+        let by_number = Position { since: self.since, page: self.page + 1 };
+        let Some(latest) = listed.iter().map(|o| o.cursor_ms).max() else { return by_number };
+        if walk == Walk::ByNumber {
+            return by_number;
+        }
+        let all_at_latest = listed.iter().all(|o| o.cursor_ms == latest);
+        match (all_at_latest, self.since == Some(latest)) {
+            (false, _) => Position { since: Some(latest), page: 1 },
+            (true, true) => by_number,
+            // The page asked from `latest` would be this one again.
+            (true, false) => Position { since: Some(latest), page: 2 },
+        }
+    }
+}
+
+/// Reads one listing page by page, writing each page's orders as it goes; returns the
+/// latest cursor time it saw beyond `cursor` (committed already when the list is walked by
+/// key).
+async fn pull_listing(
+    engine: &Engine,
+    read: &Reading<'_>,
     since: Option<i64>,
     pulled: &mut u64,
 ) -> Result<Option<i64>, StepError> {
+    let Reading { store, plan, store_id, listing, cursor } = *read;
     let mut reached: Option<i64> = None;
-    for page in 1..=MAX_PAGES {
-        let listed = store.orders_page(listing, since, page).await?;
-        let last = listed.len() < store.page_size();
+    let mut at = Position { since, page: 1 };
+    for _ in 0..MAX_PAGES {
+        let listed = store.orders_page(listing, at.since, at.page).await?;
+        let last = listed.len() < plan.page_size;
         if listed.is_empty() {
             break;
         }
@@ -98,7 +137,7 @@ async fn pull_listing(
                 Disposition::Import => {
                     let rewrite = |k: &Known| {
                         k.version != Some(order.version)
-                            && (store.rewrites_sent_orders()
+                            && (plan.rewrites_sent_orders
                                 || OrderState::parse(k.state.as_deref()) == Some(OrderState::New))
                     };
                     if held.is_none_or(rewrite) {
@@ -125,7 +164,7 @@ async fn pull_listing(
             .max()
             .filter(|c| listing == Listing::Orders && cursor.is_none_or(|held| *c > held));
         reached = reached.max(page_cursor);
-        let commit_cursor = page_cursor.filter(|_| store.sorted_by_cursor());
+        let commit_cursor = page_cursor.filter(|_| plan.walk == Walk::ByKey);
         // A page that brings nothing new and does not move the cursor writes nothing.
         if !(fetched.is_empty() && cancels.is_empty() && commit_cursor.is_none()) {
             *pulled +=
@@ -134,12 +173,16 @@ async fn pull_listing(
         if last {
             break;
         }
+        at = at.after(plan.walk, &listed);
     }
     Ok(reached)
 }
 
 /// A listed order with its items and addresses: (external id, version, the order).
-async fn whole(store: &StoreSide, order: &ListedOrder) -> Result<(String, i64, PulledOrder), PlatformError> {
+async fn whole(
+    store: &dyn StoreClient,
+    order: &ListedOrder,
+) -> Result<(String, i64, PulledOrder), PlatformError> {
     let pulled = store.order_record(order).await?;
     Ok((order.external_id.clone(), order.version, pulled))
 }
@@ -200,7 +243,7 @@ fn write_page(
         record
             .insert("fulfillment_transitioned_at".into(), at.map_or(Value::Null, |ms| format_ms(ms).into()));
         record.insert("fulfillment_warehouse_id".into(), warehouse.map_or(Value::Null, Value::from));
-        let bad = |problems: crate::error::Details| {
+        let bad = |problems: crate::fields::Details| {
             let list: Vec<String> = problems.iter().map(|(k, v)| format!("{k} {v}")).collect();
             StepError::Platform(PlatformError::BadData(format!(
                 "The store's order {external_id} cannot be read: {}.",
@@ -236,4 +279,47 @@ fn save_cursor(conn: &Connection, store_id: i64, cursor: i64) -> rusqlite::Resul
     )?
     .execute(params![store_id, cursor])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platforms::store::Disposition;
+
+    fn listed(times: &[i64]) -> Vec<ListedOrder> {
+        times
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| ListedOrder {
+                external_id: i.to_string(),
+                cursor_ms: t,
+                version: t,
+                disposition: Disposition::Import,
+                raw: Value::Null,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_page_walked_by_key_asks_again_from_the_latest_time_read() {
+        let at = Position { since: Some(100), page: 1 };
+        assert_eq!(at.after(Walk::ByKey, &listed(&[100, 200, 300])), Position { since: Some(300), page: 1 });
+    }
+
+    #[test]
+    fn a_page_all_at_one_time_moves_on_by_number() {
+        let at = Position { since: Some(300), page: 1 };
+        assert_eq!(at.after(Walk::ByKey, &listed(&[300, 300])), Position { since: Some(300), page: 2 });
+        let at = Position { since: Some(300), page: 2 };
+        assert_eq!(at.after(Walk::ByKey, &listed(&[300, 300])), Position { since: Some(300), page: 3 });
+        // All at a later time: asked from it, page 1 would be this page again.
+        let at = Position { since: Some(100), page: 1 };
+        assert_eq!(at.after(Walk::ByKey, &listed(&[400, 400])), Position { since: Some(400), page: 2 });
+    }
+
+    #[test]
+    fn a_list_in_no_order_is_walked_by_number() {
+        let at = Position { since: Some(100), page: 4 };
+        assert_eq!(at.after(Walk::ByNumber, &listed(&[100, 900])), Position { since: Some(100), page: 5 });
+    }
 }

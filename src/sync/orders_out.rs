@@ -1,10 +1,11 @@
 //! Step 2, send orders: the store's `new` orders go to the warehouse in one file per step.
 //!
-//! The orders of a file are claimed first (a batch row, committed), then the file is written
-//! under a temporary name and renamed, then the batch is marked delivered and its orders
-//! move to `pending_shipment`, in one transaction. A crash before that last commit leaves
-//! an undelivered batch, which the next pass sends again under the same file name with the
-//! same orders: the warehouse sees the same document, never a second order.
+//! The orders of a file are claimed first (a batch row, committed), then the warehouse
+//! writes the file as they are read (under a temporary name, renamed when complete), then
+//! the batch is marked delivered and its orders move to `pending_shipment`, in one
+//! transaction. A crash before that last commit leaves an undelivered batch, which the next
+//! pass sends again under the same file name with the same orders: the warehouse sees the
+//! same document, never a second order.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value};
@@ -12,12 +13,12 @@ use serde_json::{Map, Value};
 use crate::dates::now_ms;
 use crate::db;
 
-use super::csv::{OrderFile, OrderRow, cell, date_cell, money_cell};
-use super::pass::StepError;
-use super::sides::{Folders, join};
 use super::states::OrderState;
+use super::step::StepError;
 use super::{Engine, Link};
-use crate::platforms::files::FileSession;
+use crate::platforms::PlatformError;
+use crate::platforms::files::csv::{OutgoingItem, OutgoingOrder, ShipTo};
+use crate::platforms::files::{OrderFeed, Sent, Warehouse, order_feed};
 
 /// An order file about to be written: its number and its orders.
 struct Batch {
@@ -39,26 +40,26 @@ pub async fn has_work(engine: &Engine, link: &Link) -> Result<bool, StepError> {
 }
 
 /// Sends one file; returns how many orders it delivered.
-pub async fn send(
-    engine: &Engine,
-    link: &Link,
-    files: &mut FileSession,
-    folders: &Folders,
-) -> Result<u64, StepError> {
+pub async fn send(engine: &Engine, link: &Link, warehouse: &mut Warehouse) -> Result<u64, StepError> {
     let (connection_id, store_id) = (link.id, link.store_id);
     let batch = engine.db(move |conn| claim(conn, connection_id, store_id)).await?;
     let Some(batch) = batch else { return Ok(0) };
-    let name = format!("orders-{connection_id}-{}.csv", batch.number);
-    files.make_dir_all(&folders.orders).await?;
-    let temporary = join(&folders.orders, &format!(".{name}"));
-    // The file is rendered on the database thread and written as it comes, a chunk at a time.
-    let (chunks, received) = tokio::sync::mpsc::channel::<Vec<u8>>(4);
+    // The orders are read on the database thread and written as they come.
+    let (feed, orders) = order_feed();
     let ids = batch.order_ids.clone();
-    let render = engine.db(move |conn| render_file(conn, &ids, &chunks));
-    let (rendered, written) = tokio::join!(render, files.write_from(&temporary, received));
-    rendered?;
-    written?;
-    files.rename(&temporary, &join(&folders.orders, &name)).await?;
+    let render = engine.db(move |conn| render(conn, &ids, feed));
+    let (rendered, written) =
+        tokio::join!(render, warehouse.send_orders(connection_id, batch.number, orders));
+    // The write's failure first: when the write fails, the reading only sees its writer gone.
+    match (written?, rendered?) {
+        (Sent::Delivered, Rendered::Complete) => {}
+        (Sent::Abandoned, _) | (_, Rendered::WriterStopped) => {
+            // Each half says why it stopped, and the one that failed has been returned above.
+            return Err(StepError::Platform(PlatformError::unreachable(
+                "The order file was not finished; it is sent again in the next pass.",
+            )));
+        }
+    }
     let warehouse_id = link.warehouse_id;
     engine.db(move |conn| deliver(conn, &batch, warehouse_id)).await
 }
@@ -140,32 +141,25 @@ fn claim(conn: &mut Connection, connection_id: i64, store_id: i64) -> Result<Opt
     Ok(Some(batch))
 }
 
-/// Bytes handed to the writer at a time.
-const CHUNK_BYTES: usize = 256 * 1024;
-
-/// Renders the order file of `order_ids` into `chunks`.
-fn render_file(
-    conn: &mut Connection,
-    order_ids: &[i64],
-    chunks: &tokio::sync::mpsc::Sender<Vec<u8>>,
-) -> Result<(), StepError> {
-    let failed = |e: String| StepError::Db(db::DbError::Failed(e));
-    // The writer went away (it failed, and says why): nothing more to render.
-    let gone = || StepError::Db(db::DbError::Failed("the order file's writer stopped".into()));
-    let mut file = OrderFile::new().map_err(failed)?;
-    for id in order_ids {
-        for row in order_rows(conn, std::slice::from_ref(id))? {
-            file.row(&row).map_err(failed)?;
-        }
-        if let Some(chunk) = file.chunk(CHUNK_BYTES).map_err(failed)? {
-            chunks.blocking_send(chunk).map_err(|_| gone())?;
-        }
-    }
-    chunks.blocking_send(file.finish().map_err(failed)?).map_err(|_| gone())
+/// How reading the orders of a file ended.
+enum Rendered {
+    Complete,
+    /// The writer stopped taking orders (it failed, and says why).
+    WriterStopped,
 }
 
-/// The file's rows: one per order item, the order's columns repeated.
-fn order_rows(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<OrderRow>> {
+/// Reads the orders of `order_ids` into `feed`, a few at a time.
+fn render(conn: &mut Connection, order_ids: &[i64], feed: OrderFeed) -> Result<Rendered, StepError> {
+    for ids in order_ids.chunks(OrderFeed::BATCH) {
+        if feed.send(outgoing(conn, ids)?).is_err() {
+            return Ok(Rendered::WriterStopped);
+        }
+    }
+    Ok(if feed.finish().is_ok() { Rendered::Complete } else { Rendered::WriterStopped })
+}
+
+/// The orders as the file shows them, with their items in order.
+fn outgoing(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<OutgoingOrder>> {
     let mut order_stmt = conn.prepare_cached(
         "SELECT id, external_id, external_display_id, store_id, ordered_at, customer_email, shipping_address,
                 shipping_carrier_name, shipping_carrier_service_level, gift_message, notes
@@ -174,60 +168,57 @@ fn order_rows(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<Orde
     let mut item_stmt = conn.prepare_cached(
         "SELECT sku, name, quantity, unit_price, weight FROM order_items WHERE order_id = ?1 ORDER BY position",
     )?;
-    let mut rows = Vec::with_capacity(order_ids.len() * 2);
+    let mut orders = Vec::with_capacity(order_ids.len());
     for &id in order_ids {
-        let Some(order) = order_stmt
+        let Some(mut order) = order_stmt
             .query_row([id], |r| {
                 let address: Option<String> = r.get(6)?;
                 let address: Map<String, Value> =
                     address.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
-                let part = |key: &str| cell(address.get(key).and_then(Value::as_str));
-                Ok([
-                    r.get::<_, i64>(0)?.to_string(),
-                    cell(r.get::<_, Option<String>>(1)?.as_deref()),
-                    cell(r.get::<_, Option<String>>(2)?.as_deref()),
-                    r.get::<_, i64>(3)?.to_string(),
-                    date_cell(r.get(4)?),
-                    cell(r.get::<_, Option<String>>(5)?.as_deref()),
-                    part("first_name"),
-                    part("last_name"),
-                    part("street1"),
-                    part("street2"),
-                    part("city"),
-                    part("region"),
-                    part("postal_code"),
-                    part("country"),
-                    part("telephone"),
-                    cell(r.get::<_, Option<String>>(7)?.as_deref()),
-                    cell(r.get::<_, Option<String>>(8)?.as_deref()),
-                    cell(r.get::<_, Option<String>>(9)?.as_deref()),
-                    cell(r.get::<_, Option<String>>(10)?.as_deref()),
-                ])
+                let part = |key: &str| address.get(key).and_then(Value::as_str).map(str::to_string);
+                Ok(OutgoingOrder {
+                    order_id: r.get(0)?,
+                    external_id: r.get(1)?,
+                    external_display_id: r.get(2)?,
+                    store_id: r.get(3)?,
+                    ordered_at: r.get(4)?,
+                    customer_email: r.get(5)?,
+                    ship_to: ShipTo {
+                        first_name: part("first_name"),
+                        last_name: part("last_name"),
+                        street1: part("street1"),
+                        street2: part("street2"),
+                        city: part("city"),
+                        region: part("region"),
+                        postal_code: part("postal_code"),
+                        country: part("country"),
+                        telephone: part("telephone"),
+                    },
+                    carrier: r.get(7)?,
+                    service_level: r.get(8)?,
+                    gift_message: r.get(9)?,
+                    notes: r.get(10)?,
+                    items: Vec::new(),
+                })
             })
             .optional()?
         else {
             continue;
         };
-        let items = item_stmt
+        order.items = item_stmt
             .query_map([id], |r| {
-                Ok((
-                    cell(r.get::<_, Option<String>>(0)?.as_deref()),
-                    cell(r.get::<_, Option<String>>(1)?.as_deref()),
-                    r.get::<_, i64>(2)?.to_string(),
-                    money_cell(r.get(3)?),
-                    money_cell(r.get(4)?),
-                ))
+                Ok(OutgoingItem {
+                    sku: r.get(0)?,
+                    name: r.get(1)?,
+                    quantity: r.get(2)?,
+                    unit_price: r.get(3)?,
+                    weight: r.get(4)?,
+                })
             })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        if items.is_empty() {
-            rows.push(OrderRow { order: order.clone(), item: Default::default() });
-        }
-        for (line, (sku, name, quantity, unit_price, weight)) in items.into_iter().enumerate() {
-            let item = [(line + 1).to_string(), sku, name, quantity, unit_price, weight];
-            rows.push(OrderRow { order: order.clone(), item });
-        }
+            .collect::<rusqlite::Result<_>>()?;
+        orders.push(order);
     }
-    Ok(rows)
+    Ok(orders)
 }
 
 /// Marks the file delivered: its orders that are still `new` now wait for their shipment

@@ -3,62 +3,18 @@
 //! did stays done.
 
 use crate::db::DbError;
-use crate::platforms::PlatformError;
-use crate::platforms::files::{FileSession, Location};
+use crate::platforms::files::Warehouse;
 
 use super::runs::{self, Failure, Outcome, RunCounts, Step};
-use super::sides::{self, Folders, StoreSide};
+use super::sides;
+use super::step::StepError;
 use super::{Engine, Link, Shared, notify, orders_in, orders_out, shipments_in, stock};
-
-/// Why a step stopped: the platform said no, or our own database failed (a bug or the
-/// environment; logged, and reported without detail).
-#[derive(Debug)]
-pub enum StepError {
-    Platform(PlatformError),
-    /// A warehouse file that could not be imported; the message names it.
-    BadFile(String),
-    Db(DbError),
-}
-
-impl From<PlatformError> for StepError {
-    fn from(e: PlatformError) -> Self {
-        StepError::Platform(e)
-    }
-}
-
-impl From<DbError> for StepError {
-    fn from(e: DbError) -> Self {
-        StepError::Db(e)
-    }
-}
-
-impl From<rusqlite::Error> for StepError {
-    fn from(e: rusqlite::Error) -> Self {
-        StepError::Db(DbError::from(e))
-    }
-}
-
-impl StepError {
-    fn into_failure(self, step: Step, connection_id: i64) -> Failure {
-        match self {
-            StepError::Platform(e) => Failure { step, code: e.code(), message: e.message().to_string() },
-            StepError::BadFile(message) => Failure { step, code: "bad_data", message },
-            StepError::Db(e) => {
-                log::error!("sync: connection {connection_id}, step {}: database: {e}", step.as_str());
-                Failure {
-                    step,
-                    code: "internal_error",
-                    message: "orderbridge could not read or write its database; see the server log.".into(),
-                }
-            }
-        }
-    }
-}
+use crate::platforms::store::StoreClient;
 
 /// Runs a pass of the connection as it is now, recorded as run `run_id`.
 pub async fn run(engine: &Engine, connection_id: i64, run_id: i64) -> Outcome {
     let mut counts = RunCounts::default();
-    let mut pass = Pass { engine, run_id };
+    let mut pass = Pass { engine, run_id, connection_id };
     let failure = steps(&mut pass, connection_id, &mut counts).await.err();
     Outcome { counts, failure }
 }
@@ -67,6 +23,7 @@ pub async fn run(engine: &Engine, connection_id: i64, run_id: i64) -> Outcome {
 struct Pass<'a> {
     engine: &'a Engine,
     run_id: i64,
+    connection_id: i64,
 }
 
 impl Pass<'_> {
@@ -76,7 +33,7 @@ impl Pass<'_> {
         self.engine
             .db(move |conn| Ok::<_, DbError>(runs::enter(conn, run_id, step)?))
             .await
-            .map_err(|e| StepError::Db(e).into_failure(step, run_id))
+            .map_err(|e| StepError::Db(e).into_failure(step, self.connection_id))
     }
 }
 
@@ -99,35 +56,29 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
     if !sales && !inventory {
         return Ok(());
     }
-    let folders = Folders::of(&link);
     let first_step = if sales { Step::PullOrders } else { Step::Stock };
-    let store = StoreSide::for_link(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
-    let location = sides::warehouse_location(&link).map_err(|e| fail(first_step)(e.into()))?;
+    let store = sides::store_for(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
+    let mut warehouse = sides::warehouse_for(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
 
     if sales {
         pass.enter(Step::PullOrders).await?;
-        orders_in::pull(engine, &link, &store, &mut counts.orders_pulled)
+        orders_in::pull(engine, &link, store.as_ref(), &mut counts.orders_pulled)
             .await
             .map_err(fail(Step::PullOrders))?;
     }
     // The warehouse session is opened once, when a step first needs it; the passes of other
     // connections to the same warehouse wait for this one's file steps to end.
     let _warehouse = engine.hold(Shared::Warehouse, link.warehouse_id).await;
-    let mut files: Option<FileSession> = None;
-    let result = warehouse_steps(pass, &link, &store, &location, &folders, &mut files, counts).await;
-    if let Some(session) = files {
-        session.close().await;
-    }
+    let result = warehouse_steps(pass, &link, store.as_ref(), &mut warehouse, counts).await;
+    warehouse.close().await;
     result
 }
 
 async fn warehouse_steps(
     pass: &Pass<'_>,
     link: &Link,
-    store: &StoreSide,
-    location: &Location,
-    folders: &Folders,
-    files: &mut Option<FileSession>,
+    store: &dyn StoreClient,
+    warehouse: &mut Warehouse,
     counts: &mut RunCounts,
 ) -> Result<(), Failure> {
     let engine = pass.engine;
@@ -135,13 +86,13 @@ async fn warehouse_steps(
     if link.sales_syncs() {
         if orders_out::has_work(engine, link).await.map_err(fail(Step::SendOrders))? {
             pass.enter(Step::SendOrders).await?;
-            let session = open(engine, link, location, files).await.map_err(fail(Step::SendOrders))?;
+            let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::SendOrders))?;
             counts.orders_sent =
-                orders_out::send(engine, link, session, folders).await.map_err(fail(Step::SendOrders))?;
+                orders_out::send(engine, link, warehouse).await.map_err(fail(Step::SendOrders))?;
         }
         pass.enter(Step::PullShipments).await?;
-        let session = open(engine, link, location, files).await.map_err(fail(Step::PullShipments))?;
-        shipments_in::pull(engine, link, session, folders, &mut counts.shipments_pulled)
+        let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::PullShipments))?;
+        shipments_in::pull(engine, link, warehouse, &mut counts.shipments_pulled)
             .await
             .map_err(fail(Step::PullShipments))?;
         pass.enter(Step::Notify).await?;
@@ -151,29 +102,24 @@ async fn warehouse_steps(
     }
     if link.inventory_syncs() {
         pass.enter(Step::Stock).await?;
-        let session = open(engine, link, location, files).await.map_err(fail(Step::Stock))?;
-        stock::sync(engine, link, store, session, folders, &mut counts.stock_levels_sent)
+        let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::Stock))?;
+        stock::sync(engine, link, store, warehouse, &mut counts.stock_levels_sent)
             .await
             .map_err(fail(Step::Stock))?;
     }
     Ok(())
 }
+/// The warehouse with its session open, once a step first needs it; the host key an SFTP
+/// server showed at the pass's first session is pinned.
 async fn open<'a>(
     engine: &Engine,
     link: &Link,
-    location: &Location,
-    files: &'a mut Option<FileSession>,
-) -> Result<&'a mut FileSession, StepError> {
-    if files.is_none() {
-        let session = sides::open_files(engine, location).await?;
-        if let (Location::Sftp(target), Some(seen)) = (location, session.host_key())
-            && target.host_key.is_none()
-        {
-            pin_host_key(engine, link, seen.to_string()).await?;
-        }
-        *files = Some(session);
+    warehouse: &'a mut Warehouse,
+) -> Result<&'a mut Warehouse, StepError> {
+    if let Some(shown) = warehouse.connect().await? {
+        pin_host_key(engine, link, shown).await?;
     }
-    files.as_mut().ok_or_else(|| StepError::Db(DbError::Failed("no file session".into())))
+    Ok(warehouse)
 }
 
 /// Records the host key an SFTP warehouse showed at its first session as its adapter's

@@ -7,9 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rocket::Orbit;
-use rocket::Rocket;
-use rocket::fairing::AdHoc;
+use std::future::Future;
 
 use crate::config::SyncMode;
 use crate::dates::now_ms;
@@ -24,22 +22,18 @@ const TICK: Duration = Duration::from_secs(1);
 /// How often the list of syncing connections is read again.
 const REFRESH: Duration = Duration::from_secs(5);
 
-/// Starts the schedule when Rocket lifts off, and stops it when Rocket shuts down. Runs left
-/// `running` by an earlier process are closed first.
-pub fn fairing() -> AdHoc {
-    AdHoc::on_liftoff("sync schedule", |rocket| Box::pin(async move { start(rocket).await }))
-}
-
-async fn start(rocket: &Rocket<Orbit>) {
-    let Some(engine) = rocket.state::<Arc<Engine>>().cloned() else { return };
+/// Starts the schedule in the background, until `shutdown` completes (the server's own
+/// shutdown, when `serve` runs it). Runs left `running` by an earlier process are closed first.
+pub async fn start(engine: Arc<Engine>, shutdown: impl Future<Output = ()> + Send + 'static) {
     if let Err(e) = engine.db(|conn| Ok::<_, DbError>(runs::close_interrupted(conn)?)).await {
         log::error!("sync: could not close interrupted runs: {e}");
     }
     if engine.settings().mode == SyncMode::Off {
         return;
     }
-    let mut shutdown = rocket.shutdown();
     tokio::spawn(async move {
+        let shutdown = shutdown;
+        tokio::pin!(shutdown);
         let mut schedule = Schedule::default();
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

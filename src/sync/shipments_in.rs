@@ -1,5 +1,5 @@
-//! Step 3, pull shipments: every `*.csv` in the warehouse's `shipments_dir`, in name order.
-//! A file whose every row is good is imported in one transaction and moved to
+//! Step 3, pull shipments: every settled `*.csv` in the warehouse's `shipments_dir`, in name
+//! order (the warehouse says which files are ready). A file whose every row is good is imported in one transaction and moved to
 //! `processed/`; a file with any bad row imports nothing and is moved to `failed/` beside a
 //! `{name}.errors.txt` that lists each bad line. Shipments are keyed by (order, tracking
 //! number), so a file read twice (a crash before its move) changes nothing.
@@ -16,14 +16,13 @@ use serde::{Deserialize, Serialize};
 use crate::dates::{self, now_ms};
 use crate::db;
 use crate::money;
-use crate::platforms::files::FileSession;
+use crate::platforms::files::csv::{BadLine, ShipmentRow};
+use crate::platforms::files::{Inbox, Warehouse};
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
 
-use super::csv::{self as files_csv, BadLine, ShipmentRow};
-use super::pass::StepError;
-use super::sides::{Folders, file_failed, file_processed, join, waiting_files};
 use super::states;
+use super::step::StepError;
 use super::{Engine, Link};
 
 /// An item a warehouse says it shipped, before it is matched to an order item.
@@ -50,32 +49,30 @@ struct Group {
 pub async fn pull(
     engine: &Engine,
     link: &Link,
-    files: &mut FileSession,
-    folders: &Folders,
+    warehouse: &mut Warehouse,
     pulled: &mut u64,
 ) -> Result<(), StepError> {
     let started = now_ms();
-    let dir = &folders.shipments;
     let mut failed = Vec::new();
-    for name in waiting_files(files, dir).await? {
-        let bytes = files.read(&join(dir, &name)).await?;
+    for file in warehouse.waiting(Inbox::Shipments).await? {
+        let read = warehouse.read_shipments(&file).await?;
         let read_at = now_ms();
         let (customer_id, warehouse_id) = (link.customer_id, link.warehouse_id);
-        // Read row by row on the database thread, inside the file's one transaction.
-        let imported = engine
-            .db(move |conn| match files_csv::read_shipments(&bytes) {
-                Ok(rows) => import_file(conn, (customer_id, warehouse_id), rows, read_at),
-                Err(bad) => Ok(Err(bad)),
-            })
-            .await?;
+        // Checked and written on the database thread, in the file's one transaction.
+        let imported = match read {
+            Ok(rows) => {
+                engine.db(move |conn| import_file(conn, (customer_id, warehouse_id), rows, read_at)).await?
+            }
+            Err(bad) => Err(bad),
+        };
         match imported {
             Ok(created) => {
-                file_processed(files, dir, &name).await?;
+                warehouse.processed(&file).await?;
                 *pulled += created;
             }
             Err(bad) => {
-                file_failed(files, dir, &name, &bad).await?;
-                failed.push(name);
+                warehouse.failed(&file, &bad).await?;
+                failed.push(file.name().to_string());
             }
         }
     }
@@ -83,9 +80,9 @@ pub async fn pull(
     engine.db(move |conn| Ok::<_, StepError>(process(conn, store_id)?)).await?;
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
-            "The warehouse's shipment file {} could not be imported; see {}/failed/ for the lines at fault.",
+            "The warehouse's shipment file {} could not be imported; see {} for the lines at fault.",
             failed.join(", "),
-            if dir.is_empty() { "." } else { dir }
+            warehouse.failed_folder(Inbox::Shipments)
         )));
     }
     engine
@@ -103,7 +100,7 @@ pub async fn pull(
 fn import_file(
     conn: &mut Connection,
     (customer_id, warehouse_id): (i64, i64),
-    rows: impl Iterator<Item = ShipmentRow>,
+    rows: Vec<ShipmentRow>,
     read_at: i64,
 ) -> Result<Result<u64, Vec<BadLine>>, StepError> {
     let tx = db::write(conn)?;

@@ -14,41 +14,42 @@ use rusqlite::{Connection, params};
 
 use crate::dates::now_ms;
 use crate::db;
-use crate::platforms::files::FileSession;
+use crate::platforms::files::csv::StockRow;
+use crate::platforms::files::{Inbox, Warehouse};
+use crate::platforms::store::StoreClient;
 
-use super::csv::{self as files_csv, StockRow};
-use super::pass::StepError;
-use super::sides::{Folders, StoreSide, file_failed, file_processed, join, waiting_files};
+use super::step::StepError;
 use super::{Engine, Link};
 
 /// Reads the stock files and sends the changed levels; `sent` counts the levels sent.
 pub async fn sync(
     engine: &Engine,
     link: &Link,
-    store: &StoreSide,
-    files: &mut FileSession,
-    folders: &Folders,
+    store: &dyn StoreClient,
+    warehouse: &mut Warehouse,
     sent: &mut u64,
 ) -> Result<(), StepError> {
-    let dir = &folders.inventory;
     let mut failed = Vec::new();
-    for name in waiting_files(files, dir).await? {
-        let bytes = files.read(&join(dir, &name)).await?;
-        match files_csv::read_stock(&bytes) {
+    for file in warehouse.waiting(Inbox::Stock).await? {
+        match warehouse.read_stock(&file).await? {
             Ok(rows) => {
                 let warehouse_id = link.warehouse_id;
                 engine.db(move |conn| Ok::<_, StepError>(record(conn, warehouse_id, &rows)?)).await?;
-                file_processed(files, dir, &name).await?;
+                warehouse.processed(&file).await?;
             }
             Err(bad) => {
-                file_failed(files, dir, &name, &bad).await?;
-                failed.push(name);
+                warehouse.failed(&file, &bad).await?;
+                failed.push(file.name().to_string());
             }
         }
     }
     let (connection_id, customer_id, warehouse_id) = (link.id, link.customer_id, link.warehouse_id);
+    let store_id = link.store_id;
     let (changed, unknown) = engine
-        .db(move |conn| Ok::<_, StepError>(changed_levels(conn, connection_id, customer_id, warehouse_id)?))
+        .db(move |conn| {
+            let at = Holdings { connection_id, customer_id, warehouse_id, store_id };
+            Ok::<_, StepError>(changed_levels(conn, &at)?)
+        })
         .await?;
     if unknown > 0 {
         log::info!(
@@ -69,9 +70,9 @@ pub async fn sync(
     }
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
-            "The warehouse's stock file {} could not be read; see {}/failed/ for the lines at fault.",
+            "The warehouse's stock file {} could not be read; see {} for the lines at fault.",
             failed.join(", "),
-            if dir.is_empty() { "." } else { dir }
+            warehouse.failed_folder(Inbox::Stock)
         )));
     }
     Ok(())
@@ -92,18 +93,33 @@ fn record(conn: &mut Connection, warehouse_id: i64, rows: &[StockRow]) -> rusqli
     tx.commit()
 }
 
-/// The store levels that differ from what was last sent for this connection, sorted by
-/// sku, and how many warehouse SKUs match no product of the customer.
-fn changed_levels(
-    conn: &Connection,
+/// Whose stock a level is computed for: the connection's customer, warehouse and store.
+struct Holdings {
     connection_id: i64,
     customer_id: i64,
     warehouse_id: i64,
-) -> rusqlite::Result<(Vec<(String, i64)>, usize)> {
+    store_id: i64,
+}
+
+/// The store levels that differ from what was last sent for this connection, sorted by
+/// sku, and how many warehouse SKUs match no product of the customer.
+///
+/// The store already counted the units of its orders that were pulled but not yet sent
+/// (`new`), which the warehouse cannot know of: they come off first (CONTRACT §11, "Stock
+/// levels"), from components before a bundle's level is made of them, and a bundle SKU's own
+/// units off the bundle's level after.
+fn changed_levels(conn: &Connection, at: &Holdings) -> rusqlite::Result<(Vec<(String, i64)>, usize)> {
+    let Holdings { connection_id, customer_id, warehouse_id, store_id } = *at;
     let mut stmt =
         conn.prepare_cached("SELECT sku, quantity FROM warehouse_stock WHERE warehouse_id = ?1")?;
-    let held: HashMap<String, i64> =
+    let mut held: HashMap<String, i64> =
         stmt.query_map([warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT oi.sku, SUM(oi.quantity) FROM orders o JOIN order_items oi ON oi.order_id = o.id
+         WHERE o.store_id = ?1 AND o.fulfillment_state = 'new' AND oi.sku IS NOT NULL GROUP BY oi.sku",
+    )?;
+    let unsent: HashMap<String, i64> =
+        stmt.query_map([store_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     let mut stmt = conn.prepare_cached("SELECT id, sku FROM products WHERE customer_id = ?1")?;
     let products: HashMap<i64, String> =
         stmt.query_map([customer_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
@@ -120,6 +136,9 @@ fn changed_levels(
     }
     let known: std::collections::HashSet<&str> = products.values().map(String::as_str).collect();
     let unknown = held.keys().filter(|sku| !known.contains(sku.as_str())).count();
+    for (sku, have) in held.iter_mut() {
+        *have = (*have - unsent.get(sku).copied().unwrap_or(0)).max(0);
+    }
     let mut wanted: BTreeMap<String, i64> = BTreeMap::new();
     for (id, sku) in &products {
         let level = match bundles.get(id) {
@@ -133,8 +152,9 @@ fn changed_levels(
                 .and_then(|per_part| per_part.into_iter().min()),
             None => held.get(sku).copied(),
         };
+        let unsent_here = if bundles.contains_key(id) { unsent.get(sku).copied().unwrap_or(0) } else { 0 };
         if let Some(level) = level {
-            wanted.insert(sku.clone(), level.max(0));
+            wanted.insert(sku.clone(), (level - unsent_here).max(0));
         }
     }
     let mut stmt = conn.prepare_cached("SELECT sku, quantity FROM stock_sent WHERE connection_id = ?1")?;

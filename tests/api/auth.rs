@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use orderbridge::users::{self, Role};
+use orderbridge::http::users::{self, Role};
 use rocket::http::{ContentType, Header as HttpHeader, Status};
 use serde_json::json;
 
@@ -344,6 +344,32 @@ async fn rocket_failures_answer_in_the_error_envelope() {
 }
 
 #[rocket::async_test]
+async fn a_path_asked_with_a_method_it_does_not_take_is_405_naming_the_ones_it_does() {
+    use rocket::http::Method;
+    let app = spawn_app().await;
+    let cases = [
+        (Method::Delete, "/customers/1", "GET, HEAD, PATCH"),
+        (Method::Put, "/customers", "GET, HEAD, POST"),
+        (Method::Options, "/connections/1/channels/2", "PATCH"),
+        (Method::Trace, "/", "GET, HEAD"),
+        (Method::Delete, "/variant_collection/abc", "GET, HEAD, PATCH"),
+        (Method::Get, "/auth/token", "POST"),
+        (Method::Options, "/stores/ping", "POST"),
+    ];
+    let token = HttpHeader::new("Authorization", format!("Bearer {}", app.admin));
+    for (method, path, allowed) in cases {
+        let r =
+            crate::common::reply(app.client.req(method, path).header(token.clone()).dispatch().await).await;
+        assert_error(&r, 405, "method_not_allowed");
+        assert_eq!(r.header("Allow"), Some(allowed), "{method} {path}");
+    }
+    // A path the API does not have stays a 404, whatever the method.
+    let r = crate::common::reply(app.client.delete("/no/such/route").dispatch().await).await;
+    assert_error(&r, 404, "not_found");
+    assert_eq!(r.header("Allow"), None);
+}
+
+#[rocket::async_test]
 async fn bodies_over_the_limit_get_413() {
     let app = spawn_app_with(|f| f.merge(("body_limit", 64))).await;
     let big = "x".repeat(200);
@@ -362,6 +388,21 @@ async fn bodies_over_the_limit_get_413() {
 }
 
 #[rocket::async_test]
+async fn a_multipart_body_cut_off_in_a_part_is_400_not_413() {
+    let app = spawn_app().await;
+    let ct = ContentType::new("multipart", "form-data").with_params(("boundary", "b"));
+    let cut_off = [
+        "--b\r\n\x1c\u{86}b--b--\r\n",
+        "--b\r\nContent-Disposition: form-data; name=\"company_name\"\r\n",
+        "--b\r\nContent-Disposition: form-data; name=\"company_name\"\r\n\r\nAcme",
+    ];
+    for body in cut_off {
+        let r = app.send("POST", "/customers", &app.admin, ct.clone(), body.to_string()).await;
+        assert_error(&r, 400, "bad_request");
+    }
+}
+
+#[rocket::async_test]
 async fn a_broken_database_answers_500_in_the_envelope_without_details() {
     let app = spawn_app().await;
     app.pool().get().unwrap().execute_batch("DROP TABLE customers").unwrap();
@@ -377,41 +418,78 @@ async fn login_from(
     user: &str,
     password: &str,
 ) -> crate::common::Reply {
-    crate::common::reply(
-        app.client
-            .post("/auth/token")
-            .remote(address.parse().unwrap())
-            .header(crate::common::basic(user, password))
-            .header(rocket::http::ContentType::JSON)
-            .body(r#"{"grant_type":"client_credentials"}"#)
-            .dispatch()
-            .await,
-    )
-    .await
+    login_with(app, address, user, password, None).await
+}
+
+/// A token request as a client at `address` sends it, with the headers `extra` besides.
+async fn login_with(
+    app: &crate::common::TestApp,
+    address: &str,
+    user: &str,
+    password: &str,
+    extra: Option<HttpHeader<'static>>,
+) -> crate::common::Reply {
+    let mut request = app
+        .client
+        .post("/auth/token")
+        .remote(address.parse().unwrap())
+        .header(crate::common::basic(user, password))
+        .header(ContentType::JSON)
+        .body(r#"{"grant_type":"client_credentials"}"#);
+    if let Some(header) = extra {
+        request = request.header(header);
+    }
+    crate::common::reply(request.dispatch().await).await
+}
+
+fn assert_throttled(r: &crate::common::Reply, what: &str) {
+    assert_eq!(r.status.code, 429, "{what}: {r:?}");
+    assert_eq!(r.body["error"], "too_many_requests", "{what}");
+    let wait: u64 = r.header("Retry-After").expect("Retry-After").parse().unwrap();
+    assert!((1..=60).contains(&wait), "{what}: Retry-After {wait}");
 }
 
 #[rocket::async_test]
-async fn failed_logins_are_throttled_per_user_and_per_address_and_others_log_in() {
+async fn five_failed_logins_throttle_that_username_while_another_user_at_the_same_address_logs_in() {
     let app = crate::common::spawn_app().await;
-    app.user_token("bob", orderbridge::users::Role::Admin, None).await;
-    let sprayer = "192.0.2.7:40000";
+    app.user_token("bob", orderbridge::http::users::Role::Admin, None).await;
+    let shared = "192.0.2.7:40000";
     for attempt in 1..=5 {
-        let r = login_from(&app, sprayer, "admin", &format!("guess-{attempt}")).await;
+        let r = login_from(&app, shared, "admin", &format!("guess-{attempt}")).await;
         assert_eq!(r.status.code, 401, "attempt {attempt}: {r:?}");
     }
-    // The sixth attempt waits, even with the right password, and says how long.
-    let r = login_from(&app, sprayer, "admin", crate::common::ADMIN_PASSWORD).await;
-    assert_eq!(r.status.code, 429, "{r:?}");
-    assert_eq!(r.body["error"], "too_many_requests");
-    let wait: u64 = r.header("Retry-After").expect("Retry-After").parse().unwrap();
-    assert!((1..=60).contains(&wait), "{wait}");
-    // The user is throttled from anywhere, and the address for any user...
+    // The sixth attempt waits, even with the right password, and says how long...
+    let r = login_from(&app, shared, "admin", crate::common::ADMIN_PASSWORD).await;
+    assert_throttled(&r, "admin, the right password");
+    // ...from any address: the username is what was guessed at.
     let r = login_from(&app, "198.51.100.1:1234", "admin", crate::common::ADMIN_PASSWORD).await;
-    assert_eq!(r.status.code, 429, "the user is throttled: {r:?}");
-    let bob_password = "password-of-user";
-    let r = login_from(&app, sprayer, "bob", bob_password).await;
-    assert_eq!(r.status.code, 429, "the address is throttled: {r:?}");
-    // ...while other users elsewhere log in normally.
-    let r = login_from(&app, "198.51.100.1:1234", "bob", bob_password).await;
-    assert_eq!(r.status.code, 200, "{r:?}");
+    assert_throttled(&r, "admin from elsewhere");
+    // Behind a reverse proxy everyone shares the address: bob is not locked out with admin.
+    let r = login_from(&app, shared, "bob", "password-of-user").await;
+    assert_eq!(r.status.code, 200, "bob at the same address: {r:?}");
+    let r = login_from(&app, shared, "bob", "wrong").await;
+    assert_eq!(r.status.code, 401, "bob's own guesses are his: {r:?}");
+}
+
+#[rocket::async_test]
+async fn fifty_failed_logins_from_one_address_throttle_it_whatever_the_usernames_and_x_real_ip() {
+    let app = crate::common::spawn_app().await;
+    app.user_token("bob", orderbridge::http::users::Role::Admin, None).await;
+    let sprayer = "192.0.2.7:40000";
+    // One guess per username, so no username reaches its own limit; each claims another
+    // client in X-Real-IP, which anyone can send and which is not believed.
+    for i in 0..50 {
+        let claimed = HttpHeader::new("X-Real-IP", format!("203.0.113.{i}"));
+        let r = login_with(&app, sprayer, &format!("user-{i}"), "guess", Some(claimed)).await;
+        assert_eq!(r.status.code, 401, "guess {i}: {r:?}");
+    }
+    let r = login_from(&app, sprayer, "bob", "password-of-user").await;
+    assert_throttled(&r, "bob from the spraying address");
+    let r = login_from(&app, sprayer, "user-50", "guess").await;
+    assert_throttled(&r, "a username never tried, from the spraying address");
+    // Neither the usernames nor the other addresses are held back.
+    let r = login_from(&app, "198.51.100.1:1234", "bob", "password-of-user").await;
+    assert_eq!(r.status.code, 200, "bob from elsewhere: {r:?}");
+    let r = login_from(&app, "198.51.100.1:1234", "user-0", "guess").await;
+    assert_eq!(r.status.code, 401, "one failure does not throttle user-0: {r:?}");
 }

@@ -176,6 +176,7 @@ async fn the_dashboard_works_in_a_real_browser_for_an_admin_and_a_customer_user(
         ("ORDERBRIDGE_ADMIN_PASSWORD", PASSWORD),
         ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders.as_str()),
         ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "3600"),
+        ("ORDERBRIDGE_FILE_SETTLE_SECS", "1"),
     ];
     let (server, _) = {
         let db = db.clone();

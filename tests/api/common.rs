@@ -2,7 +2,7 @@
 //! typed helpers for calling it in-process.
 
 use orderbridge::db::Pool;
-use orderbridge::users::{self, Role};
+use orderbridge::http::users::{self, Role};
 use rocket::figment::Figment;
 use rocket::figment::providers::Serialized;
 use rocket::http::{ContentType, Header, Status};
@@ -59,6 +59,8 @@ pub fn figment(dir: &TempDir) -> Figment {
         .merge(("database", dir.path().join("test.db")))
         .merge(("admin_password", ADMIN_PASSWORD))
         .merge(("ping_mode", "offline"))
+        // CONTRACT §11: tests wait one second for a warehouse file to settle, not ten.
+        .merge(("file_settle_secs", 1))
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -133,6 +135,12 @@ impl TestApp {
 
     pub async fn get(&self, path: &str, token: &str) -> Reply {
         reply(self.client.get(path.to_string()).header(bearer(token)).dispatch().await).await
+    }
+
+    /// A GET that carries `If-None-Match: tag`.
+    pub async fn get_if_none_match(&self, path: &str, token: &str, tag: &str) -> Reply {
+        let request = self.client.get(path.to_string()).header(bearer(token));
+        reply(request.header(Header::new("If-None-Match", tag.to_string())).dispatch().await).await
     }
 
     pub async fn get_anonymous(&self, path: &str) -> Reply {

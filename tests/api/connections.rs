@@ -239,6 +239,7 @@ async fn create_connection_returns_422_naming_each_bad_field() {
         ("locations not an array", with("locations", json!("east")), "locations"),
         ("location not an object", with("locations", json!([{"a": 1}, 5])), "locations[1]"),
         ("bad connection_type", with("connection_type", json!("Drop Ship")), "connection_type"),
+        ("blank connection_type", with("connection_type", json!("")), "connection_type"),
         ("bad enabled_at", with("enabled_at", json!("whenever")), "enabled_at"),
         (
             "no customer and a nested store",

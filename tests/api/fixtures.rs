@@ -1,7 +1,7 @@
 //! Rows the order tests need from modules built elsewhere (stores, warehouses), written
 //! with plain SQL, and imports through the library (fast, no HTTP).
 
-use orderbridge::import::{self, Counts, Record};
+use orderbridge::resources::import::{self, Counts, Record};
 use serde_json::{Value, json};
 
 use crate::common::TestApp;

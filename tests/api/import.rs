@@ -281,17 +281,17 @@ async fn the_cli_import_reads_ndjson_files() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("orders.ndjson");
     std::fs::write(&path, ndjson(&[order(w.store, "A"), order(w.store, "B")])).unwrap();
-    let counts = orderbridge::import::import_file(
+    let counts = orderbridge::resources::import::import_file(
         &app.pool(),
-        orderbridge::import::What::Orders,
+        orderbridge::resources::import::What::Orders,
         path.to_str().unwrap(),
     )
     .unwrap();
     assert_eq!((counts.created, counts.updated), (2, 0));
     std::fs::write(&path, format!("  [{}, {{}}]", order(w.store, "A"))).unwrap();
-    let err = orderbridge::import::import_file(
+    let err = orderbridge::resources::import::import_file(
         &app.pool(),
-        orderbridge::import::What::Orders,
+        orderbridge::resources::import::What::Orders,
         path.to_str().unwrap(),
     )
     .unwrap_err();

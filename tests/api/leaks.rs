@@ -147,6 +147,7 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
         ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "86400"),
         ("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1"),
         ("ORDERBRIDGE_SYNC_MAX_ATTEMPTS", "1"),
+        ("ORDERBRIDGE_FILE_SETTLE_SECS", "1"),
         ("ORDERBRIDGE_PING_TIMEOUT_SECS", "3"),
         ("ROCKET_LOG_LEVEL", "debug"),
     ];

@@ -56,11 +56,11 @@ async fn a_version_2_file_is_upgraded_in_place_and_keeps_every_row() {
     let client = rocket::local::asynchronous::Client::tracked(app.rocket).await.unwrap();
     let mut app = TestApp::from_client(client);
     // The fixture's admin has a password nobody kept; a new admin reads the upgraded file.
-    app.admin = app.user_token("upgrade-admin", orderbridge::users::Role::Admin, None).await;
+    app.admin = app.user_token("upgrade-admin", orderbridge::http::users::Role::Admin, None).await;
 
     let after = app.pool().get().unwrap();
     let version: i64 = after.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
-    assert_eq!(version, 4, "every migration ran");
+    assert_eq!(version, 5, "every migration ran");
     for table in tables(&before) {
         let old_columns = columns(&before, &table);
         let kept = rows(&after, &table, &old_columns, true);
@@ -92,6 +92,11 @@ async fn a_version_2_file_is_upgraded_in_place_and_keeps_every_row() {
     );
     assert_eq!(count("SELECT count(*) FROM channels"), 2 * count("SELECT count(*) FROM connections"));
     assert_eq!(count("SELECT count(*) FROM shipment_items WHERE quantity IS NOT NULL"), 0);
+    // Every customer of the demo data has a customer user, who could have set its addresses.
+    for table in ["stores", "warehouses"] {
+        assert!(count(&format!("SELECT count(*) FROM {table}")) > 0, "{table}");
+        assert_eq!(count(&format!("SELECT count(*) FROM {table} WHERE address_set_by <> 'customer'")), 0);
+    }
 
     // And the service serves it.
     let orders = app.get("/orders?page=1", &app.admin).await;
@@ -105,4 +110,38 @@ async fn a_version_2_file_is_upgraded_in_place_and_keeps_every_row() {
         app.get(&format!("/connections/{connection}/sync_runs"), &app.admin).await.body,
         serde_json::json!([])
     );
+}
+
+/// CONTRACT §6: an address a customer user set is checked at every connection. A file from
+/// before the column does not say who set each address; the rows of a customer that has a
+/// customer user count as that user's (checked), those of a customer that never had one as
+/// an admin's.
+#[rocket::async_test]
+async fn an_upgrade_counts_only_the_addresses_of_customers_without_customer_users_as_an_admins() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("test.db");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/v2.db"), &path).unwrap();
+    // One customer of the demo data whose user never existed.
+    let userless: i64 = {
+        let old = Connection::open(&path).unwrap();
+        let userless = old.query_row("SELECT max(customer_id) FROM users", [], |r| r.get(0)).unwrap();
+        old.execute("DELETE FROM users WHERE customer_id = ?1", [userless]).unwrap();
+        userless
+    };
+    drop(orderbridge::build(figment(&dir)).expect("the old file opens"));
+    let after = Connection::open(&path).unwrap();
+    for table in ["stores", "warehouses"] {
+        let mut stmt = after
+            .prepare(&format!("SELECT customer_id = ?1, address_set_by FROM {table} ORDER BY id"))
+            .unwrap();
+        let rows: Vec<(bool, String)> =
+            stmt.query_map([userless], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+        assert!(
+            rows.iter().any(|(theirs, _)| *theirs) && rows.iter().any(|(theirs, _)| !*theirs),
+            "{rows:?}"
+        );
+        for (userless, set_by) in rows {
+            assert_eq!(set_by, if userless { "admin" } else { "customer" }, "{table}");
+        }
+    }
 }

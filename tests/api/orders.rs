@@ -415,7 +415,7 @@ async fn sessions_expire_and_belong_to_their_user() {
         404,
         "session_not_found",
     );
-    let sessions = app.client.rocket().state::<orderbridge::listing::Sessions>().unwrap();
+    let sessions = app.client.rocket().state::<orderbridge::resources::listing::Sessions>().unwrap();
     assert!(sessions.is_empty(), "the sweeper or the lookup dropped the expired session");
 }
 

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use orderbridge::platforms::{PingError, PingSettings, check_store, check_warehouse};
+use orderbridge::platforms::{PingError, Settings, check_store, check_warehouse};
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt;
 
@@ -35,8 +35,13 @@ enum Outcome {
     Unreachable,
 }
 
-fn settings(timeout: Duration, base: &str) -> PingSettings {
-    PingSettings { timeout, bigcommerce_api_base: base.to_owned(), sellbrite_api_base: base.to_owned() }
+fn settings(timeout: Duration, base: &str) -> Settings {
+    Settings {
+        timeout,
+        bigcommerce_api_base: base.to_owned(),
+        sellbrite_api_base: base.to_owned(),
+        ..Settings::default()
+    }
 }
 
 fn adapter(value: Value) -> Map<String, Value> {
@@ -399,7 +404,7 @@ async fn ftp_speaking_another_protocol_is_unreachable() {
 
 /// The HTTP handlers await these futures inside Rocket, so they must be `Send`.
 #[allow(dead_code)]
-fn checks_are_send(settings: &PingSettings, adapter: &Map<String, Value>) {
+fn checks_are_send(settings: &Settings, adapter: &Map<String, Value>) {
     fn assert_send<T: Send>(_: T) {}
     assert_send(check_store(settings, "bigcommerce", adapter));
     assert_send(check_warehouse(settings, "sftp", adapter));

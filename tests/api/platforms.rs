@@ -220,6 +220,29 @@ async fn a_live_folder_ping_checks_the_folder_exists_and_takes_a_file() {
 }
 
 #[rocket::async_test]
+async fn file_localhost_names_the_same_folder_as_file_with_no_host() {
+    let app = live_app("http://127.0.0.1:9").await;
+    let c = customer(&app).await;
+    let folder = root_of(&app).join("acme");
+    std::fs::create_dir_all(&folder).unwrap();
+    // RFC 8089: `file://localhost/path` and `file:///path` are one URL.
+    let url = format!("file://localhost{}", folder.display());
+    let r = app.post_json("/warehouses/ping", &app.admin, warehouse(c, "folder", &url)).await;
+    assert_eq!(r.status.code, 204, "{r:?}");
+    let id = app.post_json("/warehouses", &app.admin, warehouse(c, "folder", &url)).await.id();
+    let r = app.get(&format!("/warehouses/{id}"), &app.admin).await;
+    assert_eq!(r.body["adapter"]["connection_string"], url);
+
+    let elsewhere = format!("file://files.example.com{}", folder.display());
+    for path in ["/warehouses", "/warehouses/ping"] {
+        let r = app.post_json(path, &app.admin, warehouse(c, "folder", &elsewhere)).await;
+        assert_error(&r, 422, "validation_failed");
+        let problem = r.body["error"]["details"]["adapter[connection_string]"].as_str().unwrap_or_default();
+        assert!(problem.contains("localhost"), "{path}: {r:?}");
+    }
+}
+
+#[rocket::async_test]
 async fn a_customer_user_cannot_slip_a_folder_warehouse_in_through_a_connection() {
     let app = spawn_app().await;
     let (c, token) = app.tenant("Acme").await;

@@ -356,6 +356,12 @@ async fn the_listing_pages_by_id_in_the_documented_envelope() {
         json!([])
     );
     assert_eq!(ids(&app.get("/products?limit=1000&unknown=1", &app.admin).await.body), made);
+    let repeated = app.get("/products?limit=1&page=1&limit=4&page=2", &app.admin).await.body;
+    assert_eq!(
+        (repeated["page"].clone(), repeated["limit"].clone()),
+        (json!(2), json!(4)),
+        "the last one wins"
+    );
 
     let bad = [
         ("limit=0", "limit"),
@@ -365,6 +371,7 @@ async fn the_listing_pages_by_id_in_the_documented_envelope() {
         ("page=-1", "page"),
         ("page=x", "page"),
         ("customer_id=abc", "customer_id"),
+        ("limit=5&limit=null", "limit"),
     ];
     for (query, param) in bad {
         let r = app.get(&format!("/products?{query}"), &app.admin).await;

@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use crate::fixtures;
-use orderbridge::users::{self, Role};
+use orderbridge::http::users::{self, Role};
 use rocket::http::{ContentType, Status};
 use serde_json::{Value, json};
 

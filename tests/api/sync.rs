@@ -237,6 +237,45 @@ async fn a_rate_limited_store_is_waited_for_as_long_as_it_asks() {
 }
 
 #[rocket::async_test]
+async fn a_store_that_asked_us_to_wait_is_not_asked_again_before_that_time_by_any_pass_or_ping() {
+    let rig = Rig::with(2, |f| f.merge(("ping_mode", "live"))).await;
+    // 20 s is longer than a pass waits for one answer (ping_timeout_secs = 5 in the rig).
+    rig.sim.rate_limit_next(HASH, 1, 20_000);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "adapter_unreachable");
+    let message = run["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("not to call again before"), "the run says until when: {message}");
+    let asked = rig.sim.requests().len();
+
+    // The next pass of the connection, a pass of another connection of the same store, and
+    // a ping of the same store all leave the store alone and say why.
+    let again = rig.sync().await;
+    assert_eq!(again["status"], "failed", "{again}");
+    assert!(again["error"]["message"].as_str().unwrap().contains("not to call again before"), "{again}");
+    let other_root = rig.root.parent().unwrap().join("second");
+    std::fs::create_dir_all(&other_root).unwrap();
+    let second = rig
+        .connect_warehouse(json!({"name": "Second", "platform": "folder",
+                                  "adapter": {"connection_string": format!("file://{}", other_root.display())}}))
+        .await;
+    let other = rig.sync_connection(second).await;
+    assert_eq!(other["status"], "failed", "{other}");
+    assert!(other["error"]["message"].as_str().unwrap().contains("not to call again before"), "{other}");
+    let ping = rig
+        .app
+        .post_json(
+            "/stores/ping",
+            rig.admin(),
+            json!({"customer_id": rig.customer_id, "name": "Acme shop", "platform": "big_commerce",
+                   "adapter": {"access_token": TOKEN, "store_hash": HASH}}),
+        )
+        .await;
+    assert_error(&ping, 502, "adapter_unreachable");
+    assert_eq!(rig.sim.requests().len(), asked, "no request inside the time the store asked for");
+}
+
+#[rocket::async_test]
 async fn refused_credentials_fail_the_pass_without_showing_the_token() {
     let rig = Rig::new(2).await;
     let r = rig
@@ -451,8 +490,10 @@ async fn a_connection_that_does_not_sync_says_what_is_off_and_tenants_see_only_t
     rig.app.patch_json(&format!("/stores/{}", rig.store_id), rig.admin(), json!({"enabled_at": "now"})).await;
     let run = rig.sync().await;
     let (_, other) = rig.app.tenant("Other Co").await;
-    let own =
-        rig.app.user_token("acme-user", orderbridge::users::Role::Customer, Some(rig.customer_id)).await;
+    let own = rig
+        .app
+        .user_token("acme-user", orderbridge::http::users::Role::Customer, Some(rig.customer_id))
+        .await;
     for p in [format!("{path}/sync_runs"), format!("{path}/sync_runs/{}", run["id"])] {
         assert_error(&rig.app.get(&p, &other).await, 404, "not_found");
         assert_eq!(rig.app.get(&p, &own).await.status.code, 200, "{p}");
@@ -512,6 +553,48 @@ async fn stock_levels_go_to_the_store_once_with_bundles_made_from_their_componen
     assert_eq!(rig.sim.stock(HASH).get("KIT"), Some(&1));
     let store = rig.app.get(&format!("/stores/{}", rig.store_id), &admin).await;
     assert!(store.body["inventory_updated_at"].is_string());
+}
+
+#[rocket::async_test]
+async fn stock_sent_is_less_the_units_of_orders_pulled_but_not_yet_sent() {
+    let rig = Rig::new(0).await;
+    let admin = rig.admin().to_string();
+    // Only stock moves: the sales channel off, so the orders below stay new.
+    let path = format!("/connections/{}/channels", rig.connection_id);
+    let sales = rig.app.get(&path, &admin).await.body[0]["id"].as_i64().unwrap();
+    let off = rig.app.patch_json(&format!("{path}/{sales}"), &admin, json!({"enabled_at": null})).await;
+    assert_eq!(off.status.code, 204, "{off:?}");
+    rig.enable_channel("inventory").await;
+    let product = |sku: &str| json!({"customer_id": rig.customer_id, "sku": sku});
+    let a = rig.app.post_json("/products", &admin, product("A")).await.id();
+    let b = rig.app.post_json("/products", &admin, product("B")).await.id();
+    let kit = json!({"customer_id": rig.customer_id, "sku": "KIT",
+                     "bundle": [{"product_id": a, "qty": 2}, {"product_id": b, "qty": 1}]});
+    rig.app.post_json("/products", &admin, kit).await.id();
+    let order = |external_id: &str, state: &str, items: Value| {
+        json!({"store_id": rig.store_id, "external_id": external_id, "fulfillment_state": state,
+               "ordered_at": "2026-11-01T10:00:00Z", "order_items": items})
+    };
+    let imported = rig
+        .app
+        .post_json(
+            "/import/orders",
+            &admin,
+            json!([
+                order("N-1", "new", json!([{"sku": "A", "quantity": 3}, {"sku": "KIT", "quantity": 1}])),
+                // Sent already: the warehouse's count knows it.
+                order("P-1", "pending_shipment", json!([{"sku": "A", "quantity": 5}])),
+            ]),
+        )
+        .await;
+    assert_eq!(imported.status.code, 200, "{imported:?}");
+    rig.drop_stock("stock.csv", "sku,quantity\nA,7\nB,10\n");
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let stock = rig.sim.stock(HASH);
+    assert_eq!(stock.get("A"), Some(&4), "7 less the 3 of the new order");
+    assert_eq!(stock.get("B"), Some(&10));
+    assert_eq!(stock.get("KIT"), Some(&1), "min(4 / 2, 10) = 2 kits, less the new order's 1");
 }
 
 #[rocket::async_test]

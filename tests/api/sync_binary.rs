@@ -85,6 +85,7 @@ fn envs<'a>(base: &'a str, folders: &'a str) -> Vec<(&'a str, &'a str)> {
         ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders),
         ("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1"),
         ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "86400"),
+        ("ORDERBRIDGE_FILE_SETTLE_SECS", "1"),
         ("ORDERBRIDGE_PING_MODE", "offline"),
         // Every log line there is, so the test can look for the credentials in them.
         ("ROCKET_LOG_LEVEL", "debug"),
@@ -280,6 +281,7 @@ async fn the_sync_command_runs_a_pass_prints_each_step_and_fails_when_the_pass_d
                 .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
                 .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
                 .env("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1")
+                .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
                 .env("ORDERBRIDGE_SYNC_MODE", "off");
             let out = cmd.output().unwrap();
             (
@@ -358,7 +360,8 @@ async fn kill_9_during_a_stock_send_sends_each_level_once_but_for_one_request_pe
     let puts = || sim.requests().iter().filter(|r| r.starts_with("PUT ")).count();
     let mut server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
     let mut kills = 0;
-    for after_ms in [1_000u64, 700] {
+    // The first pass waits the settle time (1 s) for the stock file before it reads it.
+    for after_ms in [2_000u64, 700] {
         let api = Api::new(&server);
         let (status, started) = api.call("POST", "/connections/1/sync", json!({}));
         assert_eq!(status, 202, "{started}");
@@ -414,6 +417,7 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
         ("ORDERBRIDGE_ADMIN_PASSWORD", PASSWORD),
         ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders.as_str()),
         ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "2"),
+        ("ORDERBRIDGE_FILE_SETTLE_SECS", "1"),
     ];
     let (server, printed) = {
         let db = db.clone();

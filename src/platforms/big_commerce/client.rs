@@ -15,7 +15,7 @@ use super::carriers;
 use super::wire::{self, Address, Line, Listed, Scalar};
 use crate::platforms::PlatformError;
 use crate::platforms::http::{error_from, send};
-use crate::platforms::retry::{self, RetryPolicy};
+use crate::platforms::retry::{self, Created, RetryPolicy};
 use crate::platforms::store::{
     Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer,
 };
@@ -119,7 +119,7 @@ impl BigCommerce {
         if let Some(since) = since_ms {
             query.insert(0, ("min_date_modified".to_string(), rfc2822(since)));
         }
-        let Some(body) = self.call(Method::GET, "v2/orders", &query, None, Scope::Store).await? else {
+        let Some(body) = self.call_raw(Method::GET, "v2/orders", &query, Scope::Store).await? else {
             return Ok(Vec::new());
         };
         let orders: Vec<&RawValue> = serde_json::from_slice(&body).map_err(|e| {
@@ -175,8 +175,8 @@ impl BigCommerce {
         let (products_path, addresses_path) =
             (format!("v2/orders/{id}/products"), format!("v2/orders/{id}/shipping_addresses"));
         let (products, addresses) = futures::try_join!(
-            self.call(Method::GET, &products_path, &limit, None, Scope::Order),
-            self.call(Method::GET, &addresses_path, &limit, None, Scope::Order),
+            self.call_raw(Method::GET, &products_path, &limit, Scope::Order),
+            self.call_raw(Method::GET, &addresses_path, &limit, Scope::Order),
         )?;
         fn list<T: for<'de> Deserialize<'de>>(
             body: Option<Vec<u8>>,
@@ -206,14 +206,6 @@ impl BigCommerce {
             });
         }
         let path = format!("v2/orders/{order}/shipments");
-        let existing = self.call_json(Method::GET, &path, &[], None, Scope::Order).await?;
-        if let Some(Value::Array(shipments)) = &existing
-            && shipments
-                .iter()
-                .any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number))
-        {
-            return Ok(Notified::AlreadyThere);
-        }
         let address_id = match notice.address_id.as_deref().and_then(|a| a.parse::<i64>().ok()) {
             Some(id) => id,
             None => self.first_address_id(order).await?,
@@ -244,20 +236,27 @@ impl BigCommerce {
         if let Some(method) = &notice.shipping_method {
             body["shipping_method"] = Value::from(method.as_str());
         }
-        self.call(Method::POST, &path, &[], Some(&body), Scope::Order).await?;
-        Ok(Notified::Posted)
+        // A shipment there with the same tracking number means an earlier try reached the
+        // store (its answer lost, or a crash before its commit): the customer is mailed once.
+        let url = self.url(&path, &[])?;
+        let look = || async {
+            let existing = self.once(Method::GET, &url, &path, None, Scope::Order).await?;
+            let there = matches!(&existing, Some(Value::Array(shipments)) if shipments
+                .iter()
+                .any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number)));
+            Ok(there.then_some(None))
+        };
+        let post = || self.once(Method::POST, &url, &path, Some(&body), Scope::Order);
+        match retry::create(&self.policy, &self.account(), look, post).await? {
+            Created::AlreadyThere(_) => Ok(Notified::AlreadyThere),
+            Created::Now(_) => Ok(Notified::Posted),
+        }
     }
 
     async fn first_address_id(&self, order: &str) -> Result<i64, PlatformError> {
         let limit = [("limit".to_string(), "250".to_string())];
         let addresses = self
-            .call_json(
-                Method::GET,
-                &format!("v2/orders/{order}/shipping_addresses"),
-                &limit,
-                None,
-                Scope::Order,
-            )
+            .call(Method::GET, &format!("v2/orders/{order}/shipping_addresses"), &limit, None, Scope::Order)
             .await?;
         addresses.as_ref().and_then(|a| a.get(0)).and_then(|a| a.get("id")).and_then(integer).ok_or_else(
             || PlatformError::BadData(format!("BigCommerce's order {order} has no shipping address.")),
@@ -280,23 +279,13 @@ impl BigCommerce {
         Ok(requests)
     }
 
-    /// [`call`](Self::call), its answer read as JSON.
-    async fn call_json(
-        &self,
-        method: Method,
-        path: &str,
-        query: &[(String, String)],
-        body: Option<&Value>,
-        scope: Scope,
-    ) -> Result<Option<Value>, PlatformError> {
-        let Some(bytes) = self.call(method, path, query, body, scope).await? else { return Ok(None) };
-        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            PlatformError::BadData(format!("BigCommerce answered {path} with JSON that cannot be read: {e}."))
-        })
+    /// The account whose rate limit this client's requests spend.
+    fn account(&self) -> String {
+        format!("big_commerce:{}", self.base)
     }
 
-    /// One request, through the gate and the retry policy: the answer's body, `None` when
-    /// it is empty.
+    /// One request that reads, or writes what stays the same however often it arrives,
+    /// through the gate and the retry policy. `None` for an empty answer.
     async fn call(
         &self,
         method: Method,
@@ -304,46 +293,87 @@ impl BigCommerce {
         query: &[(String, String)],
         body: Option<&Value>,
         scope: Scope,
+    ) -> Result<Option<Value>, PlatformError> {
+        let url = self.url(path, query)?;
+        retry::send(&self.policy, &self.account(), || self.once(method.clone(), &url, path, body, scope))
+            .await
+    }
+
+    /// [`call`](Self::call), the answer's body left as it came, for a caller that reads it
+    /// typed (the order list is read field by field, not as a JSON tree).
+    async fn call_raw(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(String, String)],
+        scope: Scope,
     ) -> Result<Option<Vec<u8>>, PlatformError> {
-        let url = reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query).map_err(|e| {
-            PlatformError::Refused(format!("The BigCommerce API address is not a URL ({e})."))
-        })?;
-        let account = format!("big_commerce:{}", self.base);
-        retry::send(&self.policy, &account, || async {
-            let mut request = self
-                .http
-                .request(method.clone(), url.clone())
-                .header("X-Auth-Token", self.token.clone())
-                .header(ACCEPT, "application/json");
-            if let Some(body) = body {
-                request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
-            }
-            let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
-            let status = response.status();
-            if status == StatusCode::NO_CONTENT {
+        let url = self.url(path, query)?;
+        retry::send(&self.policy, &self.account(), || self.once_raw(method.clone(), &url, path, None, scope))
+            .await
+    }
+
+    fn url(&self, path: &str, query: &[(String, String)]) -> Result<reqwest::Url, PlatformError> {
+        reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query)
+            .map_err(|e| PlatformError::Refused(format!("The BigCommerce API address is not a URL ({e}).")))
+    }
+
+    /// One request, sent once. `None` for an empty answer.
+    async fn once(
+        &self,
+        method: Method,
+        url: &reqwest::Url,
+        path: &str,
+        body: Option<&Value>,
+        scope: Scope,
+    ) -> Result<Option<Value>, PlatformError> {
+        let Some(bytes) = self.once_raw(method, url, path, body, scope).await? else { return Ok(None) };
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            PlatformError::BadData(format!("BigCommerce answered {path} with JSON that cannot be read: {e}."))
+        })
+    }
+
+    /// One request, sent once: the answer's body, `None` when it is empty.
+    async fn once_raw(
+        &self,
+        method: Method,
+        url: &reqwest::Url,
+        path: &str,
+        body: Option<&Value>,
+        scope: Scope,
+    ) -> Result<Option<Vec<u8>>, PlatformError> {
+        let mut request = self
+            .http
+            .request(method, url.clone())
+            .header("X-Auth-Token", self.token.clone())
+            .header(ACCEPT, "application/json");
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+        }
+        let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
+        let status = response.status();
+        if status == StatusCode::NO_CONTENT {
+            return Ok(None);
+        }
+        if status.is_success() {
+            let bytes = response.bytes().await.map_err(|e| {
+                PlatformError::unreachable(format!(
+                    "BigCommerce broke off its answer to {path}: {}.",
+                    crate::platforms::root_cause(&e.without_url())
+                ))
+            })?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
                 return Ok(None);
             }
-            if status.is_success() {
-                let bytes = response.bytes().await.map_err(|e| {
-                    PlatformError::unreachable(format!(
-                        "BigCommerce broke off its answer to {path}: {}.",
-                        crate::platforms::root_cause(&e.without_url())
-                    ))
-                })?;
-                if bytes.iter().all(u8::is_ascii_whitespace) {
-                    return Ok(None);
-                }
-                return Ok(Some(bytes.to_vec()));
-            }
-            if status == StatusCode::NOT_FOUND && scope == Scope::Store {
-                return Err(PlatformError::Refused(format!(
-                    "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
-                    self.store_hash
-                )));
-            }
-            Err(error_from(NAME, response, &[&self.secret]).await)
-        })
-        .await
+            return Ok(Some(bytes.to_vec()));
+        }
+        if status == StatusCode::NOT_FOUND && scope == Scope::Store {
+            return Err(PlatformError::Refused(format!(
+                "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
+                self.store_hash
+            )));
+        }
+        Err(error_from(NAME, response, &[&self.secret]).await)
     }
 }
 

@@ -10,17 +10,19 @@ mod wire;
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, HeaderValue};
 use serde_json::{Map, Value};
 
-use super::{PlatformError, http, quote_platform_text};
-use crate::body::Fields;
+use super::retry::RetryPolicy;
+use super::seam::{Platform, StorePlatform};
+use super::store::{
+    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StoreClient, Walk,
+};
+use super::{Adapter, PingError, PlatformError, Settings, http, quote_platform_text};
+use crate::fields::Fields;
 
-/// The hosted service's own token.
-pub const TOKEN: &str = "big_commerce";
-/// The token orderbridge used first; the same platform, kept as a client sent it.
-pub const OLD_TOKEN: &str = "bigcommerce";
 pub const NAME: &str = "BigCommerce";
 
 /// `access_token` and `store_hash` required, `client_id` optional.
@@ -28,6 +30,85 @@ pub fn validate(adapter: &mut Fields) {
     adapter.required("access_token", Fields::text);
     adapter.required("store_hash", Fields::text);
     adapter.text("client_id");
+}
+
+/// BigCommerce as the registry knows it.
+pub struct BigCommerce;
+
+#[async_trait]
+impl Platform for BigCommerce {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn validate(&self, adapter: &mut Fields) {
+        validate(adapter);
+    }
+
+    async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
+        check(http::client(), &settings.bigcommerce_api_base, settings.timeout, adapter)
+            .await
+            .map_err(PingError::from)
+    }
+}
+
+impl StorePlatform for BigCommerce {
+    fn client(
+        &self,
+        settings: &Settings,
+        adapter: &Adapter,
+        policy: RetryPolicy,
+    ) -> Result<Box<dyn StoreClient>, PlatformError> {
+        let client = client::BigCommerce::new(
+            http::client().clone(),
+            &settings.bigcommerce_api_base,
+            adapter,
+            policy,
+        )?;
+        Ok(Box::new(client))
+    }
+}
+
+#[async_trait]
+impl StoreClient for client::BigCommerce {
+    fn pull_plan(&self) -> PullPlan {
+        PullPlan {
+            listings: &[Listing::Orders],
+            page_size: client::BigCommerce::PAGE_SIZE as usize,
+            // Modification times may lag their commit by a little.
+            overlap: Duration::from_secs(5 * 60),
+            walk: Walk::ByKey,
+            rewrites_sent_orders: true,
+        }
+    }
+
+    async fn orders_page(
+        &self,
+        listing: Listing,
+        since_ms: Option<i64>,
+        page: u32,
+    ) -> Result<Vec<ListedOrder>, PlatformError> {
+        match listing {
+            Listing::Orders => client::BigCommerce::orders_page(self, since_ms, page).await,
+            Listing::Cancellations => Ok(Vec::new()),
+        }
+    }
+
+    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        client::BigCommerce::order_record(self, order).await
+    }
+
+    async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
+        client::BigCommerce::notify(self, notice).await
+    }
+
+    fn stock_per_request(&self) -> usize {
+        client::STOCK_PER_REQUEST
+    }
+
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
+        client::BigCommerce::set_stock(self, levels).await
+    }
 }
 
 /// Asks BigCommerce whether the adapter's token opens its store. A 404 is an unknown store,
@@ -56,15 +137,23 @@ pub async fn check(
     token_header.set_sensitive(true);
     let url = format!("{}/stores/{store_hash}/v2/store", api_base.trim_end_matches('/'));
     let request = client.get(url).header("X-Auth-Token", token_header).header(ACCEPT, "application/json");
-    let response = http::send(request, timeout, NAME, api_base).await?;
-    match response.status() {
-        s if s.is_success() => Ok(()),
-        StatusCode::NOT_FOUND => Err(PlatformError::Refused(format!(
-            "BigCommerce has no store with hash '{store_hash}' (HTTP {}).",
-            http::status_text(StatusCode::NOT_FOUND)
-        ))),
-        _ => Err(http::error_from(NAME, response, &[token]).await),
-    }
+    super::retry::ask_once(&account(api_base, store_hash), async {
+        let response = http::send(request, timeout, NAME, api_base).await?;
+        match response.status() {
+            s if s.is_success() => Ok(()),
+            StatusCode::NOT_FOUND => Err(PlatformError::Refused(format!(
+                "BigCommerce has no store with hash '{store_hash}' (HTTP {}).",
+                http::status_text(StatusCode::NOT_FOUND)
+            ))),
+            _ => Err(http::error_from(NAME, response, &[token]).await),
+        }
+    })
+    .await
+}
+
+/// The account whose rate limit a request spends: BigCommerce limits each store.
+pub(crate) fn account(api_base: &str, store_hash: &str) -> String {
+    format!("big_commerce:{}/stores/{store_hash}", api_base.trim_end_matches('/'))
 }
 
 /// A string field of the adapter. The caller validated the adapter, so a missing field is its

@@ -1,7 +1,12 @@
-//! An FTP warehouse (`ftp`, RFC 959 with the passive data connections of RFC 2428): one
-//! control connection per pass, binary transfers, and every exchange bounded by the pass's
-//! timeout. The commands are spoken here rather than through an FTP crate: the one we
-//! looked at logs every command it sends at trace level, `PASS <password>` included.
+//! An FTP warehouse (`ftp`, RFC 959 with the passive data connections of RFC 2428 and the
+//! listings and facts of RFC 3659): one control connection, binary transfers, and every
+//! exchange bounded by a timeout. The ping is this session opened (greeting, `USER`/`PASS`,
+//! `CWD` into the URL's path) and closed with `QUIT`. The commands are spoken here rather
+//! than through an FTP crate: the one we looked at logs every command it sends at trace
+//! level, `PASS <password>` included.
+//!
+//! Replies: a 4xx is passing ("try again later"), so it is `Unreachable`; a 5xx to the login
+//! or to `CWD` into the root is `Refused`: the credentials cannot do the job.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -11,10 +16,9 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc::Receiver;
 
-use super::parts;
-use crate::platforms::PlatformError;
-use crate::platforms::quote_platform_text;
-use crate::platforms::target::Target;
+use super::target::Target;
+use super::{Entry, Facts, parts};
+use crate::platforms::{PlatformError, end_sentence, quote_platform_text};
 
 /// Bounds on what a server may send: bytes in one reply line, lines in one reply.
 const MAX_LINE_BYTES: u64 = 4096;
@@ -32,14 +36,15 @@ pub struct Session {
     address: String,
     secrets: [String; 2],
     timeout: Duration,
+    /// Whether `TYPE I` was sent: before the first transfer, so the ping never needs it.
+    binary: bool,
 }
 
 impl Session {
     pub async fn open(target: &Target, timeout: Duration) -> Result<Session, PlatformError> {
         let address = target.address();
         let opened = async {
-            let stream =
-                target.connect("FTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
+            let stream = target.connect("FTP").await?;
             let peer = stream
                 .peer_addr()
                 .map_err(|e| PlatformError::unreachable(format!("The FTP server at {address}: {e}.")))?;
@@ -51,44 +56,75 @@ impl Session {
                 address: address.clone(),
                 secrets: [target.password.clone(), target.user.clone()],
                 timeout,
+                binary: false,
             };
-            let mut greeting = session.reply().await?;
-            if greeting.code == 120 {
-                greeting = session.reply().await?;
-            }
-            if greeting.code != 220 {
-                return Err(session.failed("greet", "", &greeting));
-            }
-            let mut reply = session.command("USER", &target.user).await?;
-            if reply.code == 331 {
-                reply = session.command("PASS", &target.password).await?;
-            }
-            match reply.code {
-                230 | 202 => {}
-                400..=499 => return Err(session.failed("log in", "", &reply)),
-                _ => {
-                    return Err(PlatformError::Refused(format!(
-                        "The FTP server at {address} refused the login: {}.",
-                        session.quote(&reply)
-                    )));
-                }
-            }
-            session.expect("TYPE", "I", "switch to binary transfers", &[200]).await?;
-            if !target.path.is_empty() {
-                let reply = session.command("CWD", &target.path).await?;
-                if !(200..300).contains(&reply.code) {
-                    return Err(PlatformError::Refused(format!(
-                        "Logged in to the FTP server at {address}, but cannot change into {}: {}.",
-                        target.path,
-                        session.quote(&reply)
-                    )));
-                }
-            }
+            session.log_in(target).await?;
             Ok(session)
         };
         tokio::time::timeout(timeout, opened).await.map_err(|_| {
             PlatformError::unreachable(format!("The FTP server at {address} did not answer in time."))
         })?
+    }
+
+    /// The greeting, the login and the change into the URL's path.
+    async fn log_in(&mut self, target: &Target) -> Result<(), PlatformError> {
+        let mut greeting = self.reply().await?;
+        // 120: "ready in a few minutes"; the 220 follows on the same connection.
+        for _ in 0..2 {
+            if greeting.code != 120 {
+                break;
+            }
+            greeting = self.reply().await?;
+        }
+        if greeting.code != 220 {
+            return Err(self.no_verdict("is not ready", &greeting));
+        }
+        let mut reply = self.command("USER", &target.user).await?;
+        if reply.code == 331 {
+            reply = self.command("PASS", &target.password).await?;
+        }
+        match reply.code {
+            // 202: the password was superfluous.
+            230 | 202 => {}
+            400..=499 => return Err(self.no_verdict("could not log in now", &reply)),
+            _ => return Err(self.refused("refused the login", &reply)),
+        }
+        if !target.path.is_empty() {
+            let reply = self.command("CWD", &target.path).await?;
+            match reply.code {
+                200..=299 => {}
+                400..=499 => {
+                    return Err(
+                        self.no_verdict(&format!("could not change into {} now", target.path), &reply)
+                    );
+                }
+                _ => {
+                    return Err(PlatformError::Refused(end_sentence(format!(
+                        "Logged in to the FTP server at {}, but cannot change into the path {}: {}",
+                        self.address,
+                        target.path,
+                        self.quote(&reply)
+                    ))));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn refused(&self, what: &str, reply: &Reply) -> PlatformError {
+        PlatformError::Refused(end_sentence(format!(
+            "The FTP server at {} {what}: {}",
+            self.address,
+            self.quote(reply)
+        )))
+    }
+
+    fn no_verdict(&self, what: &str, reply: &Reply) -> PlatformError {
+        PlatformError::unreachable(end_sentence(format!(
+            "The FTP server at {} {what}: {}",
+            self.address,
+            self.quote(reply)
+        )))
     }
 
     fn quote(&self, reply: &Reply) -> String {
@@ -177,9 +213,18 @@ impl Session {
         if codes.contains(&reply.code) { Ok(reply) } else { Err(self.failed(doing, argument, &reply)) }
     }
 
+    async fn binary_mode(&mut self) -> Result<(), PlatformError> {
+        if !self.binary {
+            self.expect("TYPE", "I", "switch to binary transfers", &[200]).await?;
+            self.binary = true;
+        }
+        Ok(())
+    }
+
     /// A passive data connection (EPSV, or PASV for older servers), always to the control
-    /// connection's own host.
+    /// connection's own host, in binary mode.
     async fn data(&mut self) -> Result<TcpStream, PlatformError> {
+        self.binary_mode().await?;
         let reply = self.command("EPSV", "").await?;
         let port = if reply.code == 229 {
             epsv_port(&reply.text)
@@ -221,11 +266,12 @@ impl Session {
         })?
     }
 
-    pub async fn list(&mut self, dir: &str) -> Result<Vec<String>, PlatformError> {
+    /// The files in `dir`. MLSD says which entries are files and gives their `size` and
+    /// `modify` facts; NLST, for servers without it, gives names only (directories too), so
+    /// the caller's own filter (`*.csv`) decides there and asks [`Session::facts`] after.
+    pub async fn list(&mut self, dir: &str) -> Result<Vec<Entry>, PlatformError> {
         let dir = parts(dir)?.join("/");
         self.bounded(async |s| {
-            // MLSD says which entries are files; NLST, for servers without it, does not, so
-            // the caller's own filter (`*.csv`) decides there.
             let target = if dir.is_empty() { "." } else { dir.as_str() };
             let mut data = s.data().await?;
             let reply = s.command("MLSD", target).await?;
@@ -248,7 +294,24 @@ impl Session {
                 .lines()
                 .filter_map(|line| line.trim().rsplit('/').next().map(str::to_string))
                 .filter(|name| !name.is_empty() && name != "." && name != "..")
+                .map(|name| Entry { name, facts: Facts::default() })
                 .collect())
+        })
+        .await
+    }
+
+    /// A file's size and modification time from `SIZE` and `MDTM` (RFC 3659), for servers
+    /// whose listing gave none; either is absent when the server does not know the command.
+    pub async fn facts(&mut self, path: &str) -> Result<Facts, PlatformError> {
+        let path = parts(path)?.join("/");
+        self.bounded(async |s| {
+            // SIZE answers in the current type's bytes: binary, like the transfers.
+            s.binary_mode().await?;
+            let size = s.command("SIZE", &path).await?;
+            let size = (size.code == 213).then(|| size.text.trim().parse().ok()).flatten();
+            let modified = s.command("MDTM", &path).await?;
+            let modified = (modified.code == 213).then(|| modified.text.trim().to_string());
+            Ok(Facts { size, modified })
         })
         .await
     }
@@ -264,6 +327,9 @@ impl Session {
         .await
     }
 
+    /// Stores what `chunks` delivers as `path`. Any failure on the way (the server refusing
+    /// the file, the data connection breaking, no final 2xx) is passing: the file's fate is
+    /// unknown and the same file is sent again later.
     pub async fn write_from(
         &mut self,
         path: &str,
@@ -274,28 +340,47 @@ impl Session {
             .bounded(async |s| {
                 let data = s.data().await?;
                 let reply = s.command("STOR", &path).await?;
-                if matches!(reply.code, 125 | 150) { Ok(data) } else { Err(s.failed("write", &path, &reply)) }
+                if matches!(reply.code, 125 | 150) {
+                    Ok(data)
+                } else {
+                    Err(s.not_taken(&path, &s.quote(&reply)))
+                }
             })
             .await?;
         while let Some(chunk) = chunks.recv().await {
             match tokio::time::timeout(self.timeout, data.write_all(&chunk)).await {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(self.broke_off(&e)),
-                Err(_) => {
-                    return Err(PlatformError::unreachable(format!(
-                        "The FTP server at {} stopped taking the file {path:?}.",
-                        self.address
-                    )));
+                Ok(Err(e)) => {
+                    drop(data);
+                    return Err(self.broken_transfer(&path, &e).await);
                 }
+                Err(_) => return Err(self.not_taken(&path, "it stopped reading the data")),
             }
         }
         self.bounded(async |s| {
-            data.shutdown().await.map_err(|e| s.broke_off(&e))?;
+            data.shutdown().await.map_err(|e| s.not_taken(&path, &e.to_string()))?;
             drop(data);
             let done = s.reply().await?;
-            if (200..300).contains(&done.code) { Ok(()) } else { Err(s.failed("write", &path, &done)) }
+            if (200..300).contains(&done.code) { Ok(()) } else { Err(s.not_taken(&path, &s.quote(&done))) }
         })
         .await
+    }
+
+    /// Why a transfer broke off: the reply the server sends at once (426, 451, 552), or else
+    /// what the connection said.
+    async fn broken_transfer(&mut self, path: &str, error: &std::io::Error) -> PlatformError {
+        let wait = self.timeout.min(Duration::from_secs(2));
+        match tokio::time::timeout(wait, self.reply()).await {
+            Ok(Ok(reply)) => self.not_taken(path, &self.quote(&reply)),
+            _ => self.not_taken(path, &error.to_string()),
+        }
+    }
+
+    fn not_taken(&self, path: &str, why: &str) -> PlatformError {
+        PlatformError::unreachable(end_sentence(format!(
+            "The FTP server at {} did not take the file {path:?}: {why}",
+            self.address
+        )))
     }
 
     /// RNFR/RNTO; a server that will not rename over an existing file has it removed first.
@@ -377,14 +462,25 @@ fn pasv_port(text: &str) -> Option<u16> {
     }
 }
 
-/// The plain files of an MLSD listing (`type=file;size=3; name`).
-fn mlsd_files(listing: &str) -> Vec<String> {
+/// The plain files of an MLSD listing (`type=file;size=3;modify=20260101120000.5; name`)
+/// with their size and modification time; fact names are case-insensitive.
+fn mlsd_files(listing: &str) -> Vec<Entry> {
     listing
         .lines()
         .filter_map(|line| {
             let (facts, name) = line.split_once(' ')?;
-            let is_file = facts.split(';').any(|fact| fact.eq_ignore_ascii_case("type=file"));
-            is_file.then(|| name.trim_end().to_string())
+            let mut entry = Entry { name: name.trim_end().to_string(), facts: Facts::default() };
+            let mut is_file = false;
+            for fact in facts.split(';') {
+                let Some((key, value)) = fact.split_once('=') else { continue };
+                match key.to_ascii_lowercase().as_str() {
+                    "type" => is_file = value.eq_ignore_ascii_case("file"),
+                    "size" => entry.facts.size = value.parse().ok(),
+                    "modify" => entry.facts.modified = Some(value.to_string()),
+                    _ => {}
+                }
+            }
+            is_file.then_some(entry)
         })
         .collect()
 }
@@ -402,10 +498,14 @@ mod tests {
     }
 
     #[test]
-    fn mlsd_names_only_plain_files() {
-        let listing =
-            "type=dir;modify=1; processed\r\ntype=file;size=3; a b.csv\r\nType=File;size=1; c.csv\r\n";
-        assert_eq!(mlsd_files(listing), vec!["a b.csv".to_string(), "c.csv".to_string()]);
+    fn mlsd_names_only_plain_files_with_their_size_and_time() {
+        let listing = "type=dir;modify=1; processed\r\ntype=file;size=3;modify=20260101120000.25; a b.csv\r\n\
+                       Type=File;Size=1; c.csv\r\nsize=9; no-type.csv\r\n";
+        let entries = mlsd_files(listing);
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["a b.csv", "c.csv"]);
+        assert_eq!(entries[0].facts, Facts { size: Some(3), modified: Some("20260101120000.25".into()) });
+        assert_eq!(entries[1].facts, Facts { size: Some(1), modified: None });
     }
 
     #[test]

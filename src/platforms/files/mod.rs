@@ -1,11 +1,22 @@
-//! File warehouses (`sftp`, `dropstream`, `ftp`, `folder`): where a warehouse keeps its files
-//! and a session that lists, reads, writes, renames and removes them, paths relative to the
-//! warehouse's root. Every operation is bounded by the pass's timeout, and no message carries
-//! the connection string's password.
+//! File warehouses (`sftp`, `dropstream`, `ftp`, `folder`) as one platform: what their
+//! adapters hold, the ping's credential check (CONTRACT §8), a session per transport that
+//! lists, reads, writes, renames and removes files, the CSV formats (`csv`), and the
+//! [`Warehouse`] a sync pass drives (CONTRACT §11, "File warehouses"). Paths are relative to
+//! the warehouse's root; every operation is bounded by a timeout, and no message carries the
+//! connection string's password.
+//!
+//! The ping and the sync use the same sessions: a ping is a session opened (and, for SFTP, its
+//! root looked at; for a folder, a file written and removed), then closed.
 
-mod folder;
+pub mod csv;
+pub mod folder;
 mod ftp;
+mod platform;
+mod settle;
 mod sftp;
+mod ssh;
+pub mod target;
+mod warehouse;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -14,33 +25,146 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc::Receiver;
 
 use super::PlatformError;
-use crate::platforms::target::Target;
+use crate::fields::Fields;
+use crate::platforms::reach::Reach;
+use target::Target;
+
+pub use platform::{FileWarehouse, WarehousePlatform};
+pub use settle::Sightings;
+pub use warehouse::{
+    FileSettings, Inbox, Incoming, OrderFeed, OrderStream, Parsed, Sent, Warehouse, WriterStopped, order_feed,
+};
+
+/// How a file warehouse exchanges its files; the registry says which tokens name which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `sftp`, and `dropstream` (the hosted service's own SFTP file drop).
+    Sftp,
+    Ftp,
+    /// A folder on the server's own disk.
+    Folder,
+}
+
+impl Kind {
+    /// The subject of a sentence about this warehouse's server.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Sftp => "The SFTP server",
+            Kind::Ftp => "The FTP server",
+            Kind::Folder => "The folder",
+        }
+    }
+}
+
+/// Checks the adapter's shape; problems are named under `adapter` (`adapter[key]`).
+/// `connection_string` is required: a URL of the transport (`sftp://user:password@host…`,
+/// `ftp://…`, `file:///absolute/path`); for SFTP, `host_key` is a fingerprint or null (none
+/// pinned yet).
+pub fn validate(adapter: &mut Fields, kind: Kind) {
+    let (scheme, port) = match kind {
+        Kind::Folder => return folder::validate(adapter),
+        Kind::Sftp => ("sftp", 22),
+        Kind::Ftp => ("ftp", 21),
+    };
+    if let Some(url) = adapter.required("connection_string", Fields::text)
+        && let Err(problem) = Target::parse(&url, scheme, port)
+    {
+        adapter.error("connection_string", problem);
+    }
+    if kind == Kind::Sftp
+        && let Some(key) = adapter.text("host_key").value()
+        && !ssh::is_fingerprint(&key)
+    {
+        adapter.error(
+            "host_key",
+            "must be an SSH host key fingerprint as ssh-keygen -l prints it: SHA256: and 43 base64 characters",
+        );
+    }
+}
 
 /// Where a file warehouse's files are.
 pub enum Location {
-    /// An SFTP server (`sftp` and `dropstream`); the root is the URL's path or the login
-    /// directory.
+    /// An SFTP server; the root is the URL's path or the login directory.
     Sftp(Target),
-    /// An FTP server (`ftp`); the root is the URL's path or the login directory.
+    /// An FTP server; the root is the URL's path or the login directory.
     Ftp(Target),
-    /// A folder on this machine (`folder`), already checked to lie inside
-    /// `folder_warehouse_root` when the warehouse was saved.
+    /// A folder on this machine, already checked to lie inside `folder_warehouse_root` when
+    /// the warehouse was saved.
     Folder(PathBuf),
 }
 
 impl Location {
-    /// Where a warehouse's files are, from its platform and adapter: the `connection_string`,
-    /// and for SFTP the `host_key` it pins. The problem is a phrase that never repeats the
-    /// string.
-    pub fn of(platform: &str, adapter: &Map<String, Value>) -> Result<Location, String> {
+    /// Where a warehouse's files are, from its adapter: the `connection_string`, and for SFTP
+    /// the `host_key` it pins. The problem is a phrase that never repeats the string.
+    pub fn of(kind: Kind, adapter: &Map<String, Value>) -> Result<Location, String> {
         let url = adapter.get("connection_string").and_then(Value::as_str).unwrap_or_default();
-        match platform {
-            "sftp" | "dropstream" => Ok(Location::Sftp(Target::parse(url, "sftp", 22)?.pinned_by(adapter))),
-            "ftp" => Target::parse(url, "ftp", 21).map(Location::Ftp),
-            "folder" => folder::parse(url).map(Location::Folder),
-            other => Err(format!("names platform '{other}', which has no file exchange orderbridge can use")),
+        match kind {
+            Kind::Sftp => Ok(Location::Sftp(Target::parse(url, "sftp", 22)?.pinned_by(adapter))),
+            Kind::Ftp => Target::parse(url, "ftp", 21).map(Location::Ftp),
+            Kind::Folder => folder::parse(url).map(Location::Folder),
         }
     }
+
+    /// The location with its server's connections kept within `reach` (CONTRACT §6); a
+    /// folder is on this machine and has no network address.
+    pub fn reached_under(self, reach: Reach) -> Location {
+        match self {
+            Location::Sftp(target) => Location::Sftp(target.reached_under(reach)),
+            Location::Ftp(target) => Location::Ftp(target.reached_under(reach)),
+            folder @ Location::Folder(_) => folder,
+        }
+    }
+    /// The files' place without the password, to tell warehouses' files apart.
+    fn place(&self) -> String {
+        match self {
+            Location::Sftp(target) => format!("sftp://{}", target.place()),
+            Location::Ftp(target) => format!("ftp://{}", target.place()),
+            Location::Folder(path) => format!("file://{}", path.display()),
+        }
+    }
+}
+
+/// The credential check of a file warehouse (CONTRACT §8): the server can be reached and
+/// logged in to, and its root used (SFTP: the path is there; FTP: `CWD` into it); a folder
+/// exists and takes a file. A refusal is `Refused`; no verdict is `Unreachable`.
+///
+/// The caller bounds the whole check with `timeout` and names that limit when it is hit; the
+/// session's own bound on each exchange is twice as long, so it never fires first.
+pub async fn check(
+    kind: Kind,
+    adapter: &Map<String, Value>,
+    timeout: Duration,
+    reach: Reach,
+) -> Result<(), PlatformError> {
+    let location = Location::of(kind, adapter)
+        .map_err(|problem| PlatformError::Refused(format!("The warehouse's connection_string {problem}.")))?
+        .reached_under(reach);
+    let session = open(&location, timeout.saturating_mul(2)).await?;
+    let outcome = match &session {
+        FileSession::Sftp(s) => s.check_root().await,
+        // Logging in changed into the path.
+        FileSession::Ftp(_) => Ok(()),
+        FileSession::Folder(s) => s.check_writable().await,
+    };
+    session.close().await;
+    outcome
+}
+
+/// A plain file in a listing, with what the server said of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub facts: Facts,
+}
+
+/// A file's size and modification time as the server reports them, either absent when the
+/// server does not say. The time keeps each transport's own notation (nanoseconds since the
+/// epoch, SFTP's whole seconds, FTP's `YYYYMMDDHHMMSS[.sss]`): it is only ever compared with
+/// itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Facts {
+    pub size: Option<u64>,
+    pub modified: Option<String>,
 }
 
 /// An open connection to a warehouse's files.
@@ -59,28 +183,25 @@ pub async fn open(location: &Location, timeout: Duration) -> Result<FileSession,
     })
 }
 
-/// The credential check of a file warehouse (CONTRACT §8): it can be reached and logged in
-/// to, and for a `folder`, the folder exists and takes a file.
-pub async fn check(location: &Location, timeout: Duration) -> Result<(), PlatformError> {
-    match open(location, timeout).await? {
-        FileSession::Folder(s) => s.check_writable().await,
-        session => {
-            session.close().await;
-            Ok(())
-        }
-    }
-}
-
 impl FileSession {
-    /// The names of the plain files directly in `dir`, sorted; a missing folder has none.
-    pub async fn list(&mut self, dir: &str) -> Result<Vec<String>, PlatformError> {
-        let mut names = match self {
+    /// The plain files directly in `dir`, sorted by name; a missing folder has none.
+    pub async fn list(&mut self, dir: &str) -> Result<Vec<Entry>, PlatformError> {
+        let mut entries = match self {
             FileSession::Sftp(s) => s.list(dir).await?,
             FileSession::Ftp(s) => s.list(dir).await?,
             FileSession::Folder(s) => s.list(dir).await?,
         };
-        names.sort();
-        Ok(names)
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(entries)
+    }
+
+    /// What the server says of one file, asked on its own (for a listing that said nothing).
+    pub async fn facts(&mut self, path: &str) -> Result<Facts, PlatformError> {
+        match self {
+            FileSession::Sftp(s) => s.facts(path).await,
+            FileSession::Ftp(s) => s.facts(path).await,
+            FileSession::Folder(s) => s.facts(path).await,
+        }
     }
 
     pub async fn read(&mut self, path: &str) -> Result<Vec<u8>, PlatformError> {
@@ -177,6 +298,11 @@ fn parts(path: &str) -> Result<Vec<&str>, PlatformError> {
     Ok(out)
 }
 
+/// `dir/name`, where an empty `dir` is the root.
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,18 +322,24 @@ mod tests {
     #[test]
     fn connection_strings_name_their_transport_and_hide_the_password() {
         assert!(matches!(
-            Location::of("dropstream", &url("sftp://wh1:s%40cret@ftp.example.com")),
+            Location::of(Kind::Sftp, &url("sftp://wh1:s%40cret@ftp.example.com")),
             Ok(Location::Sftp(_))
         ));
-        let Ok(Location::Sftp(t)) = Location::of("sftp", &url("sftp://u:p%2Fw@[::1]:2022/in%20box")) else {
+        let Ok(Location::Sftp(t)) = Location::of(Kind::Sftp, &url("sftp://u:p%2Fw@[::1]:2022/in%20box"))
+        else {
             panic!()
         };
         assert_eq!(
             (t.user.as_str(), t.password.as_str(), t.path.as_str(), t.port),
             ("u", "p/w", "/in box", 2022)
         );
-        let e = Location::of("sftp", &url("ftp://u:pw-SECRET@host/x")).err().unwrap();
+        let e = Location::of(Kind::Sftp, &url("ftp://u:pw-SECRET@host/x")).err().unwrap();
         assert!(!e.contains("pw-SECRET"), "{e}");
-        assert!(Location::of("skubana", &url("x")).is_err());
+        let place = Location::of(Kind::Ftp, &url("ftp://u:pw-SECRET@host/x")).ok().unwrap().place();
+        assert_eq!(place, "ftp://u@host:21/x");
+        assert!(matches!(
+            Location::of(Kind::Folder, &url("file://localhost/srv/x")),
+            Ok(Location::Folder(_))
+        ));
     }
 }

@@ -1,5 +1,10 @@
-//! An SFTP warehouse (`sftp`, `dropstream`): one SSH session per pass, password login as
-//! the credential check does it, and every operation bounded by the pass's timeout.
+//! An SFTP warehouse (`sftp`, `dropstream`): one SSH session (handshake and login in
+//! `ssh`), the SFTP subsystem over it, and every operation bounded by a timeout. The ping is
+//! this session opened, then a `stat` of the root.
+//!
+//! A refused login, a root that is missing or forbidden, and a host key other than the one
+//! the adapter pins are `Refused`: the credentials cannot do the job. A server that breaks
+//! off the handshake or will not start SFTP is `Unreachable`: there was no verdict.
 
 use std::future::Future;
 use std::time::Duration;
@@ -12,11 +17,11 @@ use russh_sftp::protocol::StatusCode;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc::Receiver;
 
-use super::parts;
+use super::ssh::{Handshake, HostKeys, Login, handshake, log_in};
+use super::target::Target;
+use super::{Entry, Facts, parts};
 use crate::platforms::PlatformError;
 use crate::platforms::quote_platform_text;
-use crate::platforms::sftp::{Handshake, HostKeys, Login, handshake, log_in};
-use crate::platforms::target::Target;
 
 pub struct Session {
     ssh: client::Handle<HostKeys>,
@@ -41,8 +46,7 @@ impl Session {
             ))
         };
         let opened = async {
-            let stream =
-                target.connect("SFTP").await.map_err(|e| PlatformError::unreachable(e.to_string()))?;
+            let stream = target.connect("SFTP").await?;
             let config = client::Config {
                 inactivity_timeout: Some(timeout.max(Duration::from_secs(1)) * 6),
                 ..client::Config::default()
@@ -71,6 +75,35 @@ impl Session {
         &self.host_key
     }
 
+    /// The ping's last step (CONTRACT §8): the root (the URL's path, or the login directory)
+    /// is there and the user may use it.
+    pub async fn check_root(&self) -> Result<(), PlatformError> {
+        let path = if self.root.is_empty() { "." } else { self.root.as_str() };
+        let logged_in = format!("Logged in to the SFTP server at {}, but", self.address);
+        match tokio::time::timeout(self.timeout, self.sftp.metadata(path)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(SftpError::Status(status))) if status.status_code == StatusCode::NoSuchFile => {
+                Err(PlatformError::Refused(format!("{logged_in} the path {path} does not exist.")))
+            }
+            Ok(Err(SftpError::Status(status))) if status.status_code == StatusCode::PermissionDenied => {
+                Err(PlatformError::Refused(format!("{logged_in} the user may not access the path {path}.")))
+            }
+            Ok(Err(e)) => Err(PlatformError::unreachable(format!(
+                "The SFTP server at {} failed during checking the path {path}: {}.",
+                self.address,
+                quote_platform_text(&e.to_string(), &[&self.secrets[0], &self.secrets[1]])
+            ))),
+            Err(_) => Err(self.late("check", path)),
+        }
+    }
+
+    fn late(&self, doing: &str, path: &str) -> PlatformError {
+        PlatformError::unreachable(format!(
+            "The SFTP server at {} did not answer in time to {doing} {path:?}.",
+            self.address
+        ))
+    }
+
     fn at(&self, path: &str) -> Result<String, PlatformError> {
         let rel = parts(path)?.join("/");
         Ok(match (self.root.is_empty(), rel.is_empty()) {
@@ -89,10 +122,7 @@ impl Session {
         op: impl Future<Output = Result<T, SftpError>>,
     ) -> Result<T, PlatformError> {
         match tokio::time::timeout(self.timeout, op).await {
-            Err(_) => Err(PlatformError::unreachable(format!(
-                "The SFTP server at {} did not answer in time to {doing} {path:?}.",
-                self.address
-            ))),
+            Err(_) => Err(self.late(doing, path)),
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(self.failed(doing, path, &e)),
         }
@@ -107,24 +137,31 @@ impl Session {
         }
     }
 
-    pub async fn list(&self, dir: &str) -> Result<Vec<String>, PlatformError> {
+    /// The plain files in `dir` with the size and modification time (whole seconds, as SFTP
+    /// v3 has it) their directory entry carries.
+    pub async fn list(&self, dir: &str) -> Result<Vec<Entry>, PlatformError> {
         let full = self.at(dir)?;
         let entries = match tokio::time::timeout(self.timeout, self.sftp.read_dir(full)).await {
-            Err(_) => {
-                return Err(PlatformError::unreachable(format!(
-                    "The SFTP server at {} did not answer in time to list {dir:?}.",
-                    self.address
-                )));
-            }
+            Err(_) => return Err(self.late("list", dir)),
             Ok(Err(SftpError::Status(s))) if s.status_code == StatusCode::NoSuchFile => return Ok(Vec::new()),
             Ok(Err(e)) => return Err(self.failed("list", dir, &e)),
             Ok(Ok(entries)) => entries,
         };
         Ok(entries
             .filter(|e| e.file_type().is_file())
-            .map(|e| e.file_name())
-            .filter(|name| name != "." && name != "..")
+            .filter(|e| e.file_name() != "." && e.file_name() != "..")
+            .map(|e| {
+                let attributes = e.metadata();
+                Entry { name: e.file_name(), facts: facts(&attributes) }
+            })
             .collect())
+    }
+
+    /// What the server says of one file.
+    pub async fn facts(&self, path: &str) -> Result<Facts, PlatformError> {
+        let full = self.at(path)?;
+        let attributes = self.bounded("look at", path, self.sftp.metadata(full)).await?;
+        Ok(facts(&attributes))
     }
 
     pub async fn read(&self, path: &str) -> Result<Vec<u8>, PlatformError> {
@@ -132,15 +169,20 @@ impl Session {
         self.bounded("read", path, self.sftp.read(full)).await
     }
 
+    /// Creates or replaces `path` with what `chunks` delivers. Any failure on the way is
+    /// passing: the file's fate is unknown, and the same file is sent again later.
     pub async fn write_from(&self, path: &str, mut chunks: Receiver<Vec<u8>>) -> Result<(), PlatformError> {
         let full = self.at(path)?;
-        // `create` opens with CREATE | TRUNCATE | WRITE.
-        let mut file = self.bounded("write", path, self.sftp.create(full)).await?;
-        let io = |e: std::io::Error| SftpError::UnexpectedBehavior(e.to_string());
-        while let Some(chunk) = chunks.recv().await {
-            self.bounded("write", path, async { file.write_all(&chunk).await.map_err(io) }).await?;
-        }
-        self.bounded("write", path, async { file.shutdown().await.map_err(io) }).await
+        let written = async {
+            // `create` opens with CREATE | TRUNCATE | WRITE.
+            let mut file = self.bounded("write", path, self.sftp.create(full)).await?;
+            let io = |e: std::io::Error| SftpError::UnexpectedBehavior(e.to_string());
+            while let Some(chunk) = chunks.recv().await {
+                self.bounded("write", path, async { file.write_all(&chunk).await.map_err(io) }).await?;
+            }
+            self.bounded("write", path, async { file.shutdown().await.map_err(io) }).await
+        };
+        written.await.map_err(|e| PlatformError::unreachable(e.message().to_string()))
     }
 
     /// SFTP v3 RENAME fails when the target exists, and russh-sftp has no posix-rename: an
@@ -160,10 +202,7 @@ impl Session {
             Ok(Err(SftpError::Status(s))) if s.status_code == StatusCode::NoSuchFile => Ok(()),
             Ok(Err(e)) => Err(self.failed("remove", path, &e)),
             Ok(Ok(())) => Ok(()),
-            Err(_) => Err(PlatformError::unreachable(format!(
-                "The SFTP server at {} did not answer in time.",
-                self.address
-            ))),
+            Err(_) => Err(self.late("remove", path)),
         }
     }
 
@@ -185,4 +224,8 @@ impl Session {
         let _ = tokio::time::timeout(self.timeout, self.ssh.disconnect(Disconnect::ByApplication, "", "en"))
             .await;
     }
+}
+
+fn facts(attributes: &russh_sftp::protocol::FileAttributes) -> Facts {
+    Facts { size: attributes.size, modified: attributes.mtime.map(|seconds| seconds.to_string()) }
 }

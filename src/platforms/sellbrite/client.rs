@@ -17,7 +17,7 @@ use tokio::sync::OnceCell;
 
 use crate::platforms::PlatformError;
 use crate::platforms::http::{error_from, send};
-use crate::platforms::retry::{self, RetryPolicy};
+use crate::platforms::retry::{self, Created, RetryPolicy};
 use crate::platforms::store::{
     Disposition, ListedOrder, Listing, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
 };
@@ -152,9 +152,6 @@ impl Sellbrite {
             };
             items.push(json!({"sku": sku, "quantity": item.quantity}));
         }
-        if notice.in_doubt && self.already_fulfilled(seq, notice).await? {
-            return Ok(Notified::AlreadyThere);
-        }
         let mut shipment = json!({
             "sb_order_seq": seq,
             "carrier_name": carrier_name(notice.carrier.as_deref()),
@@ -167,8 +164,26 @@ impl Sellbrite {
         if let Some(uuid) = &self.warehouse_uuid {
             shipment["warehouse_uuid"] = Value::from(uuid.as_str());
         }
-        self.call(Method::POST, "shipments", &[], Some(&json!({"shipment": shipment}))).await?;
-        Ok(Notified::Posted)
+        let body = json!({"shipment": shipment});
+        // Sellbrite cannot be asked for a shipment by tracking number; its order's lines say
+        // how many units were fulfilled. They are read whenever an earlier try may have
+        // reached Sellbrite: a crash after a post, or a try whose answer was lost.
+        let sure = std::sync::atomic::AtomicBool::new(!notice.in_doubt);
+        let look = || {
+            let first_and_sure = sure.swap(false, std::sync::atomic::Ordering::Relaxed);
+            async move {
+                if first_and_sure {
+                    return Ok(None);
+                }
+                Ok(self.already_fulfilled(seq, notice).await?.then_some(None))
+            }
+        };
+        let url = self.url("shipments", &[])?;
+        let post = || self.once(Method::POST, &url, "shipments", Some(&body));
+        match retry::create(&self.policy, &self.account(), look, post).await? {
+            Created::AlreadyThere(_) => Ok(Notified::AlreadyThere),
+            Created::Now(_) => Ok(Notified::Posted),
+        }
     }
 
     /// Whether Sellbrite's order already counts every unit of the shipment as fulfilled, on
@@ -236,7 +251,19 @@ impl Sellbrite {
             })
     }
 
-    /// One request, through the gate and the retry policy. `None` for an empty answer.
+    /// The account whose rate limit this client's requests spend, named by a fingerprint of
+    /// its token, never the token.
+    fn account(&self) -> String {
+        format!("sellbrite:{}:{:x}", self.base, fingerprint(&Value::from(self.secrets[0].as_str())))
+    }
+
+    fn url(&self, path: &str, query: &[(String, String)]) -> Result<reqwest::Url, PlatformError> {
+        reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query)
+            .map_err(|e| PlatformError::Refused(format!("The Sellbrite API address is not a URL ({e}).")))
+    }
+
+    /// One request that reads, or writes what stays the same however often it arrives,
+    /// through the gate and the retry policy. `None` for an empty answer.
     async fn call(
         &self,
         method: Method,
@@ -244,47 +271,53 @@ impl Sellbrite {
         query: &[(String, String)],
         body: Option<&Value>,
     ) -> Result<Option<Value>, PlatformError> {
-        let url = reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query)
-            .map_err(|e| PlatformError::Refused(format!("The Sellbrite API address is not a URL ({e}).")))?;
-        // The gate is per account; the key names it by a fingerprint, never the token.
-        let account =
-            format!("sellbrite:{}:{:x}", self.base, fingerprint(&Value::from(self.secrets[0].as_str())));
+        let url = self.url(path, query)?;
+        retry::send(&self.policy, &self.account(), || self.once(method.clone(), &url, path, body)).await
+    }
+
+    /// One request, sent once. `None` for an empty answer.
+    async fn once(
+        &self,
+        method: Method,
+        url: &reqwest::Url,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Option<Value>, PlatformError> {
         let secrets = [self.secrets[0].as_str(), self.secrets[1].as_str()];
-        retry::send(&self.policy, &account, || async {
-            let mut request = self
-                .http
-                .request(method.clone(), url.clone())
-                .header(AUTHORIZATION, self.authorization.clone())
-                .header(ACCEPT, "application/json");
-            if let Some(body) = body {
-                request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+        let mut request = self
+            .http
+            .request(method, url.clone())
+            .header(AUTHORIZATION, self.authorization.clone())
+            .header(ACCEPT, "application/json");
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+        }
+        let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
+        let status = response.status();
+        if status.is_success() {
+            let bytes = response.bytes().await.map_err(|e| {
+                PlatformError::unreachable(format!(
+                    "Sellbrite broke off its answer to {path}: {}.",
+                    crate::platforms::root_cause(&e.without_url())
+                ))
+            })?;
+            if status == StatusCode::NO_CONTENT || bytes.iter().all(u8::is_ascii_whitespace) {
+                return Ok(None);
             }
-            let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
-            let status = response.status();
-            if status.is_success() {
-                let bytes = response.bytes().await.map_err(|e| {
-                    PlatformError::unreachable(format!(
-                        "Sellbrite broke off its answer to {path}: {}.",
-                        crate::platforms::root_cause(&e.without_url())
-                    ))
-                })?;
-                if status == StatusCode::NO_CONTENT || bytes.iter().all(u8::is_ascii_whitespace) {
-                    return Ok(None);
-                }
-                return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                    PlatformError::BadData(format!("Sellbrite answered {path} with JSON that cannot be read: {e}."))
-                });
-            }
-            if status == StatusCode::NOT_FOUND
-                && let Some(uuid) = self.warehouse_uuid.as_deref().filter(|_| path.starts_with("warehouses/"))
-            {
-                return Err(PlatformError::Refused(format!(
-                    "Sellbrite has no warehouse '{uuid}' (HTTP 404 Not Found); check the store's warehouse_uuid."
-                )));
-            }
-            Err(error_from(NAME, response, &secrets).await)
-        })
-        .await
+            return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                PlatformError::BadData(format!(
+                    "Sellbrite answered {path} with JSON that cannot be read: {e}."
+                ))
+            });
+        }
+        if status == StatusCode::NOT_FOUND
+            && let Some(uuid) = self.warehouse_uuid.as_deref().filter(|_| path.starts_with("warehouses/"))
+        {
+            return Err(PlatformError::Refused(format!(
+                "Sellbrite has no warehouse '{uuid}' (HTTP 404 Not Found); check the store's warehouse_uuid."
+            )));
+        }
+        Err(error_from(NAME, response, &secrets).await)
     }
 }
 
@@ -338,7 +371,7 @@ fn listed(raw: Value) -> Result<ListedOrder, PlatformError> {
 }
 
 /// FNV-1a of the order's JSON (keys sorted, so the same order gives the same number).
-fn fingerprint(raw: &Value) -> i64 {
+pub(super) fn fingerprint(raw: &Value) -> i64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in raw.to_string().bytes() {
         hash ^= u64::from(byte);

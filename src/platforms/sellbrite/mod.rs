@@ -6,13 +6,18 @@ pub mod client;
 
 use std::time::Duration;
 
+use async_trait::async_trait;
 use reqwest::header::ACCEPT;
 use serde_json::{Map, Value};
 
-use super::{PlatformError, http};
-use crate::body::Fields;
+use super::retry::RetryPolicy;
+use super::seam::{Platform, StorePlatform};
+use super::store::{
+    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StoreClient, Walk,
+};
+use super::{Adapter, PingError, PlatformError, Settings, http};
+use crate::fields::Fields;
 
-pub const TOKEN: &str = "sellbrite";
 pub const NAME: &str = "Sellbrite";
 
 /// `auth_token` and `secret_key` required; `warehouse_uuid` (the Sellbrite warehouse whose
@@ -21,6 +26,84 @@ pub fn validate(adapter: &mut Fields) {
     adapter.required("auth_token", Fields::text);
     adapter.required("secret_key", Fields::text);
     adapter.text("warehouse_uuid");
+}
+
+/// Sellbrite as the registry knows it.
+pub struct Sellbrite;
+
+#[async_trait]
+impl Platform for Sellbrite {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn validate(&self, adapter: &mut Fields) {
+        validate(adapter);
+    }
+
+    async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
+        check(http::client(), &settings.sellbrite_api_base, settings.timeout, adapter)
+            .await
+            .map_err(PingError::from)
+    }
+}
+
+impl StorePlatform for Sellbrite {
+    fn client(
+        &self,
+        settings: &Settings,
+        adapter: &Adapter,
+        policy: RetryPolicy,
+    ) -> Result<Box<dyn StoreClient>, PlatformError> {
+        let client =
+            client::Sellbrite::new(http::client().clone(), &settings.sellbrite_api_base, adapter, policy)?;
+        Ok(Box::new(client))
+    }
+}
+
+#[async_trait]
+impl StoreClient for client::Sellbrite {
+    fn pull_plan(&self) -> PullPlan {
+        PullPlan {
+            // The order list is filtered to open orders, so cancellations are a second list.
+            listings: &[Listing::Orders, Listing::Cancellations],
+            page_size: client::Sellbrite::PAGE_SIZE as usize,
+            // The cursor is the order's placing, and an order can reach its list well after
+            // it was placed on the channel.
+            overlap: Duration::from_secs(24 * 3600),
+            // Sellbrite documents no order for its lists.
+            walk: Walk::ByNumber,
+            // Its lists change as the order is fulfilled (units fulfilled, a warehouse's
+            // fulfillments shrinking to what is left), which our own notifications cause: an
+            // order already sent keeps the lines the warehouse was sent.
+            rewrites_sent_orders: false,
+        }
+    }
+
+    async fn orders_page(
+        &self,
+        listing: Listing,
+        since_ms: Option<i64>,
+        page: u32,
+    ) -> Result<Vec<ListedOrder>, PlatformError> {
+        client::Sellbrite::orders_page(self, listing, since_ms, page).await
+    }
+
+    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        client::Sellbrite::order_record(self, order)
+    }
+
+    async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
+        client::Sellbrite::notify(self, notice).await
+    }
+
+    fn stock_per_request(&self) -> usize {
+        client::STOCK_PER_REQUEST
+    }
+
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
+        client::Sellbrite::set_stock(self, levels).await
+    }
 }
 
 /// Asks Sellbrite whether the account token and secret key authenticate.
@@ -35,11 +118,24 @@ pub async fn check(
     let url = format!("{}/v1/warehouses", api_base.trim_end_matches('/'));
     // reqwest marks the Authorization header it builds here as sensitive.
     let request = client.get(url).basic_auth(auth_token, Some(secret_key)).header(ACCEPT, "application/json");
-    let response = http::send(request, timeout, NAME, api_base).await?;
-    if response.status().is_success() {
-        return Ok(());
-    }
-    Err(http::error_from(NAME, response, &[auth_token, secret_key]).await)
+    super::retry::ask_once(&account(api_base, auth_token), async {
+        let response = http::send(request, timeout, NAME, api_base).await?;
+        if response.status().is_success() {
+            return Ok(());
+        }
+        Err(http::error_from(NAME, response, &[auth_token, secret_key]).await)
+    })
+    .await
+}
+
+/// The account whose rate limit a request spends, named by a fingerprint of its token,
+/// never the token.
+pub(crate) fn account(api_base: &str, auth_token: &str) -> String {
+    format!(
+        "sellbrite:{}/v1:{:x}",
+        api_base.trim_end_matches('/'),
+        client::fingerprint(&Value::from(auth_token))
+    )
 }
 
 /// A string field of the validated adapter; missing answers as a refusal, never a panic.

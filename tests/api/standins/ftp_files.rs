@@ -1,6 +1,7 @@
 //! An FTP server that serves a temporary directory to one user, with passive data
-//! connections (EPSV and PASV), MLSD, NLST, RETR, STOR, RNFR/RNTO (refusing to rename over an
-//! existing file, as many servers do), DELE and MKD: a warehouse's file drop on loopback.
+//! connections (EPSV and PASV), MLSD (with `size` and `modify` facts), NLST, SIZE, MDTM, RETR,
+//! STOR, RNFR/RNTO (refusing to rename over an existing file, as many servers do), DELE and
+//! MKD: a warehouse's file drop on loopback. [`Quirks`] make it an older or a failing server.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -14,6 +15,18 @@ pub const PASSWORD: &str = "ftp-pw-SECRET-9";
 
 /// Commands one session may send before it is cut off.
 const MAX_COMMANDS: usize = 10_000;
+
+/// How this server differs from a modern one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Quirks {
+    /// No MLSD (RFC 959 only): listings are NLST, names only.
+    pub no_mlsd: bool,
+    /// No SIZE and MDTM either: nothing but the bytes tells a file's state.
+    pub no_facts: bool,
+    /// STOR starts the transfer, then the server drops the data connection and answers
+    /// `426` (a disk full, a crash mid-upload).
+    pub breaks_stor: bool,
+}
 
 pub struct FtpFiles {
     pub port: u16,
@@ -30,6 +43,10 @@ impl Drop for FtpFiles {
 impl FtpFiles {
     /// Serves `root` (which must exist) on 127.0.0.1.
     pub async fn start(root: &Path) -> FtpFiles {
+        FtpFiles::start_with(root, Quirks::default()).await
+    }
+
+    pub async fn start_with(root: &Path, quirks: Quirks) -> FtpFiles {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let root = root.to_path_buf();
@@ -39,7 +56,7 @@ impl FtpFiles {
             let mut sessions = tokio::task::JoinSet::new();
             for _ in 0..64 {
                 let Ok((stream, _)) = listener.accept().await else { break };
-                sessions.spawn(session(stream, root.clone(), Arc::clone(&seen)));
+                sessions.spawn(session(stream, root.clone(), Arc::clone(&seen), quirks));
             }
             while sessions.join_next().await.is_some() {}
         });
@@ -65,7 +82,23 @@ fn resolve(root: &Path, cwd: &str, arg: &str) -> Option<PathBuf> {
     Some(path)
 }
 
-async fn session(stream: TcpStream, root: PathBuf, seen: Arc<Mutex<Vec<String>>>) {
+/// A file's modification time as MLSD and MDTM write it (`YYYYMMDDHHMMSS`), with `.sss`
+/// for MLSD.
+fn ftp_time(path: &Path, fraction: bool) -> Option<String> {
+    let modified = time::OffsetDateTime::from(std::fs::metadata(path).ok()?.modified().ok()?);
+    let whole = format!(
+        "{:04}{:02}{:02}{:02}{:02}{:02}",
+        modified.year(),
+        u8::from(modified.month()),
+        modified.day(),
+        modified.hour(),
+        modified.minute(),
+        modified.second()
+    );
+    Some(if fraction { format!("{whole}.{:03}", modified.millisecond()) } else { whole })
+}
+
+async fn session(stream: TcpStream, root: PathBuf, seen: Arc<Mutex<Vec<String>>>, quirks: Quirks) {
     let (read, mut write) = stream.into_split();
     let mut lines = BufReader::new(read).lines();
     let _ = write.write_all(b"220 test warehouse FTP\r\n").await;
@@ -111,6 +144,18 @@ async fn session(stream: TcpStream, root: PathBuf, seen: Arc<Mutex<Vec<String>>>
                     format!("227 Entering Passive Mode (127,0,0,1,{},{})", port / 256, port % 256)
                 }
             }
+            "MLSD" if quirks.no_mlsd => "500 Unknown command.".into(),
+            "SIZE" | "MDTM" if quirks.no_facts => "502 Command not implemented.".into(),
+            "SIZE" => match resolve(&root, &cwd, arg) {
+                Some(p) if p.is_file() => format!("213 {}", std::fs::metadata(&p).unwrap().len()),
+                _ => "550 No such file.".into(),
+            },
+            "MDTM" => {
+                match resolve(&root, &cwd, arg).filter(|p| p.is_file()).and_then(|p| ftp_time(&p, false)) {
+                    Some(at) => format!("213 {at}"),
+                    None => "550 No such file.".into(),
+                }
+            }
             "MLSD" | "NLST" | "RETR" | "STOR" => {
                 let Some(listener) = passive.take() else {
                     let _ = write.write_all(b"425 Use EPSV first.\r\n").await;
@@ -141,7 +186,9 @@ async fn session(stream: TcpStream, root: PathBuf, seen: Arc<Mutex<Vec<String>>>
                             let name = e.file_name().to_string_lossy().into_owned();
                             if verb == "MLSD" {
                                 let kind = if e.path().is_dir() { "dir" } else { "file" };
-                                out.push_str(&format!("type={kind};size=0; {name}\r\n"));
+                                let size = e.metadata().map_or(0, |m| m.len());
+                                let modify = ftp_time(&e.path(), true).unwrap_or_default();
+                                out.push_str(&format!("type={kind};size={size};modify={modify}; {name}\r\n"));
                             } else {
                                 out.push_str(&format!("{name}\r\n"));
                             }
@@ -150,6 +197,13 @@ async fn session(stream: TcpStream, root: PathBuf, seen: Arc<Mutex<Vec<String>>>
                     }
                     "RETR" => {
                         let _ = data.write_all(&std::fs::read(&path).unwrap()).await;
+                    }
+                    _ if quirks.breaks_stor => {
+                        let mut first = [0; 1024];
+                        let _ = data.read(&mut first).await;
+                        drop(data);
+                        let _ = write.write_all(b"426 Connection closed; transfer aborted.\r\n").await;
+                        continue;
                     }
                     _ => {
                         let mut bytes = Vec::new();

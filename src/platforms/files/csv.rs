@@ -1,0 +1,424 @@
+//! orderbridge's warehouse CSV files (CONTRACT §11, "File warehouses"): the order file it
+//! writes, and the shipment and stock files it reads. RFC 4180 with a header row; columns
+//! are found by name in any order, and unknown columns are ignored; a UTF-8 byte order mark
+//! at the start of a file is not part of it.
+
+use std::collections::HashMap;
+
+use crate::{dates, money};
+
+/// The columns of an order file, in order.
+pub const ORDER_COLUMNS: [&str; 25] = [
+    "order_id",
+    "external_id",
+    "external_display_id",
+    "store_id",
+    "ordered_at",
+    "customer_email",
+    "ship_first_name",
+    "ship_last_name",
+    "ship_street1",
+    "ship_street2",
+    "ship_city",
+    "ship_region",
+    "ship_postal_code",
+    "ship_country",
+    "ship_telephone",
+    "carrier",
+    "service_level",
+    "gift_message",
+    "notes",
+    "line",
+    "sku",
+    "name",
+    "quantity",
+    "unit_price",
+    "weight",
+];
+
+/// An order as its file shows it: its own columns, then one row per item.
+#[derive(Debug, Clone, Default)]
+pub struct OutgoingOrder {
+    pub order_id: i64,
+    pub external_id: Option<String>,
+    pub external_display_id: Option<String>,
+    pub store_id: i64,
+    /// Milliseconds since the epoch.
+    pub ordered_at: Option<i64>,
+    pub customer_email: Option<String>,
+    pub ship_to: ShipTo,
+    pub carrier: Option<String>,
+    pub service_level: Option<String>,
+    pub gift_message: Option<String>,
+    pub notes: Option<String>,
+    pub items: Vec<OutgoingItem>,
+}
+
+/// The shipping address columns (`ship_*`).
+#[derive(Debug, Clone, Default)]
+pub struct ShipTo {
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub street1: Option<String>,
+    pub street2: Option<String>,
+    pub city: Option<String>,
+    pub region: Option<String>,
+    pub postal_code: Option<String>,
+    pub country: Option<String>,
+    pub telephone: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct OutgoingItem {
+    pub sku: Option<String>,
+    pub name: Option<String>,
+    pub quantity: i64,
+    /// Hundredths.
+    pub unit_price: Option<i64>,
+    /// Hundredths.
+    pub weight: Option<i64>,
+}
+
+/// Text for a file cell: empty for null.
+fn cell(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or_default()
+}
+
+fn date_cell(ms: Option<i64>) -> String {
+    ms.map(dates::format_ms).unwrap_or_default()
+}
+
+fn money_cell(hundredths: Option<i64>) -> String {
+    hundredths.map(money::format).unwrap_or_default()
+}
+
+/// An order file being written, handed out in chunks so a large one is never held whole.
+pub struct OrderFile {
+    buffer: Vec<u8>,
+}
+
+impl OrderFile {
+    /// A file with its header row.
+    pub fn new() -> OrderFile {
+        let mut file = OrderFile { buffer: Vec::with_capacity(64 * 1024) };
+        file.record(ORDER_COLUMNS.iter().copied());
+        file
+    }
+
+    fn record<'a>(&mut self, fields: impl IntoIterator<Item = &'a str>) {
+        // One record per writer: csv quotes it (RFC 4180) into our buffer, which we can then
+        // hand out in pieces. Writing into a Vec cannot fail.
+        let mut out = csv::WriterBuilder::new().buffer_capacity(1024).from_writer(&mut self.buffer);
+        let _ = out.write_record(fields);
+        let _ = out.flush();
+    }
+
+    /// The order's rows: one per item, the order's columns repeated, `line` counting from 1;
+    /// an order without items is one row with the item columns empty.
+    pub fn order(&mut self, order: &OutgoingOrder) {
+        let (id, store, ordered_at) =
+            (order.order_id.to_string(), order.store_id.to_string(), date_cell(order.ordered_at));
+        let a = &order.ship_to;
+        let head: [&str; 19] = [
+            &id,
+            cell(&order.external_id),
+            cell(&order.external_display_id),
+            &store,
+            &ordered_at,
+            cell(&order.customer_email),
+            cell(&a.first_name),
+            cell(&a.last_name),
+            cell(&a.street1),
+            cell(&a.street2),
+            cell(&a.city),
+            cell(&a.region),
+            cell(&a.postal_code),
+            cell(&a.country),
+            cell(&a.telephone),
+            cell(&order.carrier),
+            cell(&order.service_level),
+            cell(&order.gift_message),
+            cell(&order.notes),
+        ];
+        if order.items.is_empty() {
+            self.record(head.into_iter().chain([""; 6]));
+        }
+        for (at, item) in order.items.iter().enumerate() {
+            let (line, quantity) = ((at + 1).to_string(), item.quantity.to_string());
+            let (price, weight) = (money_cell(item.unit_price), money_cell(item.weight));
+            let item = [line.as_str(), cell(&item.sku), cell(&item.name), &quantity, &price, &weight];
+            self.record(head.into_iter().chain(item));
+        }
+    }
+
+    /// What is written so far, once it is at least `size` bytes.
+    pub fn chunk(&mut self, size: usize) -> Option<Vec<u8>> {
+        (self.buffer.len() >= size).then(|| std::mem::take(&mut self.buffer))
+    }
+
+    /// The rest of the file.
+    pub fn finish(self) -> Vec<u8> {
+        self.buffer
+    }
+}
+
+impl Default for OrderFile {
+    fn default() -> Self {
+        OrderFile::new()
+    }
+}
+
+/// One line of a file that cannot be used, numbered as people count (1 = the header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: u64,
+    pub problem: String,
+}
+
+/// A shipment file row, as text, with its line number.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShipmentRow {
+    pub line: u64,
+    pub order_id: String,
+    pub external_id: String,
+    pub store_id: String,
+    pub tracking_number: String,
+    pub carrier_name: String,
+    pub service_level: String,
+    pub shipped_at: String,
+    pub weight: String,
+    pub sku: String,
+    pub quantity: String,
+}
+
+/// A stock file row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StockRow {
+    pub sku: String,
+    /// A whole number; a negative count is 0.
+    pub quantity: i64,
+}
+
+/// The positions of the named columns in a header.
+struct Header(HashMap<String, usize>);
+
+impl Header {
+    fn read(record: &csv::StringRecord) -> Header {
+        let mut at = HashMap::new();
+        for (i, name) in record.iter().enumerate() {
+            // Stray spaces are not part of the name.
+            let name = name.trim().to_ascii_lowercase();
+            at.entry(name).or_insert(i);
+        }
+        Header(at)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    fn get(&self, record: &csv::StringRecord, name: &str) -> String {
+        self.0.get(name).and_then(|&i| record.get(i)).map(|s| s.trim().to_string()).unwrap_or_default()
+    }
+}
+
+fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes)
+}
+
+/// Reads the rows of a file with its header; a line that is not CSV is a bad line.
+/// The data records of a file with the line each starts on.
+type Numbered = Vec<(u64, csv::StringRecord)>;
+
+fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Numbered), Vec<BadLine>> {
+    // Spreadsheets save "CSV UTF-8" with a byte order mark.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if std::str::from_utf8(bytes).is_err() {
+        return Err(vec![BadLine { line: 1, problem: "the file is not UTF-8 text".into() }]);
+    }
+    let mut reader = reader(bytes);
+    let mut record = csv::StringRecord::new();
+    let header = match reader.read_record(&mut record) {
+        Ok(true) => Header::read(&record),
+        Ok(false) => {
+            return Err(vec![BadLine {
+                line: 1,
+                problem: "the file is empty; a header row is required".into(),
+            }]);
+        }
+        Err(e) => return Err(vec![BadLine { line: 1, problem: format!("the header is not CSV: {e}") }]),
+    };
+    let missing: Vec<&str> = required.iter().copied().filter(|c| !header.has(c)).collect();
+    if !missing.is_empty() {
+        return Err(vec![BadLine {
+            line: 1,
+            problem: format!("the header has no column {}", missing.join(", ")),
+        }]);
+    }
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    // A record's line is counted from its first byte: quoted fields may span lines, and
+    // blank lines are skipped by the reader.
+    // (The reader's position may still be on the previous line's end, so line breaks at
+    // the position are stepped over first.)
+    // Positions only grow, so the line breaks are counted once: up to the last position
+    // asked about, then on from there.
+    let mut counted = (0usize, 1u64);
+    let mut line_at = |byte: u64| {
+        let mut end = usize::try_from(byte).unwrap_or(usize::MAX).min(bytes.len());
+        while end < bytes.len() && matches!(bytes[end], b'\r' | b'\n') {
+            end += 1;
+        }
+        let (from, lines) = counted;
+        if end >= from {
+            counted = (end, lines + bytes[from..end].iter().filter(|b| **b == b'\n').count() as u64);
+        }
+        counted.1
+    };
+    loop {
+        let line = line_at(reader.position().byte());
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) if record.iter().all(|c| c.trim().is_empty()) => {}
+            Ok(true) => out.push((record.position().map_or(line, |p| line_at(p.byte())), record.clone())),
+            Err(e) => bad.push(BadLine { line, problem: format!("is not valid CSV: {e}") }),
+        }
+    }
+    if bad.is_empty() { Ok((header, out)) } else { Err(bad) }
+}
+
+/// The rows of a shipment file, checked for shape (the caller checks orders and values).
+pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
+    let (header, records) = rows(bytes, &["tracking_number"])?;
+    if !(header.has("order_id") || header.has("external_id") && header.has("store_id")) {
+        return Err(vec![BadLine {
+            line: 1,
+            problem: "the header needs an order_id column, or external_id with store_id".into(),
+        }]);
+    }
+    Ok(records
+        .into_iter()
+        .map(|(line, r)| ShipmentRow {
+            line,
+            order_id: header.get(&r, "order_id"),
+            external_id: header.get(&r, "external_id"),
+            store_id: header.get(&r, "store_id"),
+            tracking_number: header.get(&r, "tracking_number"),
+            carrier_name: header.get(&r, "carrier_name"),
+            service_level: header.get(&r, "service_level"),
+            shipped_at: header.get(&r, "shipped_at"),
+            weight: header.get(&r, "weight"),
+            sku: header.get(&r, "sku"),
+            quantity: header.get(&r, "quantity"),
+        })
+        .collect())
+}
+
+/// The rows of a stock file: every line must name a sku and a whole quantity.
+pub fn read_stock(bytes: &[u8]) -> Result<Vec<StockRow>, Vec<BadLine>> {
+    let (header, records) = rows(bytes, &["sku", "quantity"])?;
+    let mut out = Vec::with_capacity(records.len());
+    let mut bad = Vec::new();
+    for (line, r) in records {
+        let sku = header.get(&r, "sku");
+        let quantity = header.get(&r, "quantity");
+        if sku.is_empty() {
+            bad.push(BadLine { line, problem: "has no sku".into() });
+            continue;
+        }
+        match quantity.parse::<i64>() {
+            Ok(q) => out.push(StockRow { sku, quantity: q.max(0) }),
+            Err(_) => bad.push(BadLine {
+                line,
+                problem: format!("has a quantity that is not a whole number: {quantity:?}"),
+            }),
+        }
+    }
+    if bad.is_empty() { Ok(out) } else { Err(bad) }
+}
+
+/// The text of a `{name}.errors.txt`: one bad line per line.
+pub fn error_report(file: &str, bad: &[BadLine]) -> String {
+    let mut out = format!("{file}: {} bad line(s); nothing in this file was imported.\n", bad.len());
+    for b in bad {
+        out.push_str(&format!("line {}: {}\n", b.line, b.problem));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_files_quote_per_rfc_4180_and_start_with_the_header() {
+        let order = OutgoingOrder {
+            order_id: 7,
+            store_id: 2,
+            ship_to: ShipTo { last_name: Some("Ann \"the\" Smith, Jr.".into()), ..ShipTo::default() },
+            items: vec![
+                OutgoingItem {
+                    sku: Some("A".into()),
+                    quantity: 2,
+                    unit_price: Some(1250),
+                    ..OutgoingItem::default()
+                },
+                OutgoingItem { sku: Some("B".into()), quantity: 1, ..OutgoingItem::default() },
+            ],
+            ..OutgoingOrder::default()
+        };
+        let mut file = OrderFile::new();
+        file.order(&order);
+        file.order(&OutgoingOrder { order_id: 8, store_id: 2, ..OutgoingOrder::default() });
+        let text = String::from_utf8(file.finish()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], ORDER_COLUMNS.join(","));
+        assert!(lines[1].starts_with("7,,,2,"), "{text}");
+        assert!(lines[1].contains("\"Ann \"\"the\"\" Smith, Jr.\""), "{text}");
+        assert!(lines[1].ends_with(",1,A,,2,12.50,"), "{text}");
+        assert!(lines[2].ends_with(",2,B,,1,,"), "{text}");
+        assert!(lines[3].starts_with("8,") && lines[3].ends_with(",,,,,,"), "an order without items: {text}");
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn shipment_columns_are_found_by_name_in_any_order_and_lines_count_the_header() {
+        let file =
+            "\u{feff}Tracking_Number,extra,order_id,sku,quantity\r\n1Z9,x,12,A-1,2\r\n\r\n1Z9,y,12,B-2,1\n";
+        let rows: Vec<ShipmentRow> = read_shipments(file.as_bytes()).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].line, rows[0].order_id.as_str(), rows[0].sku.as_str()), (2, "12", "A-1"));
+        assert_eq!(rows[1].line, 4, "the blank line is counted, not returned");
+        assert_eq!(rows[1].tracking_number, "1Z9");
+    }
+
+    #[test]
+    fn a_shipment_file_without_a_way_to_name_the_order_is_refused_at_the_header() {
+        let Err(bad) = read_shipments(b"tracking_number,sku\n1Z,A\n") else { panic!("accepted") };
+        assert_eq!(bad[0].line, 1);
+        assert!(bad[0].problem.contains("order_id"), "{bad:?}");
+        let Err(empty) = read_shipments(b"") else { panic!("accepted") };
+        assert_eq!(empty[0].line, 1);
+        let Err(binary) = read_shipments(&[0xff, 0xfe, b'a']) else { panic!("accepted") };
+        assert!(binary[0].problem.contains("UTF-8"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_starts_no_column_name_and_only_at_the_start_is_ignored() {
+        let rows = read_stock("\u{feff}sku,quantity\nA,1\n".as_bytes()).unwrap();
+        assert_eq!(rows, vec![StockRow { sku: "A".into(), quantity: 1 }]);
+        let Err(bad) = read_stock("sku,\u{feff}quantity\nA,1\n".as_bytes()) else { panic!("accepted") };
+        assert!(bad[0].problem.contains("quantity"), "{bad:?}");
+    }
+
+    #[test]
+    fn stock_rows_need_a_sku_and_a_whole_number_and_negative_counts_are_zero() {
+        let rows = read_stock(b"quantity,sku\n5,A\n-3,B\n").unwrap();
+        assert_eq!(
+            rows,
+            vec![StockRow { sku: "A".into(), quantity: 5 }, StockRow { sku: "B".into(), quantity: 0 }]
+        );
+        let bad = read_stock(b"sku,quantity\n,1\nC,2.5\n").unwrap_err();
+        assert_eq!(bad.iter().map(|b| b.line).collect::<Vec<_>>(), vec![2, 3]);
+    }
+}

@@ -1,0 +1,70 @@
+//! File warehouses as the platform registry sees them: one platform per kind of file
+//! exchange, with the adapter's rules, the ping's check and the warehouse a pass drives.
+
+use async_trait::async_trait;
+
+use super::target::Target;
+use super::{FileSettings, Kind, Warehouse};
+use crate::config::Config;
+use crate::fields::Fields;
+use crate::platforms::reach::Address;
+use crate::platforms::seam::Platform;
+use crate::platforms::{Adapter, PingError, PlatformError, Settings};
+
+/// A platform warehouses live on: it lends the engine the warehouse side of a pass. Every
+/// warehouse platform orderbridge syncs today exchanges files, so that side is theirs.
+pub trait WarehousePlatform: Platform {
+    /// The warehouse of a validated adapter for one pass, or why it cannot be reached.
+    fn warehouse(&self, adapter: &Adapter, settings: &FileSettings) -> Result<Warehouse, PlatformError>;
+}
+
+/// A file warehouse platform of one kind.
+pub struct FileWarehouse(pub Kind);
+
+#[async_trait]
+impl Platform for FileWarehouse {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn validate(&self, adapter: &mut Fields) {
+        super::validate(adapter, self.0);
+    }
+
+    async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
+        super::check(self.0, adapter, settings.timeout, settings.reach).await.map_err(PingError::from)
+    }
+
+    /// A folder is on this machine: inside `folder_warehouse_root`, and an admin's.
+    fn on_this_machine(
+        &self,
+        adapter: &Adapter,
+        config: &Config,
+    ) -> Option<Result<(), (&'static str, String)>> {
+        (self.0 == Kind::Folder).then(|| {
+            let url =
+                adapter.get("connection_string").and_then(serde_json::Value::as_str).unwrap_or_default();
+            super::folder::check_inside_root(url, &super::folder::root(config))
+                .map_err(|problem| ("adapter[connection_string]", problem))
+        })
+    }
+
+    /// The server of `sftp`, `dropstream` and `ftp`; a folder is on this machine (only admins
+    /// set one, inside `folder_warehouse_root`).
+    fn address(&self, adapter: &Adapter) -> Option<Address> {
+        let (scheme, port) = match self.0 {
+            Kind::Sftp => ("sftp", 22),
+            Kind::Ftp => ("ftp", 21),
+            Kind::Folder => return None,
+        };
+        let url = adapter.get("connection_string").and_then(serde_json::Value::as_str)?;
+        let target = Target::parse(url, scheme, port).ok()?;
+        Some(Address { field: "adapter[connection_string]", host: target.host, port: target.port })
+    }
+}
+
+impl WarehousePlatform for FileWarehouse {
+    fn warehouse(&self, adapter: &Adapter, settings: &FileSettings) -> Result<Warehouse, PlatformError> {
+        Warehouse::new(self.0, adapter, settings)
+    }
+}

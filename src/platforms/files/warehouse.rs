@@ -1,0 +1,482 @@
+//! A file warehouse as a sync pass drives it (CONTRACT §11, "File warehouses"): an order file
+//! written under a hidden name and renamed into view once complete; the shipment and stock
+//! files waiting to be read, once they have stopped changing; each read into records, then
+//! moved to `processed/`, or to `failed/` beside a report of its bad lines. The engine keeps
+//! the database work, the states and the counts, and never sees a path or a session.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::csv::{self, BadLine, OrderFile, OutgoingOrder, ShipmentRow, StockRow};
+use super::settle::{Look, Sightings, Stamp, is_taken_name};
+use super::{Facts, FileSession, Kind, Location, join, open};
+use crate::platforms::PlatformError;
+use crate::platforms::reach::Reach;
+
+/// What a pass's warehouse needs from the configuration and the engine.
+#[derive(Clone)]
+pub struct FileSettings {
+    /// The longest wait for one answer.
+    pub timeout: Duration,
+    /// How long a file must look unchanged before it is read (`file_settle_secs`).
+    pub settle: Duration,
+    /// What earlier looks saw, across passes.
+    pub sightings: Sightings,
+    /// Where the warehouse's server may be (CONTRACT §6): the row's, for a pass.
+    pub reach: Reach,
+}
+
+/// The folders the warehouse's adapter names, relative to its root (empty: the root).
+struct Folders {
+    orders: String,
+    shipments: String,
+    inventory: String,
+}
+
+impl Folders {
+    fn of(adapter: &Map<String, Value>) -> Folders {
+        let dir = |key: &str, default: &str| {
+            adapter.get(key).and_then(Value::as_str).unwrap_or(default).trim_matches('/').to_string()
+        };
+        Folders {
+            orders: dir("orders_dir", "orders"),
+            shipments: dir("shipments_dir", "shipments"),
+            inventory: dir("inventory_dir", "inventory"),
+        }
+    }
+
+    fn inbox(&self, inbox: Inbox) -> &str {
+        match inbox {
+            Inbox::Shipments => &self.shipments,
+            Inbox::Stock => &self.inventory,
+        }
+    }
+}
+
+/// The files a pass reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inbox {
+    /// Shipment confirmations, in `shipments_dir`.
+    Shipments,
+    /// Stock levels, in `inventory_dir`.
+    Stock,
+}
+
+/// A file waiting in an inbox, settled when it was listed.
+#[derive(Debug, Clone)]
+pub struct Incoming {
+    inbox: Inbox,
+    name: String,
+}
+
+impl Incoming {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// How an order file ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// Complete and renamed into view.
+    Delivered,
+    /// Its feed stopped before [`OrderFeed::finish`] (the producer failed, and says why):
+    /// nothing came into view.
+    Abandoned,
+}
+
+/// A file warehouse for one pass: where its files are, and the session, opened when first
+/// needed. Made by the file warehouse platforms (`WarehousePlatform::warehouse`).
+pub struct Warehouse {
+    location: Location,
+    /// The location without its password: the key of its files' sightings.
+    place: String,
+    folders: Folders,
+    settings: FileSettings,
+    session: Option<FileSession>,
+    /// The host key the pass's first SFTP session showed when the adapter pinned none, until
+    /// [`Warehouse::connect`] hands it out to be recorded.
+    unrecorded_key: Option<String>,
+}
+
+/// Bytes handed to the session at a time while an order file is written.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+impl Warehouse {
+    /// The warehouse of a validated adapter for one pass; an error for an unusable
+    /// `connection_string`. Nothing is opened yet.
+    pub(super) fn new(
+        kind: Kind,
+        adapter: &Map<String, Value>,
+        settings: &FileSettings,
+    ) -> Result<Warehouse, PlatformError> {
+        let location = Location::of(kind, adapter)
+            .map_err(|problem| {
+                PlatformError::Refused(format!("The warehouse's connection_string {problem}."))
+            })?
+            .reached_under(settings.reach);
+        Ok(Warehouse {
+            place: location.place(),
+            location,
+            folders: Folders::of(adapter),
+            settings: settings.clone(),
+            session: None,
+            unrecorded_key: None,
+        })
+    }
+
+    /// Opens the session unless one is open. Returns the host key an SFTP server showed at
+    /// the pass's first session when the adapter pins none, once, for the caller to record;
+    /// any later session of this pass must show the same key.
+    pub async fn connect(&mut self) -> Result<Option<String>, PlatformError> {
+        self.session().await?;
+        Ok(self.unrecorded_key.take())
+    }
+
+    async fn session(&mut self) -> Result<&mut FileSession, PlatformError> {
+        if self.session.is_none() {
+            let session = open(&self.location, self.settings.timeout).await?;
+            if let (Location::Sftp(target), Some(shown)) = (&mut self.location, session.host_key())
+                && target.host_key.is_none()
+            {
+                target.host_key = Some(shown.to_string());
+                self.unrecorded_key = Some(shown.to_string());
+            }
+            self.session = Some(session);
+        }
+        self.session.as_mut().ok_or_else(|| PlatformError::unreachable("The warehouse session closed."))
+    }
+
+    /// Ends the session, if one is open.
+    pub async fn close(&mut self) {
+        if let Some(session) = self.session.take() {
+            session.close().await;
+        }
+    }
+
+    /// Writes order file `batch` of connection `connection_id` into `orders_dir` as
+    /// `orders-{connection_id}-{batch}.csv`, from what `orders` delivers as it comes: under the
+    /// name with a leading `.` first, renamed once complete, so a reader never sees half a
+    /// file. The same batch written again (after a crash) replaces its file.
+    pub async fn send_orders(
+        &mut self,
+        connection_id: i64,
+        batch: i64,
+        orders: OrderStream,
+    ) -> Result<Sent, PlatformError> {
+        let name = format!("orders-{connection_id}-{batch}.csv");
+        let dir = self.folders.orders.clone();
+        let session = self.session().await?;
+        session.make_dir_all(&dir).await?;
+        let hidden = join(&dir, &format!(".{name}"));
+        let (bytes, chunks) = mpsc::channel(2);
+        let (complete, written) =
+            tokio::join!(orders.render_into(bytes), session.write_from(&hidden, chunks));
+        // The write's own failure first: when it fails, the feed only sees its reader gone.
+        written?;
+        if !complete {
+            // Hidden and replaced when the batch is sent again; removed to leave no litter.
+            let _ = session.remove(&hidden).await;
+            return Ok(Sent::Abandoned);
+        }
+        session.rename(&hidden, &join(&dir, &name)).await?;
+        Ok(Sent::Delivered)
+    }
+
+    /// The files waiting in `inbox` that may be read now, in name order (CONTRACT §11, "Files
+    /// still being written"): `*.csv` files whose size and modification time two looks at
+    /// least the settle time apart saw unchanged. The others are left for a later pass.
+    pub async fn waiting(&mut self, inbox: Inbox) -> Result<Vec<Incoming>, PlatformError> {
+        let dir = self.folders.inbox(inbox).to_string();
+        let settle = self.settings.settle;
+        let mut waited = false;
+        loop {
+            let seen = self.look(&dir).await?;
+            let now = std::time::Instant::now();
+            let names: Vec<String> = seen.iter().map(|(name, _)| name.clone()).collect();
+            let sightings = &self.settings.sightings;
+            sightings.keep_only(&self.place, &dir, &names);
+            let mut settled = Vec::new();
+            let mut last_to_settle = None;
+            for (name, stamp) in seen {
+                match sightings.look(&self.place, &join(&dir, &name), stamp, now, settle) {
+                    Look::Settled => settled.push(Incoming { inbox, name }),
+                    Look::Unsettled { settles_at } => last_to_settle = last_to_settle.max(Some(settles_at)),
+                }
+            }
+            // A pass waits once, at most the settle time, for the files it saw new or changed,
+            // then looks again: a file put there just before a pass (or a "Sync now") is read
+            // in that pass rather than an interval later, and a file that keeps changing is
+            // left for the next pass instead of holding this one. No connection is held while
+            // waiting: servers drop idle logins, and a warehouse may allow few at once.
+            match last_to_settle {
+                Some(at) if !waited => {
+                    waited = true;
+                    self.close().await;
+                    tokio::time::sleep_until(Instant::from_std(at)).await;
+                }
+                _ => return Ok(settled),
+            }
+        }
+    }
+
+    /// The taken names in `dir` with what this look saw of each.
+    async fn look(&mut self, dir: &str) -> Result<Vec<(String, Stamp)>, PlatformError> {
+        let session = self.session().await?;
+        let entries = session.list(dir).await?;
+        let mut seen = Vec::new();
+        for entry in entries.into_iter().filter(|e| is_taken_name(&e.name)) {
+            let path = join(dir, &entry.name);
+            // A listing without facts (FTP's NLST) is followed by SIZE and MDTM; a server
+            // without those either is judged by the bytes themselves, read at each look.
+            let facts =
+                if entry.facts == Facts::default() { session.facts(&path).await? } else { entry.facts };
+            let stamp = if facts == Facts::default() {
+                Stamp::of_content(&session.read(&path).await?)
+            } else {
+                Stamp::Facts(facts)
+            };
+            seen.push((entry.name, stamp));
+        }
+        Ok(seen)
+    }
+
+    async fn read(&mut self, file: &Incoming) -> Result<Vec<u8>, PlatformError> {
+        let path = join(self.folders.inbox(file.inbox), &file.name);
+        self.session().await?.read(&path).await
+    }
+
+    /// A shipment file's rows, or its bad lines.
+    pub async fn read_shipments(&mut self, file: &Incoming) -> Result<Parsed<ShipmentRow>, PlatformError> {
+        let bytes = self.read(file).await?;
+        Ok(parse(bytes, csv::read_shipments).await)
+    }
+
+    /// A stock file's rows, or its bad lines.
+    pub async fn read_stock(&mut self, file: &Incoming) -> Result<Parsed<StockRow>, PlatformError> {
+        let bytes = self.read(file).await?;
+        Ok(parse(bytes, csv::read_stock).await)
+    }
+
+    /// Moves a file that was read into `processed/` of its folder.
+    pub async fn processed(&mut self, file: &Incoming) -> Result<(), PlatformError> {
+        self.move_to(file, "processed", None).await
+    }
+
+    /// Moves a file that could not be used into `failed/` of its folder, beside
+    /// `{name}.errors.txt` listing each bad line.
+    pub async fn failed(&mut self, file: &Incoming, bad: &[BadLine]) -> Result<(), PlatformError> {
+        self.move_to(file, "failed", Some(csv::error_report(&file.name, bad))).await
+    }
+
+    /// Where failed files of `inbox` go, as a person reads it (`shipments/failed/`).
+    pub fn failed_folder(&self, inbox: Inbox) -> String {
+        let dir = self.folders.inbox(inbox);
+        format!("{}/failed/", if dir.is_empty() { "." } else { dir })
+    }
+
+    async fn move_to(
+        &mut self,
+        file: &Incoming,
+        folder: &str,
+        report: Option<String>,
+    ) -> Result<(), PlatformError> {
+        let dir = self.folders.inbox(file.inbox).to_string();
+        let place = join(&dir, folder);
+        let session = self.session().await?;
+        session.make_dir_all(&place).await?;
+        if let Some(report) = report {
+            session.write(&join(&place, &format!("{}.errors.txt", file.name)), report.as_bytes()).await?;
+        }
+        let path = join(&dir, &file.name);
+        session.rename(&path, &join(&place, &file.name)).await?;
+        self.settings.sightings.forget(&self.place, &path);
+        Ok(())
+    }
+}
+
+/// A file's records, or its bad lines.
+pub type Parsed<T> = Result<Vec<T>, Vec<BadLine>>;
+
+/// Parses a file off the async threads: a large one takes a while.
+async fn parse<T: Send + 'static>(bytes: Vec<u8>, read: fn(&[u8]) -> Parsed<T>) -> Parsed<T> {
+    match tokio::task::spawn_blocking(move || read(&bytes)).await {
+        Ok(parsed) => parsed,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+enum Feed {
+    Orders(Vec<OutgoingOrder>),
+    End,
+}
+
+/// The producing half of an order file: the engine hands the orders in as it reads them,
+/// from a blocking thread, and says when the last was sent. Made by [`order_feed`].
+pub struct OrderFeed(mpsc::Sender<Feed>);
+
+/// The consuming half, handed to [`Warehouse::send_orders`].
+pub struct OrderStream(mpsc::Receiver<Feed>);
+
+/// The writer stopped taking orders; its own error says why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterStopped;
+
+/// A feed of orders into an order file. Few batches wait in it at once, so a large file is
+/// never held whole.
+pub fn order_feed() -> (OrderFeed, OrderStream) {
+    let (sender, receiver) = mpsc::channel(2);
+    (OrderFeed(sender), OrderStream(receiver))
+}
+
+impl OrderFeed {
+    /// Orders per [`OrderFeed::send`]: enough to make the hand-over cheap.
+    pub const BATCH: usize = 64;
+
+    /// Hands orders to the writer, waiting while it is behind. Call from a blocking thread.
+    pub fn send(&self, orders: Vec<OutgoingOrder>) -> Result<(), WriterStopped> {
+        self.0.blocking_send(Feed::Orders(orders)).map_err(|_| WriterStopped)
+    }
+
+    /// Says the last orders were sent: the file may come into view. Call from a blocking
+    /// thread.
+    pub fn finish(self) -> Result<(), WriterStopped> {
+        self.0.blocking_send(Feed::End).map_err(|_| WriterStopped)
+    }
+}
+
+impl OrderStream {
+    /// Renders the orders as they come into `bytes`; whether the feed was finished.
+    async fn render_into(mut self, bytes: mpsc::Sender<Vec<u8>>) -> bool {
+        let mut file = OrderFile::new();
+        while let Some(feed) = self.0.recv().await {
+            match feed {
+                Feed::Orders(orders) => {
+                    for order in &orders {
+                        file.order(order);
+                    }
+                    if let Some(chunk) = file.chunk(CHUNK_BYTES)
+                        && bytes.send(chunk).await.is_err()
+                    {
+                        return false;
+                    }
+                }
+                Feed::End => return bytes.send(file.finish()).await.is_ok(),
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(settle: Duration) -> FileSettings {
+        FileSettings {
+            timeout: Duration::from_secs(5),
+            settle,
+            sightings: Sightings::default(),
+            reach: Reach::Anywhere,
+        }
+    }
+
+    fn folder_adapter(root: &std::path::Path) -> Map<String, Value> {
+        let url = format!("file://{}", root.display());
+        Map::from_iter([
+            ("connection_string".to_string(), Value::from(url)),
+            ("shipments_dir".to_string(), Value::from("/in/")),
+        ])
+    }
+
+    fn warehouse(
+        kind: Kind,
+        adapter: &Map<String, Value>,
+        settings: &FileSettings,
+    ) -> Result<Warehouse, PlatformError> {
+        Warehouse::new(kind, adapter, settings)
+    }
+
+    #[test]
+    fn a_connection_string_of_another_transport_is_refused_without_repeating_it() {
+        let adapter = folder_adapter(std::path::Path::new("/srv"));
+        assert!(warehouse(Kind::Folder, &adapter, &settings(Duration::ZERO)).is_ok());
+        let Err(e) = warehouse(Kind::Ftp, &adapter, &settings(Duration::ZERO)) else { panic!("accepted") };
+        assert_eq!(e.code(), "adapter_authentication_failed", "{e}");
+        assert!(e.message().contains("connection_string"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_order_file_comes_into_view_only_when_its_feed_is_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut warehouse =
+            warehouse(Kind::Folder, &folder_adapter(dir.path()), &settings(Duration::ZERO)).unwrap();
+        let order = OutgoingOrder { order_id: 1, store_id: 1, ..OutgoingOrder::default() };
+
+        let (feed, stream) = order_feed();
+        let producer = std::thread::spawn({
+            let order = order.clone();
+            move || {
+                feed.send(vec![order])?;
+                feed.finish()
+            }
+        });
+        assert_eq!(warehouse.send_orders(7, 1, stream).await, Ok(Sent::Delivered));
+        assert_eq!(producer.join().unwrap(), Ok(()));
+
+        let (feed, stream) = order_feed();
+        let producer = std::thread::spawn(move || feed.send(vec![order]));
+        assert_eq!(warehouse.send_orders(7, 2, stream).await, Ok(Sent::Abandoned), "no finish");
+        assert_eq!(producer.join().unwrap(), Ok(()));
+        warehouse.close().await;
+
+        let names = crate::platforms::files::folder::Session::open(dir.path().join("orders"))
+            .await
+            .unwrap()
+            .list("")
+            .await
+            .unwrap();
+        assert_eq!(names.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["orders-7-1.csv"]);
+    }
+
+    #[tokio::test]
+    async fn a_new_file_is_waited_for_once_and_a_changing_one_left_for_a_later_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let inbox = dir.path().join("in");
+        std::fs::create_dir_all(&inbox).unwrap();
+        let settings = settings(Duration::from_millis(300));
+        let mut warehouse = warehouse(Kind::Folder, &folder_adapter(dir.path()), &settings).unwrap();
+        std::fs::write(inbox.join("b.csv"), "x").unwrap();
+        std::fs::write(inbox.join("a.csv"), "x").unwrap();
+        std::fs::write(inbox.join("a.csv.part"), "x").unwrap();
+        std::fs::write(inbox.join(".c.csv"), "x").unwrap();
+        let names = |files: Vec<Incoming>| files.into_iter().map(|f| f.name).collect::<Vec<_>>();
+
+        let started = std::time::Instant::now();
+        assert_eq!(names(warehouse.waiting(Inbox::Shipments).await.unwrap()), ["a.csv", "b.csv"]);
+        assert!(started.elapsed() >= settings.settle, "two looks apart");
+        // Settled already: the next look takes them without waiting again.
+        assert_eq!(names(warehouse.waiting(Inbox::Shipments).await.unwrap()), ["a.csv", "b.csv"]);
+
+        // A file that grows during the wait is left for a later pass.
+        let writer = {
+            let path = inbox.join("a.csv");
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    std::thread::sleep(Duration::from_millis(50));
+                    let mut text = std::fs::read_to_string(&path).unwrap();
+                    text.push('y');
+                    std::fs::write(&path, text).unwrap();
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(75));
+        assert_eq!(names(warehouse.waiting(Inbox::Shipments).await.unwrap()), ["b.csv"]);
+        writer.join().unwrap();
+        assert_eq!(names(warehouse.waiting(Inbox::Shipments).await.unwrap()), ["a.csv", "b.csv"]);
+        warehouse.close().await;
+    }
+}

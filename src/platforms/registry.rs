@@ -1,0 +1,64 @@
+//! The one list of the platforms orderbridge knows: which token names which platform, for
+//! stores and for warehouses. Everything else about a platform lives in its own folder
+//! beside this file, behind the traits of [`super::seam`]; adding one is its folder and a
+//! line below.
+//!
+//! A token not listed is a platform orderbridge does not know: its adapter is accepted as
+//! any object (the hosted service has more platforms than we sync), it has no live check,
+//! and it cannot sync.
+
+use super::files::{FileWarehouse, Kind, WarehousePlatform};
+use super::seam::{Platform, StorePlatform};
+use super::{Owner, big_commerce, sellbrite};
+
+/// Store platforms by token. `bigcommerce` is the token orderbridge used first.
+static STORES: &[(&str, &dyn StorePlatform)] = &[
+    ("big_commerce", &big_commerce::BigCommerce),
+    ("bigcommerce", &big_commerce::BigCommerce),
+    ("sellbrite", &sellbrite::Sellbrite),
+];
+
+/// Warehouse platforms by token. `dropstream` is the hosted service's own SFTP file drop.
+static WAREHOUSES: &[(&str, &dyn WarehousePlatform)] = &[
+    ("sftp", &FileWarehouse(Kind::Sftp)),
+    ("dropstream", &FileWarehouse(Kind::Sftp)),
+    ("ftp", &FileWarehouse(Kind::Ftp)),
+    ("folder", &FileWarehouse(Kind::Folder)),
+];
+
+/// The store platform a token names.
+pub fn store(token: &str) -> Option<&'static dyn StorePlatform> {
+    STORES.iter().find(|(t, _)| *t == token).map(|(_, p)| *p)
+}
+
+/// The warehouse platform a token names.
+pub fn warehouse(token: &str) -> Option<&'static dyn WarehousePlatform> {
+    WAREHOUSES.iter().find(|(t, _)| *t == token).map(|(_, p)| *p)
+}
+
+/// The platform a token names for `owner`: the same token may mean nothing on the other side.
+pub fn platform(owner: Owner, token: &str) -> Option<&'static dyn Platform> {
+    match owner {
+        Owner::Store => store(token).map(|p| p as &dyn Platform),
+        Owner::Warehouse => warehouse(token).map(|p| p as &dyn Platform),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platform_tokens_name_their_platform_per_owner() {
+        let name = |owner, token| platform(owner, token).map(|p| p.name());
+        assert_eq!(name(Owner::Store, "big_commerce"), Some("BigCommerce"));
+        assert_eq!(name(Owner::Store, "bigcommerce"), Some("BigCommerce"));
+        assert_eq!(name(Owner::Store, "sellbrite"), Some("Sellbrite"));
+        assert_eq!(name(Owner::Store, "shopify"), None);
+        assert_eq!(name(Owner::Store, "sftp"), None);
+        assert_eq!(name(Owner::Warehouse, "dropstream"), Some("The SFTP server"));
+        assert_eq!(name(Owner::Warehouse, "ftp"), Some("The FTP server"));
+        assert_eq!(name(Owner::Warehouse, "folder"), Some("The folder"));
+        assert_eq!(name(Owner::Warehouse, "bigcommerce"), None);
+    }
+}
