@@ -5,6 +5,8 @@
 pub mod big_commerce;
 pub mod demo;
 mod http;
+#[cfg(test)]
+mod openapi_check;
 pub mod sellbrite;
 pub mod shopify;
 pub mod woocommerce;

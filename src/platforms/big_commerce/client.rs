@@ -1,19 +1,23 @@
 //! The BigCommerce calls of a sync pass (CONTRACT §11, "BigCommerce"): orders changed since
-//! a time, one order's products and shipping addresses mapped to an import record, a
-//! shipment reported once, and absolute stock levels. Every request goes through the
-//! account's gate and the retry policy; every message is scrubbed of the token.
+//! a time, each with its consignments (addresses and lines) in the list itself, mapped to an
+//! import record; a shipment reported once; and absolute stock levels. Every request goes
+//! through the account's gate and the retry policy; every message is scrubbed of the token.
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::{Rfc2822, Rfc3339};
 
+use super::carriers;
+use super::wire::{self, Address, Line, Listed, Scalar};
 use crate::platforms::PlatformError;
 use crate::platforms::http::{error_from, send};
 use crate::platforms::retry::{self, Created, RetryPolicy};
 use crate::platforms::store::{
-    Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
+    Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer,
 };
 
 const NAME: &str = "BigCommerce";
@@ -26,6 +30,15 @@ const CANCELLED: i64 = 5;
 
 /// Levels in one inventory request, BigCommerce's limit.
 pub const STOCK_PER_REQUEST: usize = 2_000;
+
+/// The longest `tracking_number` BigCommerce takes (`orderShipment_Post`, `maxLength`).
+pub const MAX_TRACKING_NUMBER: usize = 50;
+
+/// What the order list is asked to carry: each order's consignments in their object form,
+/// lines included (`order_includes`, `consignment_structure`), so a page of 250 orders is one
+/// request instead of 501.
+const INCLUDE: [(&str, &str); 2] =
+    [("include", "consignments.line_items"), ("consignment_structure", "object")];
 
 pub struct BigCommerce {
     http: reqwest::Client,
@@ -102,25 +115,31 @@ impl BigCommerce {
             ("limit".to_string(), Self::PAGE_SIZE.to_string()),
             ("page".to_string(), page.to_string()),
         ];
+        query.extend(INCLUDE.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         if let Some(since) = since_ms {
             query.insert(0, ("min_date_modified".to_string(), rfc2822(since)));
         }
-        let Some(body) = self.call(Method::GET, "v2/orders", &query, None, Scope::Store).await? else {
+        let Some(body) = self.call_raw(Method::GET, "v2/orders", &query, Scope::Store).await? else {
             return Ok(Vec::new());
         };
-        let Value::Array(orders) = body else {
-            return Err(PlatformError::BadData("BigCommerce's order list is not a JSON array.".into()));
-        };
+        let orders: Vec<&RawValue> = serde_json::from_slice(&body).map_err(|e| {
+            PlatformError::BadData(format!("BigCommerce's order list is not a JSON array of orders: {e}."))
+        })?;
         orders.into_iter().map(|raw| self.listed(raw)).collect()
     }
 
-    fn listed(&self, raw: Value) -> Result<ListedOrder, PlatformError> {
-        let id = raw.get("id").and_then(integer).ok_or_else(|| {
+    /// An order as listed: only what the pull decides with is read now; the rest is kept as
+    /// the JSON text the list sent (`raw`) and read when the order is wanted whole.
+    fn listed(&self, raw: &RawValue) -> Result<ListedOrder, PlatformError> {
+        let listed: Listed = serde_json::from_str(raw.get()).map_err(|e| {
+            PlatformError::BadData(format!("BigCommerce listed an order that cannot be read: {e}."))
+        })?;
+        let id = listed.id.integer().ok_or_else(|| {
             PlatformError::BadData("BigCommerce listed an order without a numeric id.".into())
         })?;
-        let modified_at_ms =
-            date(&raw, "date_modified", id)?.ok_or_else(|| bad(id, "date_modified", "is missing"))?;
-        let status = raw.get("status_id").and_then(integer).unwrap_or(-1);
+        let modified_at_ms = date(&listed.date_modified, "date_modified", id)?
+            .ok_or_else(|| bad(id, "date_modified", "is missing"))?;
+        let status = listed.status_id.integer().unwrap_or(-1);
         let disposition = if self.import_status_ids.contains(&status) {
             Disposition::Import
         } else if status == CANCELLED {
@@ -133,36 +152,59 @@ impl BigCommerce {
             cursor_ms: modified_at_ms,
             version: modified_at_ms,
             disposition,
-            raw,
+            raw: Value::String(raw.get().to_string()),
         })
     }
 
-    /// The whole order: its products and shipping addresses, asked side by side.
-    pub async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
-        let id = &order.external_id;
+    /// The whole order: from the consignments the list carried, or, for an order that came
+    /// without them (an API that ignored `include`), from its products and shipping
+    /// addresses, asked side by side.
+    pub async fn order_record(&self, listed: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        let id = &listed.external_id;
+        let order: wire::Order = match &listed.raw {
+            Value::String(text) => serde_json::from_str(text),
+            other => wire::Order::deserialize(other),
+        }
+        .map_err(|e| PlatformError::BadData(format!("BigCommerce's order {id} cannot be read: {e}.")))?;
+        if let Some(shipping) = &order.consignments
+            && let Some(lines) = consignment_lines(shipping)
+        {
+            return map_order(&order, &lines, shipping.first());
+        }
         let limit = [("limit".to_string(), "250".to_string())];
         let (products_path, addresses_path) =
             (format!("v2/orders/{id}/products"), format!("v2/orders/{id}/shipping_addresses"));
         let (products, addresses) = futures::try_join!(
-            self.call(Method::GET, &products_path, &limit, None, Scope::Order),
-            self.call(Method::GET, &addresses_path, &limit, None, Scope::Order),
+            self.call_raw(Method::GET, &products_path, &limit, Scope::Order),
+            self.call_raw(Method::GET, &addresses_path, &limit, Scope::Order),
         )?;
-        let list = |v: Option<Value>, what: &str| match v {
-            None => Ok(Vec::new()),
-            Some(Value::Array(items)) => Ok(items),
-            Some(_) => Err(PlatformError::BadData(format!(
-                "BigCommerce's {what} of order {id} are not a JSON array."
-            ))),
-        };
-        let products = list(products, "products")?;
-        let addresses = list(addresses, "shipping addresses")?;
-        map_order(&order.raw, &products, &addresses)
+        fn list<T: for<'de> Deserialize<'de>>(
+            body: Option<Vec<u8>>,
+            what: &str,
+            id: &str,
+        ) -> Result<Vec<T>, PlatformError> {
+            body.map_or(Ok(Vec::new()), |b| serde_json::from_slice(&b)).map_err(|e| {
+                PlatformError::BadData(format!("BigCommerce's {what} of order {id} cannot be read: {e}."))
+            })
+        }
+        let products: Vec<Line> = list(products, "products", id)?;
+        let addresses: Vec<Address> = list(addresses, "shipping addresses", id)?;
+        map_order(&order, &products.iter().collect::<Vec<_>>(), addresses.first())
     }
 
     /// Reports a shipment, unless the store already has one with its tracking number (a
     /// crash after an earlier post): the customer is mailed once.
     pub async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
         let order = &notice.external_order_id;
+        let length = notice.tracking_number.chars().count();
+        if length > MAX_TRACKING_NUMBER {
+            return Err(PlatformError::Rejected {
+                status: 0,
+                message: format!(
+                    "The tracking number of order {order}'s shipment has {length} characters and BigCommerce takes at most {MAX_TRACKING_NUMBER}, so nothing was sent."
+                ),
+            });
+        }
         let path = format!("v2/orders/{order}/shipments");
         let address_id = match notice.address_id.as_deref().and_then(|a| a.parse::<i64>().ok()) {
             Some(id) => id,
@@ -187,7 +229,7 @@ impl BigCommerce {
         let mut body = json!({
             "order_address_id": address_id,
             "tracking_number": notice.tracking_number,
-            "tracking_carrier": notice.carrier.as_deref().map(str::to_lowercase).unwrap_or_default(),
+            "tracking_carrier": notice.carrier.as_deref().map_or("", carriers::tracking_carrier),
             "shipping_provider": "",
             "items": items,
         });
@@ -257,6 +299,20 @@ impl BigCommerce {
             .await
     }
 
+    /// [`call`](Self::call), the answer's body left as it came, for a caller that reads it
+    /// typed (the order list is read field by field, not as a JSON tree).
+    async fn call_raw(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(String, String)],
+        scope: Scope,
+    ) -> Result<Option<Vec<u8>>, PlatformError> {
+        let url = self.url(path, query)?;
+        retry::send(&self.policy, &self.account(), || self.once_raw(method.clone(), &url, path, None, scope))
+            .await
+    }
+
     fn url(&self, path: &str, query: &[(String, String)]) -> Result<reqwest::Url, PlatformError> {
         reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query)
             .map_err(|e| PlatformError::Refused(format!("The BigCommerce API address is not a URL ({e}).")))
@@ -271,6 +327,21 @@ impl BigCommerce {
         body: Option<&Value>,
         scope: Scope,
     ) -> Result<Option<Value>, PlatformError> {
+        let Some(bytes) = self.once_raw(method, url, path, body, scope).await? else { return Ok(None) };
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            PlatformError::BadData(format!("BigCommerce answered {path} with JSON that cannot be read: {e}."))
+        })
+    }
+
+    /// One request, sent once: the answer's body, `None` when it is empty.
+    async fn once_raw(
+        &self,
+        method: Method,
+        url: &reqwest::Url,
+        path: &str,
+        body: Option<&Value>,
+        scope: Scope,
+    ) -> Result<Option<Vec<u8>>, PlatformError> {
         let mut request = self
             .http
             .request(method, url.clone())
@@ -294,11 +365,7 @@ impl BigCommerce {
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 return Ok(None);
             }
-            return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                PlatformError::BadData(format!(
-                    "BigCommerce answered {path} with JSON that cannot be read: {e}."
-                ))
-            });
+            return Ok(Some(bytes.to_vec()));
         }
         if status == StatusCode::NOT_FOUND && scope == Scope::Store {
             return Err(PlatformError::Refused(format!(
@@ -321,12 +388,12 @@ fn bad(order: i64, field: &str, problem: &str) -> PlatformError {
 }
 
 /// A date field (RFC 2822, or ISO 8601 as some stores send), in ms; `None` when empty.
-fn date(v: &Value, field: &str, order: i64) -> Result<Option<i64>, PlatformError> {
-    let text = match v.get(field) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
-        Some(Value::String(s)) => s.trim(),
-        Some(_) => return Err(bad(order, field, "is not a date string")),
+fn date(value: &Scalar, field: &str, order: i64) -> Result<Option<i64>, PlatformError> {
+    let text = match value {
+        Scalar::Absent => return Ok(None),
+        Scalar::Text(s) if s.trim().is_empty() => return Ok(None),
+        Scalar::Text(s) => s.trim(),
+        _ => return Err(bad(order, field, "is not a date string")),
     };
     let parsed = OffsetDateTime::parse(text, &Rfc2822)
         .or_else(|_| OffsetDateTime::parse(text, &Rfc3339))
@@ -335,91 +402,155 @@ fn date(v: &Value, field: &str, order: i64) -> Result<Option<i64>, PlatformError
 }
 
 /// Money as BigCommerce sends it (`"12.5000"`), rounded half-even to 2 places, as text.
-fn money(v: &Value, field: &str, order: i64) -> Result<Value, PlatformError> {
-    match v.get(field) {
-        None | Some(Value::Null) => Ok(Value::Null),
-        Some(Value::String(s)) if s.trim().is_empty() => Ok(Value::Null),
-        Some(value) => decimal(value)
+fn money(value: &Scalar, field: &str, order: i64) -> Result<Value, PlatformError> {
+    match value {
+        Scalar::Absent => Ok(Value::Null),
+        Scalar::Text(s) if s.trim().is_empty() => Ok(Value::Null),
+        value => decimal(&value.json())
             .map(Value::String)
-            .ok_or_else(|| bad(order, field, &format!("is not a decimal: {value}"))),
+            .ok_or_else(|| bad(order, field, &format!("is not a decimal: {}", value.json()))),
     }
 }
 
 /// A BigCommerce address in the import's shape.
-fn address(a: &Value) -> Value {
-    let country = match a.get("country_iso2").and_then(Value::as_str) {
-        Some(code) if code.len() == 2 => Value::String(code.to_string()),
+fn address(a: &Address) -> Value {
+    let country = match &a.country_iso2 {
+        Scalar::Text(code) if code.len() == 2 => Value::String(code.clone()),
         _ => Value::Null,
     };
     json!({
-        "first_name": text(a, "first_name"),
-        "last_name": text(a, "last_name"),
-        "street1": text(a, "street_1"),
-        "street2": text(a, "street_2"),
-        "city": text(a, "city"),
-        "region": text(a, "state"),
-        "postal_code": text(a, "zip"),
+        "first_name": a.first_name.text(),
+        "last_name": a.last_name.text(),
+        "street1": a.street_1.text(),
+        "street2": a.street_2.text(),
+        "city": a.city.text(),
+        "region": a.state.text(),
+        "postal_code": a.zip.text(),
         "country": country,
-        "telephone": text(a, "phone"),
+        "telephone": a.phone.text(),
     })
 }
 
-/// The §11 mapping of an order, its products and its shipping addresses.
-fn map_order(order: &Value, products: &[Value], addresses: &[Value]) -> Result<PulledOrder, PlatformError> {
-    let id = order.get("id").and_then(integer).unwrap_or_default();
-    let customer = order.get("customer_id").and_then(integer).filter(|c| *c != 0).map(|c| c.to_string());
-    let billing = order.get("billing_address").cloned().unwrap_or(Value::Null);
-    let shipping = addresses.first();
-    let ordered_at = date(order, "date_created", id)?.map(crate::dates::format_ms);
-    let currency = match order.get("currency_code").and_then(Value::as_str) {
-        Some(code) if code.len() == 3 => Value::String(code.to_string()),
+/// The lines of every shipping consignment, as `products` lists them (an order shipped to
+/// two addresses keeps all its lines); `None` when a consignment carries its lines as links
+/// (`{"url", "resource"}`) or not at all, which only the per-order calls can follow.
+fn consignment_lines(shipping: &[Address]) -> Option<Vec<&Line>> {
+    let mut lines = Vec::new();
+    for consignment in shipping {
+        for line in consignment.line_items.as_ref()? {
+            if line.id == Scalar::Absent {
+                return None;
+            }
+            lines.push(line);
+        }
+    }
+    Some(lines)
+}
+
+/// The §11 mapping of an order, its product lines and its (first) shipping address, which
+/// is a shipping consignment or an entry of `shipping_addresses`: the same fields and `id`.
+fn map_order(
+    order: &wire::Order,
+    products: &[&Line],
+    shipping: Option<&Address>,
+) -> Result<PulledOrder, PlatformError> {
+    let id = order.id.integer().unwrap_or_default();
+    let customer = order.customer_id.integer().filter(|c| *c != 0).map(|c| c.to_string());
+    let billing = order.billing_address.as_ref();
+    let ordered_at = date(&order.date_created, "date_created", id)?.map(crate::dates::format_ms);
+    let currency = match &order.currency_code {
+        Scalar::Text(code) if code.len() == 3 => Value::String(code.clone()),
         _ => Value::Null,
     };
     let mut items = Vec::with_capacity(products.len());
-    for p in products {
-        let quantity = p
-            .get("quantity")
-            .and_then(integer)
-            .ok_or_else(|| bad(id, "products[].quantity", "is not a whole number"))?;
+    for &p in products {
+        let quantity =
+            p.quantity.integer().ok_or_else(|| bad(id, "products[].quantity", "is not a whole number"))?;
         items.push(json!({
-            "name": text(p, "name"),
-            "sku": text(p, "sku"),
-            "upc": text(p, "upc"),
+            "name": p.name.text(),
+            "sku": p.sku.text(),
+            "upc": p.upc.text(),
             "quantity": quantity,
-            "unit_price": money(p, "price_ex_tax", id)?,
-            "weight": money(p, "weight", id)?,
-            "tax_amount": money(p, "total_tax", id)?,
-            "external_order_item_id": text(p, "id"),
-            "external_product_id": text(p, "product_id"),
+            "unit_price": money(&p.price_ex_tax, "price_ex_tax", id)?,
+            "weight": money(&p.weight, "weight", id)?,
+            "tax_amount": money(&p.total_tax, "total_tax", id)?,
+            "external_order_item_id": p.id.text(),
+            "external_product_id": p.product_id.text(),
         }));
     }
     let record = json!({
         "external_id": id.to_string(),
         "external_display_id": id.to_string(),
         "ordered_at": ordered_at,
-        "customer_email": text(&billing, "email"),
+        "customer_email": billing.map_or(Value::Null, |b| b.email.text()),
         "external_billing_customer_id": customer,
         "external_shipping_customer_id": customer,
-        "payment_type": text(order, "payment_method"),
+        "payment_type": order.payment_method.text(),
         "currency_code": currency,
-        "shipping_amount": money(order, "shipping_cost_ex_tax", id)?,
-        "shipping_tax_amount": money(order, "shipping_cost_tax", id)?,
-        "tax_amount": money(order, "total_tax", id)?,
-        "discount_amount": money(order, "discount_amount", id)?,
-        "notes": text(order, "customer_message"),
-        "shipping_carrier_service_level": shipping.map_or(Value::Null, |a| text(a, "shipping_method")),
-        "billing_address": if billing.is_object() { address(&billing) } else { Value::Null },
+        "shipping_amount": money(&order.shipping_cost_ex_tax, "shipping_cost_ex_tax", id)?,
+        "shipping_tax_amount": money(&order.shipping_cost_tax, "shipping_cost_tax", id)?,
+        "tax_amount": money(&order.total_tax, "total_tax", id)?,
+        "discount_amount": money(&order.discount_amount, "discount_amount", id)?,
+        "notes": order.customer_message.text(),
+        "shipping_carrier_service_level": shipping.map_or(Value::Null, |a| a.shipping_method.text()),
+        "billing_address": billing.map_or(Value::Null, address),
         "shipping_address": shipping.map_or(Value::Null, address),
         "order_items": items,
     });
     let Value::Object(record) = record else { return Err(bad(id, "record", "could not be built")) };
-    let address_id = shipping.and_then(|a| a.get("id")).and_then(integer).map(|a| a.to_string());
+    let address_id = shipping.and_then(|a| a.id.integer()).map(|a| a.to_string());
     Ok(PulledOrder { record, address_id })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn order(json: Value) -> wire::Order {
+        serde_json::from_value(json).unwrap()
+    }
+
+    /// The record from the consignments, `None` when they send the order to the per-order calls.
+    fn from_consignments(json: Value) -> Option<PulledOrder> {
+        let order = order(json);
+        let shipping = order.consignments.as_ref()?;
+        let lines = consignment_lines(shipping)?;
+        Some(map_order(&order, &lines, shipping.first()).unwrap())
+    }
+
+    #[test]
+    fn lines_come_from_every_shipping_consignment_and_the_address_from_the_first() {
+        let pulled = from_consignments(json!({"id": 1, "consignments": {"pickups": [], "shipping": [
+            {"id": 70, "shipping_method": "Ground", "line_items": [{"id": 7, "sku": "A", "quantity": 1}]},
+            {"id": 71, "shipping_method": "Air", "line_items": [{"id": 8, "sku": "B", "quantity": "2"}]}]}}))
+        .unwrap();
+        assert_eq!(pulled.address_id.as_deref(), Some("70"));
+        assert_eq!(pulled.record["shipping_carrier_service_level"], "Ground");
+        let items = pulled.record["order_items"].as_array().unwrap();
+        let lines: Vec<(&Value, &Value)> = items.iter().map(|i| (&i["sku"], &i["quantity"])).collect();
+        assert_eq!(lines, [(&json!("A"), &json!(1)), (&json!("B"), &json!(2))]);
+    }
+
+    #[test]
+    fn consignments_absent_or_as_links_leave_the_order_to_the_per_order_calls() {
+        let cases = [
+            json!({"id": 1}),
+            json!({"id": 1, "consignments": {"url": "https://x/v2/orders/1/consignments", "resource": "/orders/1/consignments"}}),
+            json!({"id": 1, "consignments": {"shipping": [{"id": 70, "line_items": [{"url": "u", "resource": "/orders/1/products/7"}]}]}}),
+            json!({"id": 1, "consignments": {"shipping": [{"id": 70}]}}),
+            json!({"id": 1, "consignments": [{"shipping": {"id": 70}}]}),
+        ];
+        for json in cases {
+            assert!(from_consignments(json.clone()).is_none(), "{json}");
+        }
+        let digital_only =
+            from_consignments(json!({"id": 1, "consignments": {"shipping": [], "downloads": [{}]}}));
+        let digital_only = digital_only.unwrap();
+        assert_eq!(
+            (digital_only.record["order_items"].as_array().map(Vec::len), digital_only.address_id),
+            (Some(0), None)
+        );
+    }
 
     #[test]
     fn the_date_filter_is_rfc_2822_in_utc() {
@@ -428,21 +559,24 @@ mod tests {
 
     #[test]
     fn money_is_rounded_half_even_to_two_places() {
-        let v = json!({"a": "12.5000", "b": "0.1250", "c": "0.1350", "d": "", "e": "x"});
-        assert_eq!(money(&v, "a", 1).unwrap(), "12.50");
-        assert_eq!(money(&v, "b", 1).unwrap(), "0.12");
-        assert_eq!(money(&v, "c", 1).unwrap(), "0.14");
-        assert_eq!(money(&v, "d", 1).unwrap(), Value::Null);
-        let e = money(&v, "e", 7).unwrap_err();
+        let read = |json: &str| serde_json::from_str::<Scalar>(json).unwrap();
+        assert_eq!(money(&read("\"12.5000\""), "a", 1).unwrap(), "12.50");
+        assert_eq!(money(&read("\"0.1250\""), "b", 1).unwrap(), "0.12");
+        assert_eq!(money(&read("0.135"), "c", 1).unwrap(), "0.14");
+        assert_eq!(money(&read("\"\""), "d", 1).unwrap(), Value::Null);
+        assert_eq!(money(&Scalar::Absent, "d", 1).unwrap(), Value::Null);
+        let e = money(&read("\"x\""), "e", 7).unwrap_err();
         assert!(e.message().contains("order 7") && e.message().contains('e'), "{e}");
     }
 
     #[test]
     fn a_guest_has_no_customer_ids_and_empty_text_is_null() {
-        let order = json!({"id": 100, "customer_id": 0, "date_created": "Tue, 14 Nov 2023 22:13:20 +0000",
+        let order = order(
+            json!({"id": 100, "customer_id": 0, "date_created": "Tue, 14 Nov 2023 22:13:20 +0000",
                            "customer_message": "", "billing_address": {"email": "a@b.c", "country_iso2": "US", "street_2": ""},
-                           "currency_code": "USD", "payment_method": "Cash"});
-        let pulled = map_order(&order, &[], &[]).unwrap();
+                           "currency_code": "USD", "payment_method": "Cash"}),
+        );
+        let pulled = map_order(&order, &[], None).unwrap();
         let r = &pulled.record;
         assert_eq!(r["external_billing_customer_id"], Value::Null);
         assert_eq!(r["notes"], Value::Null);
@@ -451,5 +585,19 @@ mod tests {
         assert_eq!(r["billing_address"]["street2"], Value::Null);
         assert_eq!(r["billing_address"]["country"], "US");
         assert_eq!(pulled.address_id, None);
+    }
+
+    #[test]
+    fn an_order_that_cannot_be_read_names_itself_and_its_field() {
+        let bad_quantity = order(
+            json!({"id": 5, "consignments": {"shipping": [{"id": 50, "line_items": [{"id": 1, "quantity": "many"}]}]}}),
+        );
+        let shipping = bad_quantity.consignments.as_ref().unwrap();
+        let e =
+            map_order(&bad_quantity, &consignment_lines(shipping).unwrap(), shipping.first()).unwrap_err();
+        assert!(e.message().contains("order 5") && e.message().contains("quantity"), "{e}");
+        let bad_date = order(json!({"id": 6, "date_created": 17}));
+        let e = map_order(&bad_date, &[], None).unwrap_err();
+        assert!(e.message().contains("order 6") && e.message().contains("date_created"), "{e}");
     }
 }

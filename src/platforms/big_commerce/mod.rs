@@ -2,7 +2,11 @@
 //! rules and the credential check, `GET {api_base}/stores/{store_hash}/v2/store` with
 //! `X-Auth-Token` (CONTRACT §6, §8).
 
+pub mod carriers;
 pub mod client;
+#[cfg(test)]
+mod client_tests;
+mod wire;
 
 use std::time::Duration;
 

@@ -1,0 +1,770 @@
+//! Holds HTTP exchanges (a request and its answer, as they crossed the wire) to a vendor's
+//! OpenAPI 3.0 description: the operation (path template and method), the path, query and
+//! header parameters with their types and enums, the security scheme's header, the request
+//! body, and the answer's status, content type and body. Schemas are checked by the
+//! `jsonschema` crate (OpenAPI 3.0's schema objects are JSON Schema draft 4 plus `nullable`,
+//! which is translated here); this module finds what to check and coerces parameters from
+//! their text, as OpenAPI's `style`/`explode` say.
+//!
+//! Where a description contradicts itself, the caller patches it ([`Patch`]): each patch
+//! names the place, what the file says there (so a fixed file shows the patch is stale) and
+//! why.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+use jsonschema::{Draft, Registry, Validator};
+use serde_json::{Map, Value, json};
+
+/// One request and the answer it got, as they crossed the wire.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    pub method: String,
+    /// The whole path, without the query: `/stores/abc/v2/orders/7/products`.
+    pub path: String,
+    /// The query's pairs, decoded, in order.
+    pub query: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub status: u16,
+    pub answer_headers: Vec<(String, String)>,
+    pub answer_body: Vec<u8>,
+}
+
+impl Exchange {
+    fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// `GET /stores/abc/v2/orders?sort=id`, for messages.
+    pub fn line(&self) -> String {
+        let query: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
+        format!("{} {}{query} -> {}", self.method, self.path, self.status)
+    }
+}
+
+/// A change to a description where it contradicts itself: at `pointer` (JSON Pointer into
+/// the file), the file says `was` (`None`: nothing) and is read as `now` (`None`: removed).
+#[derive(Debug, Clone)]
+pub struct Patch {
+    pub pointer: &'static str,
+    pub was: Option<Value>,
+    pub now: Option<Value>,
+    pub why: &'static str,
+}
+
+/// A vendor's OpenAPI 3.0 description, ready to check exchanges against.
+pub struct Description {
+    name: String,
+    doc: Value,
+    /// Where `$ref`s into the document resolve.
+    uri: String,
+    /// The path of the first server URL, templated: `/stores/{store_hash}/v2`.
+    server_path: String,
+    registry: Registry<'static>,
+    validators: Mutex<HashMap<String, std::sync::Arc<Validator>>>,
+}
+
+/// The values of a path's `{variables}`: (name, value).
+type PathValues = Vec<(String, String)>;
+
+/// Why a description cannot be used.
+pub type LoadError = String;
+
+impl Description {
+    /// Reads a YAML or JSON description and applies `patches`; a patch whose `was` is not
+    /// what the file says is an error (the file changed: the patch needs a look).
+    pub fn load(path: &Path, patches: &[Patch]) -> Result<Description, LoadError> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        Description::parse(&name, &text, patches)
+    }
+
+    pub fn parse(name: &str, text: &str, patches: &[Patch]) -> Result<Description, LoadError> {
+        let docs = yaml_rust2::YamlLoader::load_from_str(text).map_err(|e| format!("{name}: {e}"))?;
+        let yaml = docs.into_iter().next().ok_or_else(|| format!("{name} is empty"))?;
+        let mut doc = json_of(yaml).map_err(|e| format!("{name}: {e}"))?;
+        if !doc.get("openapi").and_then(Value::as_str).is_some_and(|v| v.starts_with("3.0")) {
+            return Err(format!("{name} is not an OpenAPI 3.0 description"));
+        }
+        for patch in patches {
+            apply(&mut doc, patch).map_err(|e| format!("{name}: {e}"))?;
+        }
+        translate_nullable(&mut doc);
+        let server = doc.pointer("/servers/0/url").and_then(Value::as_str).unwrap_or("/");
+        let server_path = match server.split_once("://") {
+            Some((_, rest)) => rest.find('/').map_or("", |at| &rest[at..]).to_string(),
+            None => server.to_string(),
+        };
+        let uri =
+            format!("https://openapi.invalid/{}", name.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+        let registry = Registry::new()
+            .add(&uri, Draft::Draft4.create_resource(doc.clone()))
+            .and_then(|b| b.prepare())
+            .map_err(|e| format!("{name}: {e}"))?;
+        Ok(Description {
+            name: name.to_string(),
+            doc,
+            uri,
+            server_path: server_path.trim_end_matches('/').to_string(),
+            registry,
+            validators: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Everything in `exchange` that the description does not allow; empty when it holds.
+    pub fn check(&self, exchange: &Exchange) -> Vec<String> {
+        let mut found = Vec::new();
+        let Some((template, params)) = self.operation_path(&exchange.path) else {
+            return vec![format!("{}: {} is no path of {}", exchange.line(), exchange.path, self.name)];
+        };
+        let method = exchange.method.to_ascii_lowercase();
+        let op_pointer = format!("/paths/{}/{method}", escape(&template));
+        let Some(operation) = self.doc.pointer(&op_pointer) else {
+            return vec![format!(
+                "{}: {} declares no {} on {template}",
+                exchange.line(),
+                self.name,
+                exchange.method
+            )];
+        };
+        let name = operation.get("operationId").and_then(Value::as_str).unwrap_or(&template).to_string();
+        let mut problem = |what: String| found.push(format!("{} ({name}): {what}", exchange.line()));
+        self.check_parameters(&template, &op_pointer, exchange, &params, &mut problem);
+        self.check_security(operation, exchange, &mut problem);
+        self.check_request_body(&op_pointer, operation, exchange, &mut problem);
+        self.check_answer(&op_pointer, operation, exchange, &mut problem);
+        found
+    }
+
+    /// The `operationId` of the operation an exchange reached, if it reached one.
+    pub fn operation_id(&self, exchange: &Exchange) -> Option<String> {
+        let (template, _) = self.operation_path(&exchange.path)?;
+        let method = exchange.method.to_ascii_lowercase();
+        let id = self.doc.pointer(&format!("/paths/{}/{method}/operationId", escape(&template)))?;
+        id.as_str().map(str::to_string)
+    }
+
+    /// The path template an actual path matches (the one with the most literal segments)
+    /// and the values of its `{variables}`.
+    fn operation_path(&self, path: &str) -> Option<(String, PathValues)> {
+        let rest = strip_template_prefix(path, &self.server_path)?;
+        let actual: Vec<&str> = rest.split('/').collect();
+        let paths = self.doc.get("paths")?.as_object()?;
+        let mut best: Option<(usize, String, PathValues)> = None;
+        for template in paths.keys() {
+            let wanted: Vec<&str> = template.split('/').collect();
+            if wanted.len() != actual.len() {
+                continue;
+            }
+            let mut literal = 0;
+            let mut vars = Vec::new();
+            let fits = wanted.iter().zip(&actual).all(|(w, a)| {
+                match w.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
+                    Some(var) => {
+                        vars.push((
+                            var.to_string(),
+                            percent_encoding::percent_decode_str(a).decode_utf8_lossy().into_owned(),
+                        ));
+                        !a.is_empty()
+                    }
+                    None => {
+                        literal += 1;
+                        w == a
+                    }
+                }
+            });
+            if fits && best.as_ref().is_none_or(|(l, _, _)| literal > *l) {
+                best = Some((literal, template.clone(), vars));
+            }
+        }
+        best.map(|(_, template, vars)| (template, vars))
+    }
+
+    /// The operation's parameters (the path's, overridden by the operation's), `$ref`s
+    /// followed: (pointer of the parameter object, the object).
+    fn parameters(&self, template: &str, op_pointer: &str) -> Vec<(String, &Value)> {
+        let mut out: Vec<(String, &Value)> = Vec::new();
+        let lists = [format!("/paths/{}/parameters", escape(template)), format!("{op_pointer}/parameters")];
+        for list in lists {
+            let Some(items) = self.doc.pointer(&list).and_then(Value::as_array) else { continue };
+            for i in 0..items.len() {
+                let Some((pointer, param)) = self.follow(&format!("{list}/{i}")) else { continue };
+                let key = |p: &Value| (p.get("name").cloned(), p.get("in").cloned());
+                out.retain(|(_, p)| key(p) != key(param));
+                out.push((pointer, param));
+            }
+        }
+        out
+    }
+
+    /// The object at `pointer`, through any `$ref` chain: (its own pointer, the object).
+    fn follow(&self, pointer: &str) -> Option<(String, &Value)> {
+        let mut pointer = pointer.to_string();
+        for _ in 0..16 {
+            let value = self.doc.pointer(&pointer)?;
+            match value.get("$ref").and_then(Value::as_str) {
+                Some(target) => pointer = target.strip_prefix('#')?.to_string(),
+                None => return Some((pointer, value)),
+            }
+        }
+        None
+    }
+
+    fn check_parameters(
+        &self,
+        template: &str,
+        op_pointer: &str,
+        exchange: &Exchange,
+        path_values: &[(String, String)],
+        problem: &mut impl FnMut(String),
+    ) {
+        let declared = self.parameters(template, op_pointer);
+        for (pointer, param) in &declared {
+            let name = param.get("name").and_then(Value::as_str).unwrap_or_default();
+            let required = param.get("required").and_then(Value::as_bool).unwrap_or(false);
+            let values: Vec<&str> = match param.get("in").and_then(Value::as_str) {
+                Some("path") => {
+                    path_values.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
+                }
+                Some("query") => {
+                    exchange.query.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
+                }
+                Some("header") => exchange
+                    .headers
+                    .iter()
+                    .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                    .map(|(_, v)| v.as_str())
+                    .collect(),
+                _ => continue,
+            };
+            let place = param.get("in").and_then(Value::as_str).unwrap_or_default();
+            if values.is_empty() {
+                if required {
+                    problem(format!("the required {place} parameter {name} is missing"));
+                }
+                continue;
+            }
+            let schema_pointer = format!("{pointer}/schema");
+            let Some((_, schema)) = self.follow(&schema_pointer) else { continue };
+            match coerce(param, schema, &values) {
+                Ok(value) => {
+                    for error in self.errors(&schema_pointer, &value) {
+                        problem(format!("{place} parameter {name}={}: {error}", values.join(",")));
+                    }
+                }
+                Err(why) => problem(format!("{place} parameter {name}={}: {why}", values.join(","))),
+            }
+        }
+        for (name, _) in &exchange.query {
+            let known = declared.iter().any(|(_, p)| {
+                p.get("in").and_then(Value::as_str) == Some("query")
+                    && p.get("name").and_then(Value::as_str) == Some(name)
+            });
+            if !known {
+                problem(format!("the query parameter {name} is not declared"));
+            }
+        }
+    }
+
+    /// An `apiKey` scheme in a header (BigCommerce's `X-Auth-Token`) must be sent.
+    fn check_security(&self, operation: &Value, exchange: &Exchange, problem: &mut impl FnMut(String)) {
+        let requirements = operation.get("security").or_else(|| self.doc.get("security"));
+        let Some(requirements) = requirements.and_then(Value::as_array) else { return };
+        let met = |requirement: &Value| {
+            requirement.as_object().into_iter().flatten().all(|(scheme, _)| {
+                let scheme = self.doc.pointer(&format!("/components/securitySchemes/{}", escape(scheme)));
+                match scheme.map(|s| (s.get("type"), s.get("in"), s.get("name").and_then(Value::as_str))) {
+                    Some((Some(t), Some(i), Some(header))) if t == "apiKey" && i == "header" => {
+                        Exchange::header(&exchange.headers, header).is_some_and(|v| !v.is_empty())
+                    }
+                    _ => true,
+                }
+            })
+        };
+        if !requirements.is_empty() && !requirements.iter().any(met) {
+            problem("no security requirement is met (its header is missing)".into());
+        }
+    }
+
+    fn check_request_body(
+        &self,
+        op_pointer: &str,
+        operation: &Value,
+        exchange: &Exchange,
+        problem: &mut impl FnMut(String),
+    ) {
+        let Some((body_pointer, body)) =
+            operation.get("requestBody").and_then(|_| self.follow(&format!("{op_pointer}/requestBody")))
+        else {
+            if !exchange.body.is_empty() {
+                problem("a body is sent but the operation declares none".into());
+            }
+            return;
+        };
+        if exchange.body.is_empty() {
+            if body.get("required").and_then(Value::as_bool).unwrap_or(false) {
+                problem("the required request body is missing".into());
+            }
+            return;
+        }
+        let media = media_type(Exchange::header(&exchange.headers, "content-type"));
+        self.check_content(
+            &format!("{body_pointer}/content"),
+            body,
+            &media,
+            &exchange.body,
+            "request body",
+            problem,
+        );
+    }
+
+    fn check_answer(
+        &self,
+        op_pointer: &str,
+        operation: &Value,
+        exchange: &Exchange,
+        problem: &mut impl FnMut(String),
+    ) {
+        let responses = operation.get("responses").and_then(Value::as_object);
+        let status = exchange.status.to_string();
+        let range = format!("{}XX", exchange.status / 100);
+        let Some(key) = [status.as_str(), range.as_str(), "default"]
+            .into_iter()
+            .find(|k| responses.is_some_and(|r| r.contains_key(*k)))
+        else {
+            problem(format!("the answer's status {status} is not declared"));
+            return;
+        };
+        let Some((pointer, response)) = self.follow(&format!("{op_pointer}/responses/{key}")) else { return };
+        let declared = response.get("content").and_then(Value::as_object).is_some_and(|c| !c.is_empty());
+        if !declared {
+            if !exchange.answer_body.is_empty() {
+                problem(format!("the {status} answer has a body but declares none"));
+            }
+            return;
+        }
+        let media = media_type(Exchange::header(&exchange.answer_headers, "content-type"));
+        self.check_content(
+            &format!("{pointer}/content"),
+            response,
+            &media,
+            &exchange.answer_body,
+            "answer",
+            problem,
+        );
+    }
+
+    /// A body against the `content` of a request body or response object: its media type
+    /// declared, and (for JSON) its value valid against that media type's schema.
+    fn check_content(
+        &self,
+        content_pointer: &str,
+        holder: &Value,
+        media: &str,
+        body: &[u8],
+        what: &str,
+        problem: &mut impl FnMut(String),
+    ) {
+        let content = holder.get("content").and_then(Value::as_object);
+        let Some((declared_media, entry)) = content.and_then(|c| c.get_key_value(media)) else {
+            let known: Vec<&String> = content.into_iter().flat_map(|c| c.keys()).collect();
+            problem(format!("the {what}'s content type {media:?} is not declared (declared: {known:?})"));
+            return;
+        };
+        if entry.get("schema").is_none() || !(declared_media.ends_with("json")) {
+            return;
+        }
+        let value: Value = match serde_json::from_slice(body) {
+            Ok(value) => value,
+            Err(e) => return problem(format!("the {what} is not JSON: {e}")),
+        };
+        let schema_pointer = format!("{content_pointer}/{}/schema", escape(declared_media));
+        for error in self.errors(&schema_pointer, &value) {
+            problem(format!("the {what} does not fit its schema: {error}"));
+        }
+    }
+
+    /// The schema at `pointer`'s complaints about `value`, each with where it is.
+    fn errors(&self, pointer: &str, value: &Value) -> Vec<String> {
+        let validator = match self.validator(pointer) {
+            Ok(validator) => validator,
+            Err(e) => return vec![format!("the schema at {pointer} cannot be compiled: {e}")],
+        };
+        validator.iter_errors(value).map(|e| format!("at {:?}: {e}", e.instance_path().as_str())).collect()
+    }
+
+    fn validator(&self, pointer: &str) -> Result<std::sync::Arc<Validator>, String> {
+        let mut cache = self.validators.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = cache.get(pointer) {
+            return Ok(std::sync::Arc::clone(v));
+        }
+        let fragment = percent_encoding::utf8_percent_encode(pointer, FRAGMENT).to_string();
+        let wrapper = json!({"$ref": format!("{}#{fragment}", self.uri)});
+        let validator = jsonschema::draft4::options()
+            .with_registry(&self.registry)
+            .build(&wrapper)
+            .map_err(|e| e.to_string())?;
+        let validator = std::sync::Arc::new(validator);
+        cache.insert(pointer.to_string(), std::sync::Arc::clone(&validator));
+        Ok(validator)
+    }
+}
+
+/// Characters a JSON Pointer may hold that a URI fragment may not.
+const FRAGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'<')
+    .add(b'>')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'%')
+    .add(b'#');
+
+/// A JSON Pointer segment: `~` as `~0`, `/` as `~1`.
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// What follows the server's templated path (`/stores/{store_hash}/v2`) in an actual path.
+fn strip_template_prefix<'a>(path: &'a str, server_path: &str) -> Option<&'a str> {
+    let mut rest = path;
+    for segment in server_path.split('/').filter(|s| !s.is_empty()) {
+        rest = rest.strip_prefix('/')?;
+        let end = rest.find('/').unwrap_or(rest.len());
+        let (actual, after) = rest.split_at(end);
+        let variable = segment.starts_with('{') && segment.ends_with('}');
+        if !(variable && !actual.is_empty() || actual == segment) {
+            return None;
+        }
+        rest = after;
+    }
+    Some(rest)
+}
+
+/// `application/json; charset=utf-8` → `application/json`; `""` when absent.
+fn media_type(header: Option<&str>) -> String {
+    header.unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
+}
+
+/// A parameter's text as the value its schema describes (OpenAPI's `style: form` for the
+/// query, `simple` elsewhere: arrays comma-separated unless `explode`d into repeats).
+fn coerce(param: &Value, schema: &Value, values: &[&str]) -> Result<Value, String> {
+    let kind = schema.get("type").and_then(Value::as_str).unwrap_or("string");
+    if kind == "array" {
+        let explode =
+            param.get("explode").and_then(Value::as_bool).unwrap_or(param.get("in") == Some(&json!("query")));
+        let parts: Vec<&str> =
+            if explode { values.to_vec() } else { values.iter().flat_map(|v| v.split(',')).collect() };
+        if !explode && values.len() > 1 {
+            return Err("sent more than once, but the parameter is not exploded".into());
+        }
+        let item = schema.get("items").cloned().unwrap_or(Value::Null);
+        return parts.iter().map(|p| scalar(&item, p)).collect::<Result<Vec<_>, _>>().map(Value::Array);
+    }
+    match values {
+        [one] => scalar(schema, one),
+        _ => Err(format!("sent {} times", values.len())),
+    }
+}
+
+fn scalar(schema: &Value, text: &str) -> Result<Value, String> {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => {
+            text.parse::<i64>().map(Value::from).map_err(|_| format!("{text:?} is not an integer"))
+        }
+        Some("number") => text
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| format!("{text:?} is not a number")),
+        Some("boolean") => match text {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            _ => Err(format!("{text:?} is not true or false")),
+        },
+        _ => Ok(Value::String(text.to_string())),
+    }
+}
+
+/// YAML as JSON: keys become text, numbers stay numbers.
+fn json_of(yaml: yaml_rust2::Yaml) -> Result<Value, String> {
+    use yaml_rust2::Yaml;
+    Ok(match yaml {
+        Yaml::Null => Value::Null,
+        Yaml::Boolean(b) => Value::Bool(b),
+        Yaml::Integer(i) => Value::from(i),
+        Yaml::Real(text) => text
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| format!("{text} is not a finite number"))?,
+        Yaml::String(s) => Value::String(s),
+        Yaml::Array(items) => Value::Array(items.into_iter().map(json_of).collect::<Result<_, _>>()?),
+        Yaml::Hash(map) => {
+            let mut out = Map::with_capacity(map.len());
+            for (key, value) in map {
+                let key = match key {
+                    Yaml::String(s) | Yaml::Real(s) => s,
+                    Yaml::Integer(i) => i.to_string(),
+                    Yaml::Boolean(b) => b.to_string(),
+                    other => return Err(format!("a mapping key that is not text: {other:?}")),
+                };
+                out.insert(key, json_of(value)?);
+            }
+            Value::Object(out)
+        }
+        Yaml::Alias(_) | Yaml::BadValue => return Err("an alias or a value that cannot be read".into()),
+    })
+}
+
+/// OpenAPI 3.0's `nullable: true` in JSON Schema terms: `null` joins the type (and the enum).
+fn translate_nullable(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.remove("nullable") == Some(Value::Bool(true)) {
+                match map.get("type").cloned() {
+                    Some(Value::String(t)) => {
+                        map.insert("type".into(), json!([t, "null"]));
+                        if let Some(Value::Array(values)) = map.get_mut("enum") {
+                            values.push(Value::Null);
+                        }
+                    }
+                    _ => {
+                        let inner = Value::Object(std::mem::take(map));
+                        map.insert("anyOf".into(), json!([inner, {"type": "null"}]));
+                    }
+                }
+            }
+            map.values_mut().for_each(translate_nullable);
+        }
+        Value::Array(items) => items.iter_mut().for_each(translate_nullable),
+        _ => {}
+    }
+}
+
+/// Applies a patch: the file must say `was` at its pointer.
+fn apply(doc: &mut Value, patch: &Patch) -> Result<(), String> {
+    let (parent, last) =
+        patch.pointer.rsplit_once('/').ok_or_else(|| format!("{} is no JSON Pointer", patch.pointer))?;
+    let key = last.replace("~1", "/").replace("~0", "~");
+    let holder = doc.pointer_mut(parent).ok_or_else(|| format!("nothing at {parent} to patch"))?;
+    let current = match &*holder {
+        Value::Object(map) => map.get(&key).cloned(),
+        Value::Array(items) => key.parse::<usize>().ok().and_then(|i| items.get(i).cloned()),
+        _ => None,
+    };
+    if current != patch.was {
+        return Err(format!(
+            "the patch at {} expected {} but the file says {}; the file changed, so see whether the exception ({}) still holds",
+            patch.pointer,
+            patch.was.as_ref().map_or("nothing".into(), Value::to_string),
+            current.as_ref().map_or("nothing".into(), Value::to_string),
+            patch.why
+        ));
+    }
+    match (holder, &patch.now) {
+        (Value::Object(map), Some(now)) => {
+            map.insert(key, now.clone());
+        }
+        (Value::Object(map), None) => {
+            map.remove(&key);
+        }
+        (Value::Array(items), now) => {
+            let i = key.parse::<usize>().map_err(|_| format!("{} is no index", patch.pointer))?;
+            match now {
+                Some(now) => items[i] = now.clone(),
+                None => {
+                    items.remove(i);
+                }
+            }
+        }
+        _ => return Err(format!("{parent} holds nothing to patch")),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small description with each kind of thing the checker looks at.
+    const PETS: &str = r#"
+openapi: 3.0.3
+info: {title: Pets, version: '1'}
+servers:
+  - url: 'https://api.example.com/shops/{shop}/v1'
+security:
+  - key: []
+paths:
+  /pets:
+    parameters:
+      - {name: Accept, in: header, required: true, schema: {type: string}}
+    get:
+      operationId: listPets
+      parameters:
+        - {name: limit, in: query, schema: {type: integer}}
+        - {name: sort, in: query, schema: {type: string, enum: [name, age]}}
+        - {name: include, in: query, style: form, explode: false, schema: {type: array, items: {type: string, enum: [toys, vets]}}}
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {type: array, items: {$ref: '#/components/schemas/Pet'}}
+        '204': {description: none}
+    post:
+      operationId: addPet
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Pet'}
+      responses:
+        '422':
+          description: refused
+          content:
+            application/problem+json:
+              schema: {type: object, properties: {title: {type: string}}}
+  /pets/{id}:
+    get:
+      operationId: getPet
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: integer}}
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Pet'}
+  /pets/count:
+    get:
+      operationId: countPets
+      responses:
+        '200': {description: ok, content: {application/json: {schema: {type: integer}}}}
+components:
+  securitySchemes:
+    key: {type: apiKey, in: header, name: X-Key}
+  schemas:
+    Pet:
+      type: object
+      required: [name]
+      properties:
+        name: {type: string, maxLength: 5}
+        tag: {type: string, nullable: true}
+"#;
+
+    fn exchange(method: &str, path: &str, query: &[(&str, &str)], status: u16, answer: &str) -> Exchange {
+        let pairs = |p: &[(&str, &str)]| p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Exchange {
+            method: method.into(),
+            path: path.into(),
+            query: pairs(query),
+            headers: pairs(&[("X-Key", "k"), ("Accept", "application/json")]),
+            body: Vec::new(),
+            status,
+            answer_headers: pairs(&[("Content-Type", "application/json")]),
+            answer_body: answer.as_bytes().to_vec(),
+        }
+    }
+
+    fn pets() -> Description {
+        Description::parse("pets.yml", PETS, &[]).unwrap()
+    }
+
+    #[test]
+    fn an_exchange_that_follows_the_description_has_nothing_reported() {
+        let d = pets();
+        let fine = [
+            exchange(
+                "GET",
+                "/shops/s1/v1/pets",
+                &[("limit", "2"), ("sort", "age"), ("include", "toys,vets")],
+                200,
+                r#"[{"name":"Rex","tag":null}]"#,
+            ),
+            exchange("GET", "/shops/s1/v1/pets", &[], 204, ""),
+            exchange("GET", "/shops/s1/v1/pets/7", &[], 200, r#"{"name":"Rex"}"#),
+            exchange("GET", "/shops/s1/v1/pets/count", &[], 200, "3"),
+        ];
+        for e in fine {
+            assert_eq!(d.check(&e), Vec::<String>::new(), "{}", e.line());
+        }
+    }
+
+    #[test]
+    fn each_way_of_breaking_the_description_is_reported() {
+        let d = pets();
+        let base = || exchange("GET", "/shops/s1/v1/pets", &[], 200, "[]");
+        let mut no_key = base();
+        no_key.headers.retain(|(n, _)| n != "X-Key");
+        let mut no_accept = base();
+        no_accept.headers.retain(|(n, _)| n != "Accept");
+        let mut wrong_type = base();
+        wrong_type.answer_headers = vec![("Content-Type".into(), "text/plain".into())];
+        let mut post = exchange("POST", "/shops/s1/v1/pets", &[], 422, r#"{"title":"no"}"#);
+        post.headers.push(("Content-Type".into(), "application/json".into()));
+        post.body = br#"{"name":"Bartholomew"}"#.to_vec();
+        post.answer_headers = vec![("Content-Type".into(), "application/problem+json".into())];
+        let mut empty_post = post.clone();
+        empty_post.body.clear();
+        let mut json_422 = post.clone();
+        json_422.body = br#"{"name":"Rex"}"#.to_vec();
+        json_422.answer_headers = vec![("Content-Type".into(), "application/json".into())];
+        let cases = [
+            (exchange("GET", "/shops/s1/v1/pets", &[("sort", "size")], 200, "[]"), "sort=size"),
+            (exchange("GET", "/shops/s1/v1/pets", &[("limit", "two")], 200, "[]"), "not an integer"),
+            (
+                exchange("GET", "/shops/s1/v1/pets", &[("include", "toys,food")], 200, "[]"),
+                "include=toys,food",
+            ),
+            (exchange("GET", "/shops/s1/v1/pets", &[("color", "red")], 200, "[]"), "color is not declared"),
+            (
+                exchange("GET", "/shops/s1/v1/pets", &[("limit", "1"), ("limit", "2")], 200, "[]"),
+                "sent 2 times",
+            ),
+            (exchange("GET", "/shops/s1/v1/pets/x", &[], 200, r#"{"name":"Rex"}"#), "path parameter id=x"),
+            (exchange("GET", "/shops/s1/v1/cats", &[], 200, "[]"), "is no path"),
+            (exchange("DELETE", "/shops/s1/v1/pets", &[], 200, "[]"), "declares no DELETE"),
+            (exchange("GET", "/shops/s1/v1/pets", &[], 500, ""), "status 500 is not declared"),
+            (exchange("GET", "/shops/s1/v1/pets", &[], 200, r#"[{"tag":1}]"#), "does not fit its schema"),
+            (exchange("GET", "/shops/s1/v1/pets", &[], 204, "[]"), "has a body but declares none"),
+            (no_key, "no security requirement is met"),
+            (no_accept, "header parameter Accept is missing"),
+            (wrong_type, "\"text/plain\" is not declared"),
+            (post, "request body does not fit its schema"),
+            (empty_post, "required request body is missing"),
+            (json_422, "answer's content type \"application/json\" is not declared"),
+        ];
+        for (e, expected) in cases {
+            let found = d.check(&e);
+            assert!(
+                found.iter().any(|f| f.contains(expected)),
+                "{}: wanted {expected:?} in {found:#?}",
+                e.line()
+            );
+        }
+    }
+
+    #[test]
+    fn a_patch_changes_the_description_and_a_stale_patch_is_refused() {
+        let patch = Patch {
+            pointer: "/components/schemas/Pet/properties/name/maxLength",
+            was: Some(json!(5)),
+            now: None,
+            why: "names may be long",
+        };
+        let d = Description::parse("pets.yml", PETS, std::slice::from_ref(&patch)).unwrap();
+        let e = exchange("GET", "/shops/s1/v1/pets/1", &[], 200, r#"{"name":"Bartholomew"}"#);
+        assert_eq!(d.check(&e), Vec::<String>::new());
+        let stale = Patch { was: Some(json!(6)), ..patch };
+        let error = Description::parse("pets.yml", PETS, &[stale]).err().unwrap();
+        assert!(error.contains("the file changed") && error.contains("names may be long"), "{error}");
+    }
+}
