@@ -276,6 +276,38 @@ async fn a_store_that_asked_us_to_wait_is_not_asked_again_before_that_time_by_an
 }
 
 #[rocket::async_test]
+async fn a_shipment_whose_answer_was_lost_is_looked_for_and_never_posted_twice() {
+    let rig = Rig::new(2).await;
+    rig.sync().await;
+    let orders = ids(&rig.orders().await);
+    // The store applies the post and the answer is lost: the next try looks first and finds it.
+    rig.drop_shipments("a.csv", &format!("order_id,tracking_number\n{},1Z-LOST-A\n", orders[0]));
+    rig.sim.lose_shipment_answers(HASH, 1);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["shipments_notified"], 1, "{run}");
+    let posted: Vec<_> =
+        rig.sim.shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-A").collect();
+    assert_eq!(posted.len(), 1, "posted once, found by the look after the lost answer");
+
+    // Every try of a pass loses its answer: the pass ends, and the next pass finds it.
+    rig.drop_shipments("b.csv", &format!("order_id,tracking_number\n{},1Z-LOST-B\n", orders[1]));
+    rig.sim.lose_shipment_answers(HASH, 1);
+    rig.sim.fail_next(HASH, "/shipments", 502, 2);
+    let first = rig.sync().await;
+    let after_first =
+        rig.sim.shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-B").count();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let second = rig.sync().await;
+    assert_eq!(second["status"], "succeeded", "{first} then {second}");
+    let posted = rig.sim.shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-B").count();
+    assert_eq!((after_first.max(posted), posted), (1, 1), "one shipment at the store: {first} then {second}");
+    let states: Vec<String> =
+        rig.shipments().await.iter().map(|s| s["state"].as_str().unwrap().to_string()).collect();
+    assert!(states.iter().all(|s| s == "notified_shipped"), "{states:?}");
+}
+
+#[rocket::async_test]
 async fn refused_credentials_fail_the_pass_without_showing_the_token() {
     let rig = Rig::new(2).await;
     let r = rig

@@ -101,6 +101,8 @@ struct Store {
     rate: RateWindow,
     delay: Duration,
     refuse_shipments: bool,
+    /// Shipment posts still to be applied and then answered 502, their answer lost.
+    lost_answers: usize,
     /// Orders come without consignments whatever `include` asks, as from an API (or a proxy)
     /// that drops the parameter.
     ignore_include: bool,
@@ -294,6 +296,13 @@ impl Handle {
         });
     }
 
+    /// The next `count` shipment posts are applied and then answered 502, as when the answer
+    /// is lost behind a load balancer or a timeout: the store has the shipment, the client
+    /// cannot know it.
+    pub fn lose_shipment_answers(&self, hash: &str, count: usize) {
+        self.with_store(hash, |store, _| store.lost_answers = count);
+    }
+
     /// The next `count` requests answer 429 with `X-Rate-Limit-Time-Reset-Ms: reset_ms`.
     pub fn rate_limit_next(&self, hash: &str, count: usize, reset_ms: u64) {
         self.with_store(hash, |store, _| {
@@ -438,6 +447,15 @@ async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
                     let call =
                         Call { request: &request, base: format!("http://{host}/stores/{hash}"), family };
                     let mut response = route(store, &call, &rest);
+                    if response.status == 201
+                        && request.method == "POST"
+                        && request.path.ends_with("/shipments")
+                        && store.lost_answers > 0
+                    {
+                        // Applied, and the answer lost on its way back (a proxy's 502).
+                        store.lost_answers -= 1;
+                        response = family.error(502, "Bad Gateway");
+                    }
                     response.headers.extend(store.rate.headers(Instant::now(), None));
                     response
                 }
