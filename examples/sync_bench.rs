@@ -7,7 +7,9 @@
 //! cargo run --release --example sync_bench -- --platform shopify  # one platform's run
 //! ```
 //!
-//! After the BigCommerce run comes a Shopify run (`sync_bench_shopify/`), alike in shape.
+//! After the BigCommerce run come a Shopify run (`sync_bench_shopify/`) and a WooCommerce run
+//! (`sync_bench_woocommerce/`), alike in shape; `--platform big_commerce|shopify|woocommerce`
+//! runs one.
 //!
 //! The simulator runs in a child process (this program started again with `--simulator`), so
 //! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
@@ -33,6 +35,7 @@ use orderbridge::sync::{Engine, Settings, Trigger};
 
 mod common;
 mod sync_bench_shopify;
+mod sync_bench_woocommerce;
 use common::{cpu_secs, proc_status_kib};
 
 const HASH: &str = "bench-store";
@@ -53,12 +56,20 @@ fn main() {
         runtime.block_on(serve_simulator(orders));
     } else if args.iter().any(|a| a == "--shopify-simulator") {
         runtime.block_on(sync_bench_shopify::serve_simulator(orders));
+    } else if args.iter().any(|a| a == "--woocommerce-simulator") {
+        runtime.block_on(sync_bench_woocommerce::serve_simulator(orders));
     } else {
+        if platform.is_some_and(|p| !["big_commerce", "shopify", "woocommerce"].contains(&p)) {
+            fail("--platform takes big_commerce, shopify or woocommerce");
+        }
         if platform.is_none_or(|p| p == "big_commerce") {
             runtime.block_on(bench(orders));
         }
         if platform.is_none_or(|p| p == "shopify") {
             runtime.block_on(sync_bench_shopify::bench(orders));
+        }
+        if platform.is_none_or(|p| p == "woocommerce") {
+            runtime.block_on(sync_bench_woocommerce::bench(orders));
         }
     }
 }

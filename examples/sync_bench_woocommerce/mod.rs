@@ -3,12 +3,12 @@
 //! time) and a `folder` warehouse, measured from inside the pass's own process.
 //!
 //! ```sh
-//! cargo run --release --example sync_bench_woocommerce
-//! cargo run --release --example sync_bench_woocommerce -- --orders 20000    # a quicker run
+//! cargo run --release --example sync_bench -- --platform woocommerce
+//! cargo run --release --example sync_bench -- --platform woocommerce --orders 20000   # quicker
 //! ```
 //!
-//! As `sync_bench`, the simulator runs in a child process (this program started again with
-//! `--simulator`), so the CPU time and peak memory read from `/proc/self` are orderbridge's
+//! As for BigCommerce, the simulator runs in a child process (this program started again
+//! with `--woocommerce-simulator`), so the CPU time and peak memory read from `/proc/self` are orderbridge's
 //! alone. Reported: the pull (the first pass, whose send step finds no warehouse folder yet):
 //! orderbridge CPU per order and requests per order (keyset paging reads 100 orders a page and
 //! the last of each page again: about 1/99); an idle pass; stock levels for one SKU per order
@@ -24,36 +24,19 @@ use orderbridge::config::Config;
 use orderbridge::simulate::woocommerce::Simulator;
 use orderbridge::sync::{Engine, Settings, Trigger};
 
-mod common;
-use common::{cpu_secs, proc_status_kib};
+use super::common::{cpu_secs, proc_status_kib};
 
 const KEY: &str = "ck_bench0123456789abcdef0123456789abcdef01";
 const SECRET: &str = "cs_bench0123456789abcdef0123456789abcdef01";
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let orders = args
-        .iter()
-        .position(|a| a == "--orders")
-        .and_then(|i| args.get(i + 1))
-        .map(|n| n.parse::<usize>().unwrap_or_else(|_| fail("--orders takes a number")))
-        .unwrap_or(100_000);
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    if args.iter().any(|a| a == "--simulator") {
-        runtime.block_on(serve_simulator(orders));
-    } else {
-        runtime.block_on(bench(orders));
-    }
-}
-
 fn fail(message: &str) -> ! {
-    eprintln!("sync_bench_woocommerce: {message}");
+    eprintln!("sync_bench (woocommerce): {message}");
     std::process::exit(2);
 }
 
 /// The child: a shop with `orders` orders and one product per order for the stock step,
 /// answering commands on stdin until it closes.
-async fn serve_simulator(orders: usize) {
+pub async fn serve_simulator(orders: usize) {
     let sim = Simulator::start(KEY, SECRET).await;
     sim.add_orders(orders, 42);
     for i in 0..orders {
@@ -91,10 +74,10 @@ impl Drop for Simulated {
     }
 }
 
-async fn bench(orders: usize) {
+pub async fn bench(orders: usize) {
     let exe = std::env::current_exe().unwrap();
     let mut child = Command::new(exe)
-        .args(["--simulator", "--orders", &orders.to_string()])
+        .args(["--woocommerce-simulator", "--orders", &orders.to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -125,7 +108,7 @@ async fn bench(orders: usize) {
     let (cpu, wall, run) = timed(&engine, connection).await;
     let requests: f64 = sim.ask("requests").parse().unwrap_or(0.0);
     let pulled = run.counts.orders_pulled as f64;
-    println!("pull: {} orders in {wall:.1} s", run.counts.orders_pulled);
+    println!("WooCommerce pull: {} orders in {wall:.1} s", run.counts.orders_pulled);
     println!(
         "  orderbridge CPU {cpu:.2} s = {:.3} ms per order (target <= 0.2)",
         cpu * 1000.0 / pulled.max(1.0)

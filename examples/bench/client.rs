@@ -1,0 +1,137 @@
+//! The benchmark's side of the wire: one plain HTTP/1.1 request at a time, and `wrk`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use super::{Options, fail};
+
+/// One HTTP/1.1 request on a fresh connection: (status, body). `body` makes it a POST.
+pub fn http(port: u16, path: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(300))).expect("timeout");
+    let method = if body.is_some() { "POST" } else { "GET" };
+    let payload = body.unwrap_or(b"");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        payload.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    stream.write_all(req.as_bytes()).expect("write");
+    stream.write_all(payload).expect("write body");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    (status, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// A scalar member of a JSON text, found by name (the first one).
+pub fn json_field<'a>(body: &'a str, key: &str) -> Option<&'a str> {
+    let start = body.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = body[start..].trim_start();
+    let rest = rest.strip_prefix('"').unwrap_or(rest);
+    let end = rest.find(['"', ',', '}']).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// Requests per second from wrk's summary.
+pub fn wrk(port: u16, path: &str, token: Option<&str>, script: Option<&Path>, o: &Options) -> f64 {
+    let mut cmd = Command::new("wrk");
+    cmd.arg("-t2")
+        .arg(format!("-c{}", o.connections))
+        .arg(format!("-d{}s", o.duration_secs))
+        .arg("--timeout")
+        .arg("10s");
+    if let Some(token) = token {
+        cmd.arg("-H").arg(format!("Authorization: Bearer {token}"));
+    }
+    if let Some(script) = script {
+        cmd.arg("-s").arg(script);
+    }
+    cmd.arg(format!("http://127.0.0.1:{port}{path}"));
+    let out = cmd.output().unwrap_or_else(|e| fail(&format!("wrk: {e} (apt-get install -y wrk)")));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let non2xx = text.lines().find(|l| l.contains("Non-2xx")).map(str::trim).unwrap_or("");
+    if !non2xx.is_empty() {
+        eprintln!("bench: warning: {non2xx} for {path}");
+    }
+    text.lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| fail(&format!("no wrk result for {path}:\n{text}")))
+}
+
+/// W2's wrk script: 32 listing sessions walked page after page. The sessions were opened
+/// beforehand (`sessions`, page 1 read); each of wrk's threads walks 16 of them at a time,
+/// round robin, and a session read to its last page (`pages` pages after the first) gives its
+/// place to the next of the thread's share, so the walk never turns into reading empty pages.
+/// The script only counts: it never reads an answer, so wrk does the same work per request
+/// as in the other workloads (a Lua `response` callback would copy every 300 KiB body).
+pub fn session_script(sessions: &[String], walkers_per_thread: usize, pages: usize, token: &str) -> String {
+    let list: Vec<String> = sessions.iter().map(|s| format!("\"{s}\"")).collect();
+    format!(
+        r#"local sessions = {{{list}}}
+local next_thread = 0
+function setup(thread)
+  thread:set("tid", next_thread)
+  next_thread = next_thread + 1
+end
+local auth = {{["Authorization"] = "Bearer {token}"}}
+local share = {{}}
+local walkers = {{}}
+local used = {{}}
+local taken = 0
+local function take()
+  taken = taken + 1
+  local id = share[taken] or share[#share]
+  return {{request = wrk.format("GET", "/orders?session_id=" .. id, auth), left = {pages}}}
+end
+function init(args)
+  local half = math.floor(#sessions / 2)
+  for k = 1, half do
+    share[k] = sessions[(tid % 2) * half + k]
+  end
+  for k = 1, {walkers_per_thread} do
+    walkers[k] = take()
+  end
+end
+local i = 0
+function request()
+  i = i % #walkers + 1
+  local w = walkers[i]
+  if w.left <= 0 then
+    w = take()
+    walkers[i] = w
+  end
+  w.left = w.left - 1
+  return w.request
+end
+"#,
+        list = list.join(", ")
+    )
+}
