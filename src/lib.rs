@@ -67,7 +67,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
     let rocket = rocket::custom(figment)
         .manage(pool)
         .manage(sessions)
-        .manage(listing::Counts::default())
+        .manage(listing::Cache::default())
         .manage(keys)
         .manage(throttle::LoginThrottle::default())
         .manage(engine)

@@ -9,7 +9,7 @@ use crate::http::api::{ApiResult, Id};
 use crate::http::auth::AuthUser;
 use crate::http::error::ApiError;
 use crate::orders::fields::ORDER_FIELDS;
-use crate::resources::listing::{self, Counts, JsonText, Params, Resource, Sessions, Where};
+use crate::resources::listing::{self, Cache, JsonText, Params, Resource, Sessions, Tagged, Where};
 
 pub fn routes() -> Vec<Route> {
     routes![list, get]
@@ -67,9 +67,9 @@ async fn list(
     params: Params,
     pool: &State<Pool>,
     sessions: &State<Sessions>,
-    counts: &State<Counts>,
-) -> ApiResult<JsonText> {
-    listing::list(&ORDERS, user, params, pool, sessions, counts).await
+    cache: &State<Cache>,
+) -> ApiResult<Tagged> {
+    listing::list(&ORDERS, user, params, pool, sessions, cache).await
 }
 
 #[get("/orders/<id>")]

@@ -8,7 +8,7 @@ use crate::db::Pool;
 use crate::http::api::ApiResult;
 use crate::http::auth::AuthUser;
 use crate::http::error::ApiError;
-use crate::resources::listing::{self, Counts, JsonText, Params, Resource, Sessions, Where};
+use crate::resources::listing::{self, Cache, Params, Resource, Sessions, Tagged, Where};
 use crate::shipments::{STATES, model};
 
 pub fn routes() -> Vec<Route> {
@@ -49,7 +49,7 @@ async fn list(
     params: Params,
     pool: &State<Pool>,
     sessions: &State<Sessions>,
-    counts: &State<Counts>,
-) -> ApiResult<JsonText> {
-    listing::list(&SHIPMENTS, user, params, pool, sessions, counts).await
+    cache: &State<Cache>,
+) -> ApiResult<Tagged> {
+    listing::list(&SHIPMENTS, user, params, pool, sessions, cache).await
 }

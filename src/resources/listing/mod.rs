@@ -4,21 +4,21 @@
 //! page costs what the first does). A page is one query per keyset segment over stored
 //! documents, concatenated into the response body.
 
+mod cache;
 #[cfg(test)]
 mod plan_tests;
 pub mod query;
 pub mod sessions;
 
-use rocket::http::ContentType;
-use rocket::request::Request;
-use rocket::response::{self, Responder};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
 
 use crate::db::Pool;
 use crate::http::api::ApiResult;
 use crate::http::auth::AuthUser;
+pub use crate::http::conditional::{JsonText, Tagged};
 use crate::http::error::ApiError;
+pub use cache::{Cache, Counts, Pages};
 pub use query::Params;
 use sessions::Position;
 pub use sessions::Sessions;
@@ -209,21 +209,44 @@ impl Plan {
         )
     }
 
-    /// The documents of `ids`, in the order of `ids`: one statement whatever the page size.
-    fn documents(&self, conn: &Connection, ids: &[i64]) -> rusqlite::Result<Vec<String>> {
+    /// The documents of `ids`, in the order of `ids`, as a page's array: one statement
+    /// whatever the page size, each document copied once, from SQLite's row into the page.
+    fn documents(&self, conn: &Connection, ids: &[i64]) -> rusqlite::Result<Docs> {
+        let mut docs = Docs::new(self.resource.key, ids.len());
         if ids.is_empty() {
-            return Ok(Vec::new());
+            return Ok(docs);
         }
-        let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let list = format!("[{}]", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT d.id, d.doc FROM json_each(?1) j CROSS JOIN {} d ON d.id = j.value",
             self.resource.docs
         ))?;
-        let mut found: std::collections::HashMap<i64, String> = stmt
-            .query_map([format!("[{list}]")], |r| Ok((r.get(0)?, r.get(1)?)))?
+        // The join walks `json_each` in order, so the rows come as `ids` lists them.
+        let mut rows = stmt.query([&list])?;
+        let mut in_order = true;
+        while let Some(row) = rows.next()? {
+            in_order &= ids.get(docs.count) == Some(&row.get::<_, i64>(0)?);
+            if !in_order {
+                break;
+            }
+            docs.push(row.get_ref(1)?.as_bytes()?);
+        }
+        if in_order && docs.count == ids.len() {
+            return Ok(docs);
+        }
+        // Should they not, order them here; a row without its document would be a broken
+        // import: skip it rather than invent one.
+        drop(rows);
+        let mut found: std::collections::HashMap<i64, Vec<u8>> = stmt
+            .query_map([&list], |r| Ok((r.get(0)?, r.get_ref(1)?.as_bytes()?.to_vec())))?
             .collect::<rusqlite::Result<_>>()?;
-        // A row without its document would be a broken import; skip rather than invent one.
-        Ok(ids.iter().filter_map(|id| found.remove(id)).collect())
+        let mut docs = Docs::new(self.resource.key, ids.len());
+        for id in ids {
+            if let Some(doc) = found.remove(id) {
+                docs.push(&doc);
+            }
+        }
+        Ok(docs)
     }
 
     /// The queries that read the rows after `cursor`, in order: each one a single index
@@ -270,7 +293,7 @@ impl Plan {
         &self,
         conn: &Connection,
         cursor: Option<&Cursor>,
-    ) -> rusqlite::Result<(Vec<String>, Option<Cursor>)> {
+    ) -> rusqlite::Result<(Docs, Option<Cursor>)> {
         let mut ids = Vec::with_capacity(self.limit as usize);
         let mut last = None;
         for (sql, mut params) in self.segments(cursor) {
@@ -299,7 +322,7 @@ impl Plan {
         (sql, params)
     }
 
-    fn fetch_offset(&self, conn: &Connection, offset: i64, count: i64) -> rusqlite::Result<Vec<String>> {
+    fn fetch_offset(&self, conn: &Connection, offset: i64, count: i64) -> rusqlite::Result<Docs> {
         let (sql, params) = self.offset_query(offset, count);
         let mut stmt = conn.prepare_cached(&sql)?;
         let ids = stmt
@@ -326,62 +349,12 @@ impl Plan {
     }
 }
 
-/// Listing counts already made, each valid for the data generation it was made at
-/// (`db::write` bumps the generation in every write transaction, from any process). Counting
-/// up to the 10,001 rows of page mode was the largest cost of a first page; a listing asked
-/// again over unchanged data reads one row instead.
-#[derive(Clone, Default)]
-pub struct Counts(std::sync::Arc<dashmap::DashMap<String, (i64, i64)>>);
-
-/// Distinct queries remembered before the cache starts over.
-const MAX_CACHED_COUNTS: usize = 4096;
-
-impl Counts {
-    /// The number of rows `plan` matches (at most `cap`), from the cache when the data have
-    /// not changed since it was counted.
-    pub fn count(&self, conn: &Connection, plan: &Plan, cap: Option<i64>) -> rusqlite::Result<i64> {
-        // The generation is read before counting: a write landing in between leaves a count
-        // of newer data under the older generation, which the next request recounts.
-        let generation = crate::db::generation(conn)?;
-        let (sql, params) = plan.count_query(cap);
-        let key = format!("{sql}\u{1f}{params:?}");
-        if let Some(entry) = self.0.get(&key)
-            && entry.0 == generation
-        {
-            return Ok(entry.1);
-        }
-        let count = conn.prepare_cached(&sql)?.query_row(params_from_iter(params), |r| r.get(0))?;
-        if self.0.len() >= MAX_CACHED_COUNTS {
-            self.0.clear();
-        }
-        self.0.insert(key, (generation, count));
-        Ok(count)
-    }
-}
-
 /// The last row a session returned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cursor {
     pub id: i64,
     pub value: SqlValue,
 }
-
-/// A JSON body already rendered as text.
-pub struct JsonText(pub String);
-
-impl<'r> Responder<'r, 'static> for JsonText {
-    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
-        // Rocket hands a body to hyper in 4 KiB chunks by default: a page of orders would go
-        // out in ~75 writes. The text is already in memory, so send it in as few as possible.
-        let chunk = self.0.len().clamp(4096, MAX_CHUNK);
-        response::Response::build_from((ContentType::JSON, self.0).respond_to(req)?)
-            .max_chunk_size(chunk)
-            .ok()
-    }
-}
-
-/// The largest piece of a response body handed to the server at once.
-const MAX_CHUNK: usize = 1 << 20;
 
 /// The pagination members after the array.
 #[derive(Debug, Default)]
@@ -393,32 +366,49 @@ struct Meta<'a> {
     max_total_reached: bool,
 }
 
-fn render(key: &str, docs: &[String], meta: &Meta<'_>) -> String {
-    let size: usize = docs.iter().map(|d| d.len() + 1).sum();
-    let mut out = String::with_capacity(size + 200);
-    out.push_str("{\"");
-    out.push_str(key);
-    out.push_str("\":[");
-    for (i, doc) in docs.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+/// A page's body as it is written: the opening of its array, then each document.
+pub struct Docs {
+    out: Vec<u8>,
+    count: usize,
+}
+
+impl Docs {
+    fn new(key: &str, expected: usize) -> Docs {
+        // Orders' documents are ~3 KB; a shorter guess would grow the buffer a few times.
+        let mut out = Vec::with_capacity(64 + expected * 3_200);
+        out.extend_from_slice(b"{\"");
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":[");
+        Docs { out, count: 0 }
+    }
+
+    fn push(&mut self, doc: &[u8]) {
+        if self.count > 0 {
+            self.out.push(b',');
         }
-        out.push_str(doc);
+        self.out.extend_from_slice(doc);
+        self.count += 1;
     }
-    out.push(']');
-    if let Some(id) = meta.session_id {
-        out.push_str(",\"session_id\":");
-        crate::jsondoc::write_str(&mut out, id);
+
+    /// Closes the array and adds the pagination members: the finished, tagged page.
+    fn finish(mut self, meta: &Meta<'_>) -> Tagged {
+        let mut tail = String::with_capacity(200);
+        tail.push(']');
+        if let Some(id) = meta.session_id {
+            tail.push_str(",\"session_id\":");
+            crate::jsondoc::write_str(&mut tail, id);
+        }
+        tail.push_str(&format!(",\"page\":{},\"limit\":{}", meta.page, meta.limit));
+        if let Some((count, pages)) = meta.totals {
+            tail.push_str(&format!(",\"total_count\":{count},\"total_pages\":{pages}"));
+        }
+        if meta.max_total_reached {
+            tail.push_str(",\"max_total_reached\":true");
+        }
+        tail.push('}');
+        self.out.extend_from_slice(tail.as_bytes());
+        Tagged::json_bytes(self.out)
     }
-    out.push_str(&format!(",\"page\":{},\"limit\":{}", meta.page, meta.limit));
-    if let Some((count, pages)) = meta.totals {
-        out.push_str(&format!(",\"total_count\":{count},\"total_pages\":{pages}"));
-    }
-    if meta.max_total_reached {
-        out.push_str(",\"max_total_reached\":true");
-    }
-    out.push('}');
-    out
 }
 
 fn pages(count: i64, limit: i64) -> i64 {
@@ -432,8 +422,8 @@ pub async fn list(
     p: Params,
     pool: &Pool,
     sessions: &Sessions,
-    counts: &Counts,
-) -> ApiResult<JsonText> {
+    cache: &Cache,
+) -> ApiResult<Tagged> {
     if let Some(id) = p.get("session_id") {
         let id = id.to_string();
         let sessions = sessions.clone();
@@ -454,20 +444,30 @@ pub async fn list(
                     limit: session.plan.limit,
                     ..Meta::default()
                 };
-                Ok(JsonText(render(resource.key, &docs, &meta)))
+                Ok(docs.finish(&meta))
             })
             .await;
     }
     let plan = Plan::new(resource, &p, user.scope())?;
     match p.positive("page", i64::MAX)? {
         Some(page) => {
-            let counts = counts.clone();
-            user.run(pool, move |conn, _| Ok(JsonText(page_mode(conn, &plan, page, &counts)?))).await
+            let cache = cache.clone();
+            user.run(pool, move |conn, _| {
+                let generation = crate::db::generation(conn)?;
+                let key = Pages::key(&plan, page);
+                if let Some(answer) = cache.pages.get(&key, generation) {
+                    return Ok(answer);
+                }
+                let answer = page_mode(conn, &plan, page, &cache.counts)?;
+                cache.pages.put(key, generation, answer.clone());
+                Ok(answer)
+            })
+            .await
         }
         None => {
             sessions.ensure_room()?;
             let user_id = user.id();
-            let counts = counts.clone();
+            let counts = cache.counts.clone();
             let (plan, docs, cursor, count) = user
                 .run(pool, move |conn, _| {
                     plan.ensure_sort_index(conn)?;
@@ -485,12 +485,12 @@ pub async fn list(
                 totals: Some((count, pages(count, limit))),
                 max_total_reached: false,
             };
-            Ok(JsonText(render(resource.key, &docs, &meta)))
+            Ok(docs.finish(&meta))
         }
     }
 }
 
-fn page_mode(conn: &Connection, plan: &Plan, page: i64, counts: &Counts) -> ApiResult<String> {
+fn page_mode(conn: &Connection, plan: &Plan, page: i64, counts: &Counts) -> ApiResult<Tagged> {
     plan.ensure_sort_index(conn)?;
     let matched = counts.count(conn, plan, Some(PAGE_MODE_CAP + 1))?;
     let capped = matched > PAGE_MODE_CAP;
@@ -499,7 +499,7 @@ fn page_mode(conn: &Connection, plan: &Plan, page: i64, counts: &Counts) -> ApiR
     let docs = if offset < total {
         plan.fetch_offset(conn, offset, plan.limit.min(total - offset))?
     } else {
-        vec![]
+        Docs::new(plan.resource.key, 0)
     };
     let meta = Meta {
         session_id: None,
@@ -508,5 +508,5 @@ fn page_mode(conn: &Connection, plan: &Plan, page: i64, counts: &Counts) -> ApiR
         totals: Some((total, pages(total, plan.limit))),
         max_total_reached: capped,
     };
-    Ok(render(plan.resource.key, &docs, &meta))
+    Ok(docs.finish(&meta))
 }
