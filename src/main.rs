@@ -3,6 +3,13 @@
 
 use std::process::ExitCode;
 
+/// mimalloc rather than glibc's allocator, measured with `examples/bench.rs` (the README
+/// has the figures): imports ~20% faster, `GET /orders/{id}` ~15% faster, and less resident
+/// after a burst of listing sessions, whose 300 KiB pages left glibc's per-thread arenas
+/// fragmented.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use orderbridge::cli;
 use orderbridge::resources::import::What;

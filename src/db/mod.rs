@@ -121,13 +121,15 @@ pub const SCHEMA: &str = include_str!("../../schema.sql");
 /// How long a statement waits for another connection's write lock before SQLITE_BUSY.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Every connection's settings (with `BUSY_TIMEOUT`). The page cache is 16 MiB per connection
-/// (SQLite's default is 2 MiB): listing sessions walking the orders table read pages that
-/// page 1 never touches, and a larger cache keeps what other sessions just read instead of
-/// asking the OS.
+/// Every connection's settings (with `BUSY_TIMEOUT`). The page cache is 2 MiB per connection,
+/// about SQLite's default. It was 16 MiB, and after an import and a burst of listing sessions
+/// those caches were most of the server's resident memory (up to 16 MiB on each of the pool's
+/// connections: RSS 192 MiB after the benchmark's load, 59 MiB with 2 MiB caches). Pages
+/// past the cache come from the operating system's file cache, which the process does not
+/// hold; session walks were no slower for it (`examples/bench.rs`, W2).
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;")
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -2048;")
 }
 
 /// Runs `sql` only if the write lock is free now, for work that may as well happen later
