@@ -36,6 +36,9 @@ pub fn routes() -> Vec<Route> {
 /// One record: its line (NDJSON) or position (JSON array), and its JSON or why not.
 pub type Record = (usize, Result<Value, String>);
 
+/// The records of a body or file, read one at a time (on the import's parsing thread).
+pub type Records = Box<dyn Iterator<Item = Record> + Send>;
+
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Counts {
     pub created: u64,
@@ -70,7 +73,7 @@ fn ndjson(lines: impl Iterator<Item = std::io::Result<String>>) -> impl Iterator
 }
 
 /// Records from a file, as `orderbridge import` reads it: `read_body`, its refusal in words.
-pub fn read_records(reader: impl BufRead + 'static) -> Result<Box<dyn Iterator<Item = Record>>, String> {
+pub fn read_records(reader: impl BufRead + Send + 'static) -> Result<Records, String> {
     read_body(reader).map_err(|e| describe(&e))
 }
 
@@ -78,7 +81,7 @@ pub fn read_records(reader: impl BufRead + 'static) -> Result<Box<dyn Iterator<I
 /// lines skipped, still counted). NDJSON is streamed line by line; a JSON array is read
 /// element by element into raw text (one copy of the input) and each record parsed only when
 /// its turn comes. A body that cannot be read, or an array that is not JSON, is a 400.
-pub fn read_body(mut reader: impl BufRead + 'static) -> ApiResult<Box<dyn Iterator<Item = Record>>> {
+pub fn read_body(mut reader: impl BufRead + Send + 'static) -> ApiResult<Records> {
     let reading = |e: std::io::Error| ApiError::bad_request(format!("The body could not be read: {e}."));
     let first = loop {
         let buf = reader.fill_buf().map_err(reading)?;
@@ -168,34 +171,59 @@ impl Importer for ShipmentWriter<'_> {
     }
 }
 
+/// Records parsed ahead of the writer at most.
+const PARSED_AHEAD: usize = 256;
+
 /// Checks and writes `records` in the caller's transaction, which it neither begins nor
 /// commits. Every record is checked; once one is bad nothing more is written, and the
 /// problems of every bad line come back for the caller to roll back with.
+///
+/// Records are read and parsed on a thread of their own, a bounded queue ahead of the one
+/// that checks and writes them: parsing JSON and writing SQLite each took about half of an
+/// import's time, and now overlap (`examples/bench.rs`: ~20,000 to ~25,500 records/s on 2 cores).
 pub fn apply<W: Importer>(
     writer: &mut W,
-    records: impl IntoIterator<Item = Record>,
+    records: impl IntoIterator<Item = Record, IntoIter: Send>,
     progress: &mut dyn FnMut(usize),
-) -> ApiResult<Counts> {
-    let mut bad = Bad::default();
-    let mut counts = Counts::default();
-    for (n, (line, record)) in records.into_iter().enumerate() {
-        match as_object(record).and_then(W::parse) {
-            Err(problems) => bad.record(line, &problems),
-            Ok(parsed) => match writer.check(&parsed)? {
+) -> ApiResult<Counts>
+where
+    W::Record: Send,
+{
+    let records = records.into_iter();
+    std::thread::scope(|scope| {
+        let (parsed, queue) = std::sync::mpsc::sync_channel(PARSED_AHEAD);
+        std::thread::Builder::new()
+            .name("orderbridge-import".into())
+            .spawn_scoped(scope, move || {
+                for (line, record) in records {
+                    // The writer gone (it failed): stop reading.
+                    if parsed.send((line, as_object(record).and_then(W::parse))).is_err() {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| ApiError::internal(format!("cannot start an import thread: {e}")))?;
+        let mut bad = Bad::default();
+        let mut counts = Counts::default();
+        for (n, (line, parsed)) in queue.into_iter().enumerate() {
+            match parsed {
                 Err(problems) => bad.record(line, &problems),
-                Ok(checked) if bad.0.is_empty() => counts.add(writer.write(&parsed, checked)?),
-                Ok(_) => {}
-            },
+                Ok(parsed) => match writer.check(&parsed)? {
+                    Err(problems) => bad.record(line, &problems),
+                    Ok(checked) if bad.0.is_empty() => counts.add(writer.write(&parsed, checked)?),
+                    Ok(_) => {}
+                },
+            }
+            progress(n + 1);
         }
-        progress(n + 1);
-    }
-    if bad.0.is_empty() { Ok(counts) } else { Err(ApiError::Validation(bad.0)) }
+        if bad.0.is_empty() { Ok(counts) } else { Err(ApiError::Validation(bad.0)) }
+    })
 }
 
 /// Imports orders in one transaction; `progress` hears the number of records seen.
 pub fn import_orders(
     conn: &mut Connection,
-    records: impl IntoIterator<Item = Record>,
+    records: impl IntoIterator<Item = Record, IntoIter: Send>,
     progress: &mut dyn FnMut(usize),
 ) -> ApiResult<Counts> {
     let tx = crate::db::write(conn)?;
@@ -209,7 +237,7 @@ pub fn import_orders(
 /// Imports shipments in one transaction; `progress` hears the number of records seen.
 pub fn import_shipments(
     conn: &mut Connection,
-    records: impl IntoIterator<Item = Record>,
+    records: impl IntoIterator<Item = Record, IntoIter: Send>,
     progress: &mut dyn FnMut(usize),
 ) -> ApiResult<Counts> {
     let tx = crate::db::write(conn)?;
@@ -223,7 +251,7 @@ pub fn import_shipments(
 pub fn import(
     conn: &mut Connection,
     what: What,
-    records: impl IntoIterator<Item = Record>,
+    records: impl IntoIterator<Item = Record, IntoIter: Send>,
     progress: &mut dyn FnMut(usize),
 ) -> ApiResult<Counts> {
     match what {
@@ -333,7 +361,7 @@ async fn shipments(admin: AdminUser, body: ImportBody, pool: &State<Pool>) -> Ap
 
 /// `orderbridge import orders|shipments FILE` (`-` for stdin), with progress on stderr.
 pub fn import_file(pool: &Pool, what: What, path: &str) -> Result<Counts, String> {
-    let reader: Box<dyn BufRead> = if path == "-" {
+    let reader: Box<dyn BufRead + Send> = if path == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
         let file = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
