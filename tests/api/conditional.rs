@@ -104,3 +104,39 @@ async fn errors_and_writes_carry_no_tag_and_if_modified_since_alone_never_answer
     assert_eq!(response.status().code, 200);
     assert_eq!(response.headers().get_one("Last-Modified"), None);
 }
+
+/// Page-mode answers are kept for repeats (`listing::Pages`): a kept page is served only to
+/// callers who may see all of it, and never after the data changed.
+#[rocket::async_test]
+async fn a_kept_page_is_served_to_its_own_customer_only_and_never_after_a_change() {
+    let app = spawn_app().await;
+    let (acme, acme_token) = app.tenant("Acme").await;
+    let (other, other_token) = app.tenant("Other").await;
+    let (acme_store, other_store) = (store_of(&app, acme).await, store_of(&app, other).await);
+    import(&app, json!([order(acme_store, "A-1", "SKU-1"), order(other_store, "O-1", "SKU-9")])).await;
+
+    let path = "/orders?page=1&limit=10";
+    let externals = |r: &crate::common::Reply| -> Vec<String> {
+        r.body["orders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["external_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The same URL, asked twice by each: every caller sees its own page, each time.
+    for _ in 0..2 {
+        assert_eq!(externals(&app.get(path, &acme_token).await), ["A-1"]);
+        assert_eq!(externals(&app.get(path, &other_token).await), ["O-1"]);
+        assert_eq!(externals(&app.get(path, &app.admin).await), ["A-1", "O-1"]);
+    }
+    // A write lands: the next answer shows it, for every caller the page concerns.
+    import(&app, json!([order(acme_store, "A-2", "SKU-1")])).await;
+    assert_eq!(externals(&app.get(path, &acme_token).await), ["A-1", "A-2"]);
+    assert_eq!(externals(&app.get(path, &app.admin).await), ["A-1", "O-1", "A-2"]);
+    assert_eq!(externals(&app.get(path, &other_token).await), ["O-1"]);
+    // A record changed in place, the page's length unchanged: the answer is new too.
+    import(&app, json!([order(acme_store, "A-1", "SKU-CHANGED")])).await;
+    let page = app.get(path, &acme_token).await;
+    assert_eq!(page.body["orders"][0]["order_items"][0]["sku"], "SKU-CHANGED");
+}
