@@ -33,6 +33,10 @@ use orderbridge::config::Config;
 use orderbridge::simulate::big_commerce::Simulator;
 use orderbridge::sync::{Engine, Settings, Trigger};
 
+/// The allocator the `orderbridge` binary ships with, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 mod sync_bench_shopify;
 mod sync_bench_woocommerce;

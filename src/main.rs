@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-/// mimalloc rather than glibc's allocator, measured with `examples/bench.rs` (the README
+/// mimalloc rather than glibc's allocator, measured with `examples/bench/` (the README
 /// has the figures): imports ~20% faster, `GET /orders/{id}` ~15% faster, and less resident
 /// after a burst of listing sessions, whose 300 KiB pages left glibc's per-thread arenas
 /// fragmented.

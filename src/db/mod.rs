@@ -126,7 +126,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// those caches were most of the server's resident memory (up to 16 MiB on each of the pool's
 /// connections: RSS 192 MiB after the benchmark's load, 59 MiB with 2 MiB caches). Pages
 /// past the cache come from the operating system's file cache, which the process does not
-/// hold; session walks were no slower for it (`examples/bench.rs`, W2).
+/// hold; session walks were no slower for it (`examples/bench/`, W2).
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -2048;")

@@ -180,7 +180,7 @@ const PARSED_AHEAD: usize = 256;
 ///
 /// Records are read and parsed on a thread of their own, a bounded queue ahead of the one
 /// that checks and writes them: parsing JSON and writing SQLite each took about half of an
-/// import's time, and now overlap (`examples/bench.rs`: ~20,000 to ~25,500 records/s on 2 cores).
+/// import's time, and now overlap (`examples/bench/`: ~20,000 to ~25,500 records/s on 2 cores).
 pub fn apply<W: Importer>(
     writer: &mut W,
     records: impl IntoIterator<Item = Record, IntoIter: Send>,
