@@ -6,7 +6,8 @@ use std::process::ExitCode;
 /// mimalloc rather than glibc's allocator, measured with `examples/bench/` (the README
 /// has the figures): imports ~20% faster, `GET /orders/{id}` ~15% faster, and less resident
 /// after a burst of listing sessions, whose 300 KiB pages left glibc's per-thread arenas
-/// fragmented.
+/// fragmented. Built without transparent huge pages (`no_thp` in Cargo.toml), so freed
+/// memory goes back to the system in small pieces.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
