@@ -400,6 +400,8 @@ async fn stock_sets_available_at_the_primary_location_for_tracked_stocked_items_
     );
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
+    // Two of the five products' SKUs had a level Shopify set; the others were left alone.
+    assert_eq!(run["stock_levels_sent"], 2, "{run}");
     let available = rig.shop.available(SHOP);
     assert_eq!(available.get("MUG-BLU"), Some(&17));
     assert_eq!(available.get("MUG \"XL\""), Some(&3));

@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 use super::retry::{self, RetryPolicy};
 use super::seam::{Platform, StorePlatform};
 use super::store::{
-    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StoreClient, TokenPage, Walk,
+    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient, TokenPage,
+    Walk,
 };
 use super::{Adapter, PingError, PlatformError, Settings, http};
 use crate::fields::{Fields, Patch};
@@ -291,6 +292,12 @@ impl StoreClient for Client {
     }
 
     async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
+        Ok(stock::set(self, levels).await?.requests)
+    }
+
+    /// Only the SKUs whose level Shopify set count as taken: untracked items, items not
+    /// stocked at the location and SKUs the shop lacks are left alone, and said so.
+    async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
         stock::set(self, levels).await
     }
 }

@@ -5,7 +5,7 @@
 //! a lost answer never applies a batch twice. Untracked items and items not stocked at the
 //! location are skipped; orderbridge never creates inventory levels.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -15,6 +15,7 @@ use super::documents::{INVENTORY_ITEMS, PRIMARY_LOCATION, SET_AVAILABLE};
 use super::orders::Connection;
 use crate::platforms::PlatformError;
 use crate::platforms::retry;
+use crate::platforms::store::StockSent;
 
 /// Quantities in one mutation: Shopify's limit on an input array.
 pub const PER_MUTATION: usize = 250;
@@ -34,12 +35,15 @@ struct Item {
     inventory_level: Option<Value>,
 }
 
-/// Sets the levels of `levels` (SKU, units; negative as 0); returns the mutations sent.
-pub(super) async fn set(client: &Client, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
+/// Sets the levels of `levels` (SKU, units; negative as 0). Counted as taken: the SKUs
+/// with at least one tracked item stocked at the location whose level Shopify set. SKUs the
+/// shop has no such item for were left as they were, and are neither counted nor refused.
+pub(super) async fn set(client: &Client, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
     let location = location(client).await?;
     let wanted: BTreeMap<&str, i64> = levels.iter().map(|(sku, n)| (sku.as_str(), (*n).max(0))).collect();
+    // (inventory item, units) to send, and the SKU of each.
     let mut quantities: Vec<(String, i64)> = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut sku_of: HashMap<String, &str> = HashMap::new();
     let mut unknown = 0usize;
     let skus: Vec<&str> = wanted.keys().copied().collect();
     for batch in skus.chunks(SKUS_PER_SEARCH) {
@@ -51,7 +55,8 @@ pub(super) async fn set(client: &Client, levels: &[(String, i64)]) -> Result<usi
             }
             // A SKU held by several items sets each; untracked or unstocked ones are left.
             for item in mine.into_iter().filter(|i| i.tracked && i.inventory_level.is_some()) {
-                if seen.insert(item.id.clone()) {
+                if !sku_of.contains_key(&item.id) {
+                    sku_of.insert(item.id.clone(), sku);
                     quantities.push((item.id.clone(), wanted[sku]));
                 }
             }
@@ -63,11 +68,15 @@ pub(super) async fn set(client: &Client, levels: &[(String, i64)]) -> Result<usi
             client.shop.domain
         );
     }
-    let mut mutations = 0;
+    let mut requests = 0;
+    let mut set_skus: HashSet<&str> = HashSet::new();
     for batch in quantities.chunks(PER_MUTATION) {
-        mutations += send_batch(client, batch, &location).await?;
+        let (mutations, dropped) = send_batch(client, batch, &location).await?;
+        requests += mutations;
+        set_skus
+            .extend(batch.iter().filter(|(item, _)| !dropped.contains(item)).map(|(item, _)| sku_of[item]));
     }
-    Ok(mutations)
+    Ok(StockSent { requests, accepted: set_skus.len(), refused: Vec::new() })
 }
 
 /// Where levels are set: the adapter's location, or the shop's primary one (read once a
@@ -141,18 +150,20 @@ enum Answer {
     AgainUnderNewKey,
 }
 
-/// Sends one batch; returns the mutations it took.
+/// Sends one batch; returns the mutations it took and the inventory items whose entries
+/// Shopify refused (dropped, the rest sent again).
 async fn send_batch(
     client: &Client,
     batch: &[(String, i64)],
     location: &str,
-) -> Result<usize, PlatformError> {
+) -> Result<(usize, HashSet<String>), PlatformError> {
     let mut entries: Vec<(String, i64)> = batch.to_vec();
+    let mut dropped = HashSet::new();
     let mut sent = 0;
     // The first try, and once more after Shopify refused entries or a failed earlier attempt.
     for _ in 0..2 {
         if entries.is_empty() {
-            return Ok(sent);
+            return Ok((sent, dropped));
         }
         let key = uuid_v4();
         let variables = json!({
@@ -176,16 +187,14 @@ async fn send_batch(
         .await?;
         sent += 1;
         match answer {
-            Answer::Done => return Ok(sent),
+            Answer::Done => return Ok((sent, dropped)),
             Answer::AgainUnderNewKey => {}
             Answer::Refused(indexes) => {
                 let refused: HashSet<usize> = indexes.into_iter().collect();
-                entries = entries
-                    .into_iter()
-                    .enumerate()
-                    .filter(|(i, _)| !refused.contains(i))
-                    .map(|(_, e)| e)
-                    .collect();
+                let (out, kept): (Vec<_>, Vec<_>) =
+                    entries.into_iter().enumerate().partition(|(i, _)| refused.contains(i));
+                dropped.extend(out.into_iter().map(|(_, (item, _))| item));
+                entries = kept.into_iter().map(|(_, e)| e).collect();
             }
         }
     }
