@@ -216,12 +216,13 @@ impl Plan {
         if ids.is_empty() {
             return Ok(docs);
         }
-        let list = format!("[{}]", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","));
+        let list: std::rc::Rc<Vec<SqlValue>> =
+            std::rc::Rc::new(ids.iter().map(|&id| SqlValue::Integer(id)).collect());
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT d.id, d.doc FROM json_each(?1) j CROSS JOIN {} d ON d.id = j.value",
+            "SELECT d.id, d.doc FROM rarray(?1) j CROSS JOIN {} d ON d.id = j.value",
             self.resource.docs
         ))?;
-        // The join walks `json_each` in order, so the rows come as `ids` lists them.
+        // The join walks the list in order, so the rows come as `ids` lists them.
         let mut rows = stmt.query([&list])?;
         let mut in_order = true;
         while let Some(row) = rows.next()? {
