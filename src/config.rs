@@ -128,9 +128,16 @@ impl Config {
         self.secret_key_file.clone().unwrap_or_else(|| crate::db::secrets::default_key_file(&self.database))
     }
 
-    /// Opens the configured database with its key and `workers` database threads.
+    /// Opens the configured database with its key and `workers` database threads; each
+    /// commit checkpoints the WAL as needed (the CLI's commands).
     pub fn open_database(&self, workers: usize) -> Result<crate::db::Pool, String> {
-        crate::db::open_with(&self.database, workers, &self.key_file())
+        crate::db::open_with(&self.database, workers, &self.key_file(), crate::db::Checkpoints::OnCommit)
+    }
+
+    /// As `open_database`, for the server: a `db::Checkpointer` started at liftoff copies the
+    /// WAL into the file, so requests do not.
+    pub fn open_served_database(&self, workers: usize) -> Result<crate::db::Pool, String> {
+        crate::db::open_with(&self.database, workers, &self.key_file(), crate::db::Checkpoints::InBackground)
     }
     /// The figment production reads: our defaults, Rocket's own (`Rocket.toml`, `ROCKET_*`),
     /// then `ORDERBRIDGE_*`.

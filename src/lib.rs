@@ -49,7 +49,7 @@ pub struct App {
 pub fn build(figment: Figment) -> Result<App, String> {
     logging::init(&figment);
     let config = Config::from_figment(&figment)?;
-    let pool = config.open_database(config.db_workers)?;
+    let pool = config.open_served_database(config.db_workers)?;
     let first_admin = {
         let conn = pool.get().map_err(|e| format!("database: {e}"))?;
         users::ensure_first_admin(&conn, config.admin_password.as_ref().map(|s| s.expose()))
@@ -88,6 +88,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
         .mount("/", dashboard::routes())
         .attach(Sessions::sweeper())
         .attach(sync_schedule())
+        .attach(checkpoints())
         .attach(conditional::Conditional)
         .register("/", catchers![error::catch_all]);
     Ok(App { rocket, first_admin })
@@ -101,6 +102,30 @@ fn sync_schedule() -> rocket::fairing::AdHoc {
             let Some(engine) = rocket.state::<std::sync::Arc<sync::Engine>>().cloned() else { return };
             let shutdown = rocket.shutdown();
             sync::start_schedule(engine, shutdown).await;
+        })
+    })
+}
+
+/// Starts the WAL checkpoint thread when Rocket lifts off, and stops it when Rocket shuts
+/// down (`db::checkpoint`).
+fn checkpoints() -> rocket::fairing::AdHoc {
+    rocket::fairing::AdHoc::on_liftoff("WAL checkpoints", |rocket| {
+        Box::pin(async move {
+            let Some(config) = rocket.state::<Config>() else { return };
+            let checkpointer = match crate::db::Checkpointer::start(&config.database) {
+                Ok(checkpointer) => checkpointer,
+                Err(e) => {
+                    // Commits still checkpoint past the backstop; the WAL stays bounded.
+                    log::warn!("{e}; WAL checkpoints are left to commits");
+                    return;
+                }
+            };
+            let shutdown = rocket.shutdown();
+            rocket::tokio::spawn(async move {
+                shutdown.await;
+                // Joining waits for at most one checkpoint in progress.
+                let _ = rocket::tokio::task::spawn_blocking(move || drop(checkpointer)).await;
+            });
         })
     })
 }

@@ -165,9 +165,12 @@ pub fn import(port: u16, auth: &str, data: &Dataset, per_request: usize) -> Impo
     );
     let t = Instant::now();
     let mut created = 0;
+    let mut times = Vec::with_capacity(bodies.len());
     for body in &bodies {
         let headers = [("Authorization", auth), ("Content-Type", "application/x-ndjson")];
+        let one = Instant::now();
         let (status, answer) = http(port, "/import/orders", &headers, Some(body));
+        times.push(format!("{:.0}", one.elapsed().as_secs_f64() * 1000.0));
         if status != 200 {
             fail(&format!("POST /import/orders answered {status}: {}", &answer[..answer.len().min(2000)]));
         }
@@ -176,6 +179,7 @@ pub fn import(port: u16, auth: &str, data: &Dataset, per_request: usize) -> Impo
         created += counts["created"].as_u64().unwrap_or(0);
     }
     let secs = t.elapsed().as_secs_f64();
+    eprintln!("bench: import requests took (ms): {}", times.join(" "));
     if created != data.len() as u64 {
         fail(&format!("the import created {created} of {} orders", data.len()));
     }

@@ -186,7 +186,14 @@ fn main() {
         data::remove_database(&db);
         let (server, startup_ms) = serve(&db, port);
         let token = token(port);
+        let cpu = common::cpu_secs(&server.0.id().to_string());
         let imported = data::import(port, &format!("Bearer {token}"), &dataset, o.per_request);
+        let cpu = common::cpu_secs(&server.0.id().to_string()) - cpu;
+        eprintln!(
+            "bench: the import took {:.1} s, server CPU {cpu:.1} s ({:.1} cores)",
+            imported.secs,
+            cpu / imported.secs
+        );
         drop(dataset);
         let (rss_mib, _) = memory(server.0.id());
         let loaded = Loaded::Imported {

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode};
 
+pub use checkpoint::{Checkpointer, Checkpoints};
+
 /// The connection pool and the database threads that use it. `run` hands work to a small,
 /// fixed set of threads (by default one per core) instead of tokio's blocking pool: with many
 /// requests in flight the blocking pool grows a thread per request, and on a small machine the
@@ -112,6 +114,7 @@ impl From<r2d2::Error> for DbError {
 }
 
 pub mod backup;
+pub mod checkpoint;
 mod migrations;
 pub mod secrets;
 
@@ -129,7 +132,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// hold; session walks were no slower for it (`examples/bench/`, W2).
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -2048;")
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -2048;")?;
+    // `rarray(?)`: a list of values bound as one parameter (a listing page's ids).
+    rusqlite::vtab::array::load_module(conn)
 }
 
 /// Runs `sql` only if the write lock is free now, for work that may as well happen later
@@ -168,12 +173,17 @@ pub fn prepare(path: &Path, key_file: &Path) -> Result<(), String> {
 /// Opens (creating if needed) the database file and applies the schema on first run, with
 /// the key file beside it (`secrets::default_key_file`).
 pub fn open(path: &Path) -> Result<Pool, String> {
-    open_with(path, default_workers(), &secrets::default_key_file(path))
+    open_with(path, default_workers(), &secrets::default_key_file(path), Checkpoints::OnCommit)
 }
 
-/// `open`, with `workers` database threads (0 means the default) and the credentials' key in
-/// `key_file`.
-pub fn open_with(path: &Path, workers: usize, key_file: &Path) -> Result<Pool, String> {
+/// `open`, with `workers` database threads (0 means the default), the credentials' key in
+/// `key_file`, and who checkpoints the WAL (with `InBackground`, start a `Checkpointer`).
+pub fn open_with(
+    path: &Path,
+    workers: usize,
+    key_file: &Path,
+    checkpoints: Checkpoints,
+) -> Result<Pool, String> {
     let workers = if workers == 0 { default_workers() } else { workers };
     secrets::finish_rotation(path, key_file)?;
     let sealer = secrets::load_or_create(path, key_file)?;
@@ -182,6 +192,9 @@ pub fn open_with(path: &Path, workers: usize, key_file: &Path) -> Result<Pool, S
         // Listings and imports cycle through a few dozen statements; keep them all prepared.
         c.set_prepared_statement_cache_capacity(128);
         configure(c)?;
+        if checkpoints == Checkpoints::InBackground {
+            c.execute_batch(&format!("PRAGMA wal_autocheckpoint = {};", checkpoint::BACKSTOP_PAGES))?;
+        }
         secrets::register(c, &sealing)
     });
     // A few connections beyond the threads' serve the CLI and work outside `run`.
