@@ -23,9 +23,8 @@
 //! - stock levels: one SKU per order in one file sent to the store, requests and CPU per SKU;
 //! - peak RSS of the process over all of it.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -40,7 +39,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod common;
 mod sync_bench_shopify;
 mod sync_bench_woocommerce;
-use common::{cpu_secs, proc_status_kib};
+use common::{SimulatorChild, cpu_secs, proc_status_kib};
 
 const HASH: &str = "bench-store";
 const TOKEN: &str = "bench-token-0123456789";
@@ -106,40 +105,9 @@ async fn serve_simulator(orders: usize) {
     }
 }
 
-struct Child_ {
-    child: Child,
-    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
-}
-
-impl Child_ {
-    fn ask(&mut self, command: &str) -> String {
-        let stdin = self.child.stdin.as_mut().expect("simulator stdin");
-        writeln!(stdin, "{command}").unwrap();
-        stdin.flush().unwrap();
-        self.lines.next().and_then(Result::ok).unwrap_or_default()
-    }
-}
-
-impl Drop for Child_ {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
 async fn bench(orders: usize) {
-    let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
-        .args(["--simulator", "--orders", &orders.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| fail(&format!("cannot start the simulator: {e}")));
-    let stdout = child.stdout.take().unwrap();
-    let mut sim = Child_ { child, lines: BufReader::new(stdout).lines() };
-    let loading = Instant::now();
-    let base = sim.lines.next().and_then(Result::ok).unwrap_or_else(|| fail("the simulator did not start"));
-    eprintln!("simulator with {orders} orders at {base} ({:.1} s)", loading.elapsed().as_secs_f64());
+    let mut sim = SimulatorChild::start("--simulator", orders).unwrap_or_else(|e| fail(&e));
+    let base = sim.address.clone();
 
     let dir = tempfile::tempdir().unwrap();
     let folders = dir.path().join("folders");

@@ -4,9 +4,11 @@
 // Each example uses a part of this.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Lines, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::Child;
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::Instant;
 
 /// A child process killed when dropped, so no path out of an example leaves it behind.
 pub struct Guard(pub Child);
@@ -62,4 +64,48 @@ pub fn cpu_secs(pid: &str) -> f64 {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
+/// A platform simulator in a child process: this example started again with `flag`, so the
+/// CPU time and memory a benchmark reads from `/proc/self` are orderbridge's alone. The child
+/// prints its address, then answers each command line on its stdin with one line, until its
+/// stdin closes (when this is dropped).
+pub struct SimulatorChild {
+    child: Child,
+    lines: Lines<BufReader<ChildStdout>>,
+    /// The address the simulator printed.
+    pub address: String,
+}
+
+impl SimulatorChild {
+    pub fn start(flag: &str, orders: usize) -> Result<SimulatorChild, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("current exe: {e}"))?;
+        let mut child = Command::new(exe)
+            .args([flag, "--orders", &orders.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the simulator: {e}"))?;
+        let stdout = child.stdout.take().ok_or("the simulator's stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let loading = Instant::now();
+        let address = lines.next().and_then(Result::ok).ok_or("the simulator did not start")?;
+        eprintln!("simulator with {orders} orders at {address} ({:.1} s)", loading.elapsed().as_secs_f64());
+        Ok(SimulatorChild { child, lines, address })
+    }
+
+    /// Sends one command; its one-line answer.
+    pub fn ask(&mut self, command: &str) -> String {
+        let stdin = self.child.stdin.as_mut().expect("simulator stdin");
+        writeln!(stdin, "{command}").unwrap();
+        stdin.flush().unwrap();
+        self.lines.next().and_then(Result::ok).unwrap_or_default()
+    }
+}
+
+impl Drop for SimulatorChild {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
 }

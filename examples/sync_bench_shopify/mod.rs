@@ -9,16 +9,15 @@
 //! The shop's bucket never runs dry here: Shopify's pace (100 points a second on the
 //! Standard plan) is what it is, and the cost per order says how long a real shop takes.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use orderbridge::config::Config;
 use orderbridge::simulate::shopify::{ALL_SCOPES, Simulator};
 use orderbridge::sync::{Engine, Settings, Trigger};
 
-use super::common::{cpu_secs, proc_status_kib};
+use super::common::{SimulatorChild, cpu_secs, proc_status_kib};
 
 const SHOP: &str = "bench.myshopify.com";
 const TOKEN: &str = "shpat_bench_token_0123456789";
@@ -53,53 +52,22 @@ pub async fn serve_simulator(orders: usize) {
     }
 }
 
-struct Shop {
-    child: Child,
-    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
-}
-
-impl Shop {
-    fn ask(&mut self, command: &str) -> String {
-        let stdin = self.child.stdin.as_mut().expect("simulator stdin");
-        writeln!(stdin, "{command}").unwrap();
-        stdin.flush().unwrap();
-        self.lines.next().and_then(Result::ok).unwrap_or_default()
-    }
-
-    /// (requests, requested cost, actual cost) so far.
-    fn counts(&mut self) -> (f64, f64, f64) {
-        let requests = self.ask("requests").parse().unwrap_or(0.0);
-        let cost = self.ask("cost");
-        let mut parts = cost.split_whitespace().map(|n| n.parse::<f64>().unwrap_or(0.0));
-        (requests, parts.next().unwrap_or(0.0), parts.next().unwrap_or(0.0))
-    }
-}
-
-impl Drop for Shop {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
 fn fail(message: &str) -> ! {
     eprintln!("sync_bench (Shopify): {message}");
     std::process::exit(2);
 }
 
+/// (requests, requested cost, actual cost) so far.
+fn shop_counts(shop: &mut SimulatorChild) -> (f64, f64, f64) {
+    let requests = shop.ask("requests").parse().unwrap_or(0.0);
+    let cost = shop.ask("cost");
+    let mut parts = cost.split_whitespace().map(|n| n.parse::<f64>().unwrap_or(0.0));
+    (requests, parts.next().unwrap_or(0.0), parts.next().unwrap_or(0.0))
+}
+
 pub async fn bench(orders: usize) {
-    let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
-        .args(["--shopify-simulator", "--orders", &orders.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| fail(&format!("cannot start the simulated shop: {e}")));
-    let stdout = child.stdout.take().unwrap();
-    let mut shop = Shop { child, lines: BufReader::new(stdout).lines() };
-    let loading = Instant::now();
-    let base = shop.lines.next().and_then(Result::ok).unwrap_or_else(|| fail("the shop did not start"));
-    eprintln!("simulated Shopify with {orders} orders at {base} ({:.1} s)", loading.elapsed().as_secs_f64());
+    let mut shop = SimulatorChild::start("--shopify-simulator", orders).unwrap_or_else(|e| fail(&e));
+    let base = shop.address.clone();
 
     let dir = tempfile::tempdir().unwrap();
     let folders = dir.path().join("folders");
@@ -119,7 +87,7 @@ pub async fn bench(orders: usize) {
     // 1. The pull alone: the send step finds no warehouse folder yet.
     std::fs::remove_dir(&root).unwrap();
     let (cpu, wall, run) = timed(&engine).await;
-    let (requests, requested, actual) = shop.counts();
+    let (requests, requested, actual) = shop_counts(&mut shop);
     let pulled = (run.counts.orders_pulled as f64).max(1.0);
     println!("Shopify pull: {} orders in {wall:.1} s", run.counts.orders_pulled);
     println!("  orderbridge CPU {cpu:.2} s = {:.3} ms per order (target <= 0.2)", cpu * 1000.0 / pulled);
@@ -147,9 +115,9 @@ pub async fn bench(orders: usize) {
     }
     std::fs::create_dir_all(root.join("shipments")).unwrap();
     std::fs::write(root.join("shipments/confirm.csv"), file).unwrap();
-    let before = shop.counts();
+    let before = shop_counts(&mut shop);
     let (cpu, wall, run) = timed(&engine).await;
-    let after = shop.counts();
+    let after = shop_counts(&mut shop);
     let told = (run.counts.shipments_notified as f64).max(1.0);
     println!(
         "Shopify notify: {} shipments in {wall:.1} s, {:.2} requests and {:.1} cost points each (read first, then fulfillmentCreate), {:.3} ms CPU each; the shop made {} fulfillments",
@@ -169,9 +137,9 @@ pub async fn bench(orders: usize) {
     std::fs::create_dir_all(root.join("inventory")).unwrap();
     std::fs::write(root.join("inventory/stock.csv"), file).unwrap();
     stock_only(&config.database);
-    let before = shop.counts();
+    let before = shop_counts(&mut shop);
     let (cpu, wall, run) = timed(&engine).await;
-    let after = shop.counts();
+    let after = shop_counts(&mut shop);
     let sent = (run.counts.stock_levels_sent as f64).max(1.0);
     println!(
         "Shopify stock: {} levels in {wall:.1} s with {} requests ({:.3} per level: SKU searches of 50, mutations of 250), {:.2} cost points and {:.4} ms CPU per level",

@@ -14,9 +14,8 @@
 //! the last of each page again: about 1/99); an idle pass; stock levels for one SKU per order
 //! (looked up 50 at a time, sent 100 at a time); peak RSS.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,7 +23,7 @@ use orderbridge::config::Config;
 use orderbridge::simulate::woocommerce::Simulator;
 use orderbridge::sync::{Engine, Settings, Trigger};
 
-use super::common::{cpu_secs, proc_status_kib};
+use super::common::{SimulatorChild, cpu_secs, proc_status_kib};
 
 const KEY: &str = "ck_bench0123456789abcdef0123456789abcdef01";
 const SECRET: &str = "cs_bench0123456789abcdef0123456789abcdef01";
@@ -53,40 +52,9 @@ pub async fn serve_simulator(orders: usize) {
     }
 }
 
-struct Simulated {
-    child: Child,
-    lines: std::io::Lines<BufReader<std::process::ChildStdout>>,
-}
-
-impl Simulated {
-    fn ask(&mut self, command: &str) -> String {
-        let stdin = self.child.stdin.as_mut().expect("simulator stdin");
-        writeln!(stdin, "{command}").unwrap();
-        stdin.flush().unwrap();
-        self.lines.next().and_then(Result::ok).unwrap_or_default()
-    }
-}
-
-impl Drop for Simulated {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
 pub async fn bench(orders: usize) {
-    let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
-        .args(["--woocommerce-simulator", "--orders", &orders.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| fail(&format!("cannot start the simulator: {e}")));
-    let stdout = child.stdout.take().unwrap();
-    let mut sim = Simulated { child, lines: BufReader::new(stdout).lines() };
-    let loading = Instant::now();
-    let url = sim.lines.next().and_then(Result::ok).unwrap_or_else(|| fail("the simulator did not start"));
-    eprintln!("simulator with {orders} orders at {url} ({:.1} s)", loading.elapsed().as_secs_f64());
+    let mut sim = SimulatorChild::start("--woocommerce-simulator", orders).unwrap_or_else(|e| fail(&e));
+    let url = sim.address.clone();
 
     let dir = tempfile::tempdir().unwrap();
     let folders = dir.path().join("folders");
