@@ -29,11 +29,16 @@ const MAX_CACHED_COUNTS: usize = 4096;
 
 impl Counts {
     /// The number of rows `plan` matches (at most `cap`), from the cache when the data have
-    /// not changed since it was counted.
-    pub fn count(&self, conn: &Connection, plan: &Plan, cap: Option<i64>) -> rusqlite::Result<i64> {
-        // The generation is read before counting: a write landing in between leaves a count
-        // of newer data under the older generation, which the next request recounts.
-        let generation = crate::db::generation(conn)?;
+    /// not changed since it was counted. `generation` is `db::generation`, read by the caller
+    /// before anything it counts or renders: a write landing in between leaves a count of
+    /// newer data under the older generation, which the next request counts again.
+    pub fn count(
+        &self,
+        conn: &Connection,
+        plan: &Plan,
+        generation: i64,
+        cap: Option<i64>,
+    ) -> rusqlite::Result<i64> {
         let (sql, params) = plan.count_query(cap);
         let key = format!("{sql}\u{1f}{params:?}");
         if let Some(entry) = self.0.get(&key)
@@ -120,7 +125,8 @@ impl Pages {
     }
 
     /// Bytes held now.
-    pub fn bytes(&self) -> usize {
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
         self.0.lock().map_or(0, |c| c.bytes)
     }
 }

@@ -459,7 +459,7 @@ pub async fn list(
                 if let Some(answer) = cache.pages.get(&key, generation) {
                     return Ok(answer);
                 }
-                let answer = page_mode(conn, &plan, page, &cache.counts)?;
+                let answer = page_mode(conn, &plan, page, generation, &cache.counts)?;
                 cache.pages.put(key, generation, answer.clone());
                 Ok(answer)
             })
@@ -472,7 +472,7 @@ pub async fn list(
             let (plan, docs, cursor, count) = user
                 .run(pool, move |conn, _| {
                     plan.ensure_sort_index(conn)?;
-                    let count = counts.count(conn, &plan, None)?;
+                    let count = counts.count(conn, &plan, crate::db::generation(conn)?, None)?;
                     let (docs, cursor) = plan.fetch(conn, None)?;
                     Ok((plan, docs, cursor, count))
                 })
@@ -491,9 +491,15 @@ pub async fn list(
     }
 }
 
-fn page_mode(conn: &Connection, plan: &Plan, page: i64, counts: &Counts) -> ApiResult<Tagged> {
+fn page_mode(
+    conn: &Connection,
+    plan: &Plan,
+    page: i64,
+    generation: i64,
+    counts: &Counts,
+) -> ApiResult<Tagged> {
     plan.ensure_sort_index(conn)?;
-    let matched = counts.count(conn, plan, Some(PAGE_MODE_CAP + 1))?;
+    let matched = counts.count(conn, plan, generation, Some(PAGE_MODE_CAP + 1))?;
     let capped = matched > PAGE_MODE_CAP;
     let total = matched.min(PAGE_MODE_CAP);
     let offset = (page - 1).saturating_mul(plan.limit);

@@ -14,7 +14,6 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-
 use super::http::{self, Server};
 use super::{CITIES, FIRST, LAST, Rng};
 
