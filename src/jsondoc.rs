@@ -33,6 +33,28 @@ pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Appends an integer, or null.
+pub fn write_int(out: &mut String, value: Option<i64>) {
+    match value {
+        Some(n) => {
+            let _ = write!(out, "{n}");
+        }
+        None => out.push_str("null"),
+    }
+}
+
+/// Appends a stored timestamp as ISO 8601 UTC with milliseconds, or null.
+pub fn write_timestamp(out: &mut String, ms: Option<i64>) {
+    match ms {
+        Some(ms) => {
+            out.push('"');
+            out.push_str(&dates::format_ms(ms));
+            out.push('"');
+        }
+        None => out.push_str("null"),
+    }
+}
+
 /// Writes one JSON object into a buffer, key by key. Keys are literals of our own code.
 pub struct Obj<'a> {
     out: &'a mut String,
@@ -70,12 +92,7 @@ impl<'a> Obj<'a> {
 
     pub fn int(&mut self, key: &str, value: Option<i64>) {
         self.key(key);
-        match value {
-            Some(n) => {
-                let _ = write!(self.out, "{n}");
-            }
-            None => self.out.push_str("null"),
-        }
+        write_int(self.out, value);
     }
 
     pub fn bool(&mut self, key: &str, value: Option<bool>) {
@@ -107,14 +124,7 @@ impl<'a> Obj<'a> {
     /// A stored timestamp as ISO 8601 UTC with milliseconds.
     pub fn timestamp(&mut self, key: &str, ms: Option<i64>) {
         self.key(key);
-        match ms {
-            Some(ms) => {
-                self.out.push('"');
-                self.out.push_str(&dates::format_ms(ms));
-                self.out.push('"');
-            }
-            None => self.out.push_str("null"),
-        }
+        write_timestamp(self.out, ms);
     }
 
     /// Already-rendered JSON (a nested document).

@@ -15,12 +15,13 @@ use crate::http::body::{Fields, Patch, element_fields, fields_to_object, parse_j
 use crate::http::error::ApiError;
 use crate::money;
 use crate::orders::model::NewOrder;
+use crate::orders::write::OrderWriter;
 use crate::platforms::files::csv::{BadLine, read_shipments, read_stock};
-use crate::resources::import::{read_body, read_records};
+use crate::resources::import::{Importer, read_body, read_records};
 use crate::resources::listing::{MAX_LIMIT, Params, Plan};
 use crate::resources::orders::ORDERS;
 use crate::resources::shipments::SHIPMENTS;
-use crate::shipments::NewShipment;
+use crate::shipments::{NewShipment, ShipmentWriter};
 
 /// Sunday 2026-11-22 10:00 UTC, as in the crate notes.
 pub(crate) const NOW: OffsetDateTime = datetime!(2026-11-22 10:00:00 UTC);
@@ -262,30 +263,72 @@ pub(crate) fn check_query(raw: &str, scope: Option<i64>) -> Checked {
     Ok(verdict(accepted))
 }
 
-/// Validates every record that is an object, as an order and as a shipment; accepted when
-/// every record was JSON.
+/// Validates every record that is an object, as an order and as a shipment, and as the
+/// import reads each from its text; accepted when every record was JSON.
 fn check_records(records: impl Iterator<Item = crate::resources::import::Record>) -> Checked {
     let mut accepted = true;
     for (line, record) in records {
         prop_assert!(line >= 1);
-        match record {
-            Ok(Value::Object(map)) => {
-                check_order_record(map.clone())?;
-                check_shipment_record(map)?;
-            }
-            Ok(_) => {}
+        let text = match record {
+            Ok(text) => text,
             Err(problem) => {
                 accepted = false;
                 prop_assert!(!problem.is_empty());
+                continue;
+            }
+        };
+        let as_order = <OrderWriter<'_> as Importer>::parse(&text);
+        let as_shipment = <ShipmentWriter<'_> as Importer>::parse(&text);
+        match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => {
+                check_order_record(map.clone())?;
+                same_order(&text, &map)?;
+                check_shipment_record(map)?;
+            }
+            Ok(_) => {
+                for problems in [as_order.map(|_| ()).unwrap_err(), as_shipment.map(|_| ()).unwrap_err()] {
+                    prop_assert_eq!(problems["record"].as_str(), "must be a JSON object");
+                }
+            }
+            Err(_) => {
+                accepted = false;
+                for problems in [as_order.map(|_| ()).unwrap_err(), as_shipment.map(|_| ()).unwrap_err()] {
+                    prop_assert!(problems["record"].starts_with("is not valid JSON"), "{problems:?}");
+                }
             }
         }
     }
     Ok(verdict(accepted))
 }
 
+/// The import's reading of an order's text (into slots) and the API's (a decoded map) agree:
+/// the same order, or the same problems. Natural-language dates ("midnight") are read against
+/// the clock, so a pair read across a millisecond's tick is read again.
+fn same_order(text: &str, map: &Map<String, Value>) -> Result<(), TestCaseError> {
+    let read = || {
+        let from_text = format!("{:?}", <OrderWriter<'_> as Importer>::parse(text).map(|p| p.order));
+        (from_text, format!("{:?}", NewOrder::from_record(map.clone())))
+    };
+    let mut pair = read();
+    for _ in 0..5 {
+        if pair.0 == pair.1 {
+            break;
+        }
+        pair = read();
+    }
+    prop_assert_eq!(pair.0, pair.1);
+    if let Ok(parsed) = <OrderWriter<'_> as Importer>::parse(text) {
+        // The document the import fills in is the one `render` renders, byte for byte.
+        let keys: Vec<(i64, i64)> = (0..parsed.order.items.len() as i64).map(|i| (i + 10, i)).collect();
+        prop_assert_eq!(parsed.document.fill(7, 8, &keys), parsed.order.render(7, 8, &keys));
+    }
+    Ok(())
+}
+
 /// An import record as an order: accepted, its stored document is JSON; refused, the
-/// problems name fields.
+/// problems name fields. Read from its text as the import reads it, it is the same order.
 pub(crate) fn check_order_record(map: Map<String, Value>) -> Checked {
+    same_order(&Value::Object(map.clone()).to_string(), &map)?;
     match NewOrder::from_record(map) {
         Ok(order) => {
             let keys: Vec<(i64, i64)> = (0..order.items.len() as i64).map(|i| (i + 1, 0)).collect();

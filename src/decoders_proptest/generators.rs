@@ -284,7 +284,10 @@ pub(crate) fn order_record() -> BoxedStrategy<Map<String, Value>> {
         prop::option::of(address()),
         prop::option::of(address()),
         prop::option::of(string_map()),
-        prop::option::of(prop_oneof![4 => vec(item(), 0..4).prop_map(Value::Array), 1 => json_value()]),
+        prop::option::of(prop_oneof![
+            4 => vec(prop_oneof![8 => item(), 1 => json_value()], 0..4).prop_map(Value::Array),
+            1 => json_value(),
+        ]),
     )
         .prop_map(|(store_id, external_id, mut m, ship, bill, custom, items)| {
             let extra = [

@@ -1,11 +1,13 @@
 //! An order as an import record carries it: validation of every field (without the
 //! database; references are checked by the writer) and rendering of the stored document.
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value};
 
 use super::fields::{self, EXTERNAL_ID, ITEM_FIELDS, Kind, ORDER_FIELDS, Scalar};
 use crate::fields::Details;
-use crate::fields::{Fields, Patch, element_fields};
+use crate::fields::{Fields, Patch, Schema, Slots};
 use crate::jsondoc::{self, Obj};
 
 /// The most items one order may carry.
@@ -23,6 +25,21 @@ pub const ADDRESS_FIELDS: [&str; 9] = [
     "country",
     "telephone",
 ];
+
+/// An order record's keys, in the order `from_record` reads them, for reading import lines
+/// straight into them (`fields::slots`); `order_items` holds items read the same way.
+pub static ORDER_SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
+    let mut keys = vec!["store_id"];
+    keys.extend(ORDER_FIELDS.iter().map(|(k, _)| *k));
+    keys.extend(["shipping_address", "billing_address", "custom", "order_items"]);
+    Schema::new(keys, &[("order_items", &ITEM_SCHEMA)])
+});
+
+static ITEM_SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
+    let mut keys: Vec<&'static str> = ITEM_FIELDS.iter().map(|(k, _)| *k).collect();
+    keys.extend(["options", "custom"]);
+    Schema::new(keys, &[])
+});
 
 /// A validated order, ready to write.
 #[derive(Debug, Clone)]
@@ -55,7 +72,16 @@ impl NewOrder {
 
     /// Validates an import record; the problems map field names to what is wrong.
     pub fn from_record(record: Map<String, Value>) -> Result<NewOrder, Details> {
-        let mut f = Fields::new(record);
+        Self::read(Fields::new(record))
+    }
+
+    /// `from_record` of a record read into `ORDER_SCHEMA`'s slots: the same order, or the
+    /// same problems.
+    pub fn from_slots(record: Slots) -> Result<NewOrder, Details> {
+        Self::read(Fields::from_slots(record))
+    }
+
+    fn read(mut f: Fields) -> Result<NewOrder, Details> {
         let store_id = f.required("store_id", Fields::id);
         let mut values = Vec::with_capacity(ORDER_FIELDS.len());
         for (i, (key, kind)) in ORDER_FIELDS.iter().enumerate() {
@@ -84,38 +110,105 @@ impl NewOrder {
     /// The stored document: the Order object as the API returns it.
     pub fn render(&self, id: i64, created_at: i64, item_keys: &[(i64, i64)]) -> String {
         let mut out = String::with_capacity(2048 + 800 * self.items.len());
-        let mut o = Obj::new(&mut out);
-        o.int("id", Some(id));
+        let written = Written { id, created_at, item_keys };
+        self.render_with(&mut out, &mut |out, hole| written.write(out, hole));
+        out
+    }
+
+    /// The stored document less what only writing it decides (the ids and times of
+    /// writing), for the import's parsing thread to render while the writer writes.
+    pub fn template(&self) -> Template {
+        let mut text = String::with_capacity(2048 + 800 * self.items.len());
+        let mut holes = Vec::with_capacity(2 + 2 * self.items.len());
+        self.render_with(&mut text, &mut |out, hole| holes.push((out.len(), hole)));
+        Template { text, holes }
+    }
+
+    /// Renders the document; `hole` writes each value only writing decides.
+    fn render_with(&self, out: &mut String, hole: &mut impl FnMut(&mut String, Hole)) {
+        let mut o = Obj::new(out);
+        hole(o.value("id"), Hole::Id);
         o.int("store_id", Some(self.store_id));
         for ((key, kind), value) in ORDER_FIELDS.iter().zip(&self.values) {
             fields::render(&mut o, key, *kind, value);
         }
-        o.timestamp("created_at", Some(created_at));
+        hole(o.value("created_at"), Hole::CreatedAt);
         o.raw("custom", &self.custom);
         o.raw("shipping_address", self.shipping_address.as_deref().unwrap_or("null"));
         o.raw("billing_address", self.billing_address.as_deref().unwrap_or("null"));
         let items = o.value("order_items");
         items.push('[');
-        for (i, (item, (item_id, item_created))) in self.items.iter().zip(item_keys).enumerate() {
+        for (i, item) in self.items.iter().enumerate() {
             if i > 0 {
                 items.push(',');
             }
-            item.render_into(items, *item_id, *item_created);
+            item.render_into(items, i, hole);
         }
         items.push(']');
         o.end();
+    }
+}
+
+/// A value of an order's document that only writing it decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hole {
+    Id,
+    CreatedAt,
+    ItemId(usize),
+    ItemCreatedAt(usize),
+}
+
+/// What writing an order decided: its id and time, and its items' (id, created_at).
+struct Written<'a> {
+    id: i64,
+    created_at: i64,
+    item_keys: &'a [(i64, i64)],
+}
+
+impl Written<'_> {
+    fn write(&self, out: &mut String, hole: Hole) {
+        let value = |i: usize, pick: fn(&(i64, i64)) -> i64| self.item_keys.get(i).map(pick);
+        match hole {
+            Hole::Id => jsondoc::write_int(out, Some(self.id)),
+            Hole::CreatedAt => jsondoc::write_timestamp(out, Some(self.created_at)),
+            Hole::ItemId(i) => jsondoc::write_int(out, value(i, |k| k.0)),
+            Hole::ItemCreatedAt(i) => jsondoc::write_timestamp(out, value(i, |k| k.1)),
+        }
+    }
+}
+
+/// An order's document rendered but for its ids and times of writing (`NewOrder::template`).
+#[derive(Debug, Clone)]
+pub struct Template {
+    text: String,
+    /// Where each value goes in `text`, in order.
+    holes: Vec<(usize, Hole)>,
+}
+
+impl Template {
+    /// The document `NewOrder::render` renders for the same values, byte for byte.
+    pub fn fill(&self, id: i64, created_at: i64, item_keys: &[(i64, i64)]) -> String {
+        let written = Written { id, created_at, item_keys };
+        let mut out = String::with_capacity(self.text.len() + 40 * self.holes.len());
+        let mut at = 0;
+        for (offset, hole) in &self.holes {
+            out.push_str(&self.text[at..*offset]);
+            written.write(&mut out, *hole);
+            at = *offset;
+        }
+        out.push_str(&self.text[at..]);
         out
     }
 }
 
 impl NewItem {
-    fn render_into(&self, out: &mut String, id: i64, created_at: i64) {
+    fn render_into(&self, out: &mut String, index: usize, hole: &mut impl FnMut(&mut String, Hole)) {
         let mut o = Obj::new(out);
-        o.int("id", Some(id));
+        hole(o.value("id"), Hole::ItemId(index));
         for ((key, kind), value) in ITEM_FIELDS.iter().zip(&self.values) {
             fields::render(&mut o, key, *kind, value);
         }
-        o.timestamp("created_at", Some(created_at));
+        hole(o.value("created_at"), Hole::ItemCreatedAt(index));
         o.raw("options", &self.options);
         o.raw("custom", &self.custom);
         o.end();
@@ -181,7 +274,7 @@ fn read_string_map(f: &mut Fields, key: &str, required_key: Option<&str>) -> Opt
 }
 
 fn read_items(f: &mut Fields) -> Vec<NewItem> {
-    let list = match f.array("order_items") {
+    let list = match f.objects("order_items") {
         Patch::Value(list) => list,
         _ => return Vec::new(),
     };
@@ -191,7 +284,7 @@ fn read_items(f: &mut Fields) -> Vec<NewItem> {
     }
     let mut items = Vec::with_capacity(list.len());
     for (i, element) in list.into_iter().enumerate() {
-        let mut child = match element_fields(f, "order_items", i, element) {
+        let mut child = match element {
             Ok(child) => child,
             Err(problem) => {
                 f.error(&format!("order_items[{i}]"), problem);

@@ -10,10 +10,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use rusqlite::types::ToSql;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, params, params_from_iter};
 
 use super::fields::{FULFILLMENT_WAREHOUSE_ID, ITEM_FIELDS, ORDER_FIELDS};
-use super::model::{NewItem, NewOrder};
+use super::model::{NewItem, NewOrder, Template};
 use crate::fields::Details;
 use crate::shipments;
 
@@ -81,6 +81,29 @@ pub struct OrderWriter<'c> {
     touched_stores: BTreeSet<i64>,
     /// Seeding into empty tables: skip looking for existing rows.
     pub assume_new: bool,
+    hot: Hot<'c>,
+}
+
+/// The statements every order runs, each taken from the connection's cache once per writer:
+/// a lookup there hashes the statement's text each time, ~1 KiB for `INSERT_ORDER`.
+#[derive(Default)]
+struct Hot<'c> {
+    existing: Option<CachedStatement<'c>>,
+    insert_order: Option<CachedStatement<'c>>,
+    insert_item: Option<CachedStatement<'c>>,
+    upsert_doc: Option<CachedStatement<'c>>,
+}
+
+/// The statement kept in `slot`, prepared on first use.
+fn hot<'s, 'c>(
+    slot: &'s mut Option<CachedStatement<'c>>,
+    conn: &'c Connection,
+    sql: &str,
+) -> rusqlite::Result<&'s mut CachedStatement<'c>> {
+    if slot.is_none() {
+        *slot = Some(conn.prepare_cached(sql)?);
+    }
+    slot.as_mut().ok_or(rusqlite::Error::InvalidQuery)
 }
 
 impl<'c> OrderWriter<'c> {
@@ -92,6 +115,7 @@ impl<'c> OrderWriter<'c> {
             warehouses: HashMap::new(),
             touched_stores: BTreeSet::new(),
             assume_new: false,
+            hot: Hot::default(),
         }
     }
 
@@ -137,12 +161,24 @@ impl<'c> OrderWriter<'c> {
 
     /// Inserts or updates one checked order.
     pub fn write(&mut self, order: &NewOrder, customer_id: i64) -> rusqlite::Result<WrittenOrder> {
+        self.write_with(order, None, customer_id)
+    }
+
+    /// `write`, with the order's document already rendered but for what writing decides
+    /// (the import renders it on its parsing thread).
+    pub fn write_with(
+        &mut self,
+        order: &NewOrder,
+        template: Option<&Template>,
+        customer_id: i64,
+    ) -> rusqlite::Result<WrittenOrder> {
         self.touched_stores.insert(order.store_id);
         let existing: Option<(i64, i64)> = if self.assume_new {
             None
         } else {
-            self.conn
-                .prepare_cached("SELECT id, created_at FROM orders WHERE store_id = ?1 AND external_id = ?2")?
+            const EXISTING: &str =
+                "SELECT id, created_at FROM orders WHERE store_id = ?1 AND external_id = ?2";
+            hot(&mut self.hot.existing, self.conn, EXISTING)?
                 .query_row(params![order.store_id, order.external_id()], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?
         };
@@ -156,7 +192,7 @@ impl<'c> OrderWriter<'c> {
                 args.push(&order.shipping_address);
                 args.push(&order.billing_address);
                 args.push(&order.custom);
-                self.conn.prepare_cached(&INSERT_ORDER)?.execute(params_from_iter(args))?;
+                hot(&mut self.hot.insert_order, self.conn, &INSERT_ORDER)?.execute(params_from_iter(args))?;
                 (self.conn.last_insert_rowid(), self.now, Written::Created)
             }
             Some((id, created_at)) => {
@@ -170,14 +206,17 @@ impl<'c> OrderWriter<'c> {
             }
         };
         let item_keys = self.write_items(id, order, written == Written::Updated)?;
-        let doc = order.render(id, created_at, &item_keys);
-        self.conn.prepare_cached(UPSERT_DOC)?.execute(params![id, doc])?;
+        let doc = match template {
+            Some(template) => template.fill(id, created_at, &item_keys),
+            None => order.render(id, created_at, &item_keys),
+        };
+        hot(&mut self.hot.upsert_doc, self.conn, UPSERT_DOC)?.execute(params![id, doc])?;
         Ok(WrittenOrder { id, written, item_ids: item_keys.into_iter().map(|(id, _)| id).collect() })
     }
 
     /// Writes the items; returns (id, created_at) of each, in order.
     fn write_items(
-        &self,
+        &mut self,
         order_id: i64,
         order: &NewOrder,
         existed: bool,
@@ -232,7 +271,8 @@ impl<'c> OrderWriter<'c> {
                     args.push(&self.now);
                     args.push(&item.options);
                     args.push(&item.custom);
-                    self.conn.prepare_cached(&INSERT_ITEM)?.execute(params_from_iter(args))?;
+                    hot(&mut self.hot.insert_item, self.conn, &INSERT_ITEM)?
+                        .execute(params_from_iter(args))?;
                     out.push((self.conn.last_insert_rowid(), self.now));
                 }
             }

@@ -19,10 +19,11 @@ use serde_json::{Map, Value};
 use crate::config::Config;
 use crate::dates::now_ms;
 use crate::db::Pool;
+use crate::fields::{Schema, Slots};
 use crate::http::api::ApiResult;
 use crate::http::auth::AdminUser;
 use crate::http::error::{ApiError, Details, stash};
-use crate::orders::model::NewOrder;
+use crate::orders::model::{NewOrder, ORDER_SCHEMA, Template};
 use crate::orders::write::{OrderWriter, Written};
 use crate::shipments::{NewShipment, ShipmentWriter};
 
@@ -33,8 +34,9 @@ pub fn routes() -> Vec<Route> {
     routes![orders, shipments]
 }
 
-/// One record: its line (NDJSON) or position (JSON array), and its JSON or why not.
-pub type Record = (usize, Result<Value, String>);
+/// One record: its line (NDJSON) or position (JSON array), and its text or why it could not
+/// be read. The text is parsed on the import's parsing thread, by the kind of record.
+pub type Record = (usize, Result<String, String>);
 
 /// The records of a body or file, read one at a time (on the import's parsing thread).
 pub type Records = Box<dyn Iterator<Item = Record> + Send>;
@@ -60,14 +62,37 @@ pub enum What {
     Shipments,
 }
 
-fn parse_one(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("is not valid JSON: {e}"))
+fn not_json(e: serde_json::Error) -> Details {
+    Details::from([("record".to_string(), format!("is not valid JSON: {e}"))])
+}
+
+fn not_an_object() -> Details {
+    Details::from([("record".to_string(), "must be a JSON object".to_string())])
+}
+
+/// A record's text as a decoded object, or why it is not one.
+fn parse_object(text: &str) -> Result<Map<String, Value>, Details> {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(not_an_object()),
+        Err(e) => Err(not_json(e)),
+    }
+}
+
+/// A record's text read into `schema`'s slots (`fields::slots`), with `parse_object`'s
+/// problems when it is not an object.
+fn parse_slots(text: &str, schema: &'static Schema) -> Result<Slots, Details> {
+    match Slots::parse(text, schema) {
+        Ok(Some(slots)) => Ok(slots),
+        Ok(None) => Err(not_an_object()),
+        Err(e) => Err(not_json(e)),
+    }
 }
 
 fn ndjson(lines: impl Iterator<Item = std::io::Result<String>>) -> impl Iterator<Item = Record> {
     lines.enumerate().filter_map(|(i, line)| match line {
         Ok(line) if line.trim().is_empty() => None,
-        Ok(line) => Some((i + 1, parse_one(&line))),
+        Ok(line) => Some((i + 1, Ok(line))),
         Err(e) => Some((i + 1, Err(format!("could not be read: {e}")))),
     })
 }
@@ -95,21 +120,12 @@ pub fn read_body(mut reader: impl BufRead + Send + 'static) -> ApiResult<Records
     if first == Some(b'[') {
         let raw: Vec<Box<RawValue>> = serde_json::from_reader(reader)
             .map_err(|e| ApiError::bad_request(format!("The body is not a valid JSON array: {e}.")))?;
-        Ok(Box::new(raw.into_iter().enumerate().map(|(i, r)| (i + 1, parse_one(r.get())))))
+        Ok(Box::new(raw.into_iter().enumerate().map(|(i, r)| (i + 1, Ok(Box::<str>::from(r).into_string())))))
     } else {
         Ok(Box::new(ndjson(reader.lines())))
     }
 }
 
-fn as_object(record: Result<Value, String>) -> Result<Map<String, Value>, Details> {
-    match record {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(Details::from([("record".to_string(), "must be a JSON object".to_string())])),
-        Err(problem) => Err(Details::from([("record".to_string(), problem)])),
-    }
-}
-
-/// `field: problem; field: problem` for one bad record.
 fn summarize(problems: &Details) -> String {
     problems.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("; ")
 }
@@ -132,25 +148,34 @@ pub trait Importer {
     type Record;
     /// What checking found the record refers to (the order's customer, the shipment's order).
     type Checked;
-    fn parse(record: Map<String, Value>) -> Result<Self::Record, Details>;
+    /// Reads one record's text (a JSON object) into what `check` and `write` take.
+    fn parse(text: &str) -> Result<Self::Record, Details>;
     fn check(&mut self, record: &Self::Record) -> rusqlite::Result<Result<Self::Checked, Details>>;
     fn write(&mut self, record: &Self::Record, checked: Self::Checked) -> rusqlite::Result<Written>;
 }
 
+/// An order as the import's parsing thread leaves it: validated, and its document rendered
+/// but for its ids and times of writing, which the writer fills in.
+pub struct ParsedOrder {
+    pub order: NewOrder,
+    pub document: Template,
+}
+
 impl Importer for OrderWriter<'_> {
-    type Record = NewOrder;
+    type Record = ParsedOrder;
     type Checked = i64;
 
-    fn parse(record: Map<String, Value>) -> Result<NewOrder, Details> {
-        NewOrder::from_record(record)
+    fn parse(text: &str) -> Result<ParsedOrder, Details> {
+        let order = NewOrder::from_slots(parse_slots(text, &ORDER_SCHEMA)?)?;
+        Ok(ParsedOrder { document: order.template(), order })
     }
 
-    fn check(&mut self, order: &NewOrder) -> rusqlite::Result<Result<i64, Details>> {
-        OrderWriter::check(self, order)
+    fn check(&mut self, parsed: &ParsedOrder) -> rusqlite::Result<Result<i64, Details>> {
+        OrderWriter::check(self, &parsed.order)
     }
 
-    fn write(&mut self, order: &NewOrder, customer_id: i64) -> rusqlite::Result<Written> {
-        Ok(OrderWriter::write(self, order, customer_id)?.written)
+    fn write(&mut self, parsed: &ParsedOrder, customer_id: i64) -> rusqlite::Result<Written> {
+        Ok(self.write_with(&parsed.order, Some(&parsed.document), customer_id)?.written)
     }
 }
 
@@ -158,8 +183,8 @@ impl Importer for ShipmentWriter<'_> {
     type Record = NewShipment;
     type Checked = crate::shipments::model::OrderRef;
 
-    fn parse(record: Map<String, Value>) -> Result<NewShipment, Details> {
-        NewShipment::from_record(record)
+    fn parse(text: &str) -> Result<NewShipment, Details> {
+        NewShipment::from_record(parse_object(text)?)
     }
 
     fn check(&mut self, shipment: &NewShipment) -> rusqlite::Result<Result<Self::Checked, Details>> {
@@ -197,7 +222,10 @@ where
             .spawn_scoped(scope, move || {
                 for (line, record) in records {
                     // The writer gone (it failed): stop reading.
-                    if parsed.send((line, as_object(record).and_then(W::parse))).is_err() {
+                    let record = record
+                        .map_err(|problem| Details::from([("record".to_string(), problem)]))
+                        .and_then(|text| W::parse(&text));
+                    if parsed.send((line, record)).is_err() {
                         return;
                     }
                 }

@@ -279,6 +279,8 @@ fn write_page(
     if let Some(cursor) = cursor {
         save_cursor(&tx, store_id, cursor)?;
     }
+    // The writer's statements borrow the transaction.
+    drop(writer);
     tx.commit()?;
     Ok(written)
 }

@@ -27,7 +27,7 @@ pub fn warehouse(app: &TestApp, customer_id: i64, name: &str) -> i64 {
 }
 
 fn records(values: Vec<Value>) -> Vec<Record> {
-    values.into_iter().enumerate().map(|(i, v)| (i + 1, Ok(v))).collect()
+    values.into_iter().enumerate().map(|(i, v)| (i + 1, Ok(v.to_string()))).collect()
 }
 
 pub fn import_orders(app: &TestApp, orders: Vec<Value>) -> Counts {

@@ -9,6 +9,10 @@ use serde_json::{Map, Value};
 
 use crate::dates;
 
+pub mod slots;
+
+pub use slots::{Schema, Slot, Slots};
+
 /// Problems by field name (`adapter[store_hash]`, `order_items[0][sku]`), one sentence each.
 pub type Details = BTreeMap<String, String>;
 
@@ -83,10 +87,17 @@ impl Blank for Map<String, Value> {
     }
 }
 
+/// What a `Fields` reads from: a decoded map, or an import record read into slots.
+#[derive(Debug)]
+enum Source {
+    Map(Map<String, Value>),
+    Slots(Slots),
+}
+
 /// Typed reads from a body object, collecting a message per bad field.
 #[derive(Debug)]
 pub struct Fields {
-    map: Map<String, Value>,
+    source: Source,
     /// Name of this object inside its parent (`store`, `bundle[0]`), for error keys.
     prefix: String,
     errors: Details,
@@ -94,12 +105,17 @@ pub struct Fields {
 
 impl Fields {
     pub fn new(map: Map<String, Value>) -> Self {
-        Fields { map, prefix: String::new(), errors: Details::new() }
+        Fields { source: Source::Map(map), prefix: String::new(), errors: Details::new() }
+    }
+
+    /// Reads an object read into slots (`slots`): the same reads, the same messages.
+    pub fn from_slots(slots: Slots) -> Self {
+        Fields { source: Source::Slots(slots), prefix: String::new(), errors: Details::new() }
     }
 
     /// Reads a nested object whose errors are reported under `name[field]`.
     pub fn child(&self, name: &str, map: Map<String, Value>) -> Fields {
-        Fields { map, prefix: self.path(name), errors: Details::new() }
+        Fields { source: Source::Map(map), prefix: self.path(name), errors: Details::new() }
     }
 
     /// Takes over a child's errors.
@@ -122,7 +138,10 @@ impl Fields {
     }
 
     pub fn is_present(&self, key: &str) -> bool {
-        self.map.contains_key(key)
+        match &self.source {
+            Source::Map(map) => map.contains_key(key),
+            Source::Slots(slots) => slots.contains(key),
+        }
     }
 
     /// Every collected problem, or Ok.
@@ -130,20 +149,25 @@ impl Fields {
         if self.errors.is_empty() { Ok(()) } else { Err(Invalid(self.errors)) }
     }
 
-    fn raw(&mut self, key: &str) -> Patch<Value> {
-        match self.map.remove(key) {
-            None => Patch::Absent,
-            Some(Value::Null) => Patch::Null,
-            Some(v) => Patch::Value(v),
-        }
-    }
-
     /// Reads `key` with a custom conversion; a failed conversion is recorded as its problem.
     pub fn read<T>(&mut self, key: &str, convert: impl FnOnce(Value) -> Result<T, String>) -> Patch<T> {
-        match self.raw(key) {
-            Patch::Absent => Patch::Absent,
-            Patch::Null => Patch::Null,
-            Patch::Value(v) => match convert(v) {
+        let value = match &mut self.source {
+            Source::Map(map) => map.remove(key),
+            Source::Slots(slots) => slots.take(key).map(Slot::into_value),
+        };
+        self.convert(key, value, convert)
+    }
+
+    fn convert<T>(
+        &mut self,
+        key: &str,
+        value: Option<Value>,
+        convert: impl FnOnce(Value) -> Result<T, String>,
+    ) -> Patch<T> {
+        match value {
+            None => Patch::Absent,
+            Some(Value::Null) => Patch::Null,
+            Some(v) => match convert(v) {
                 Ok(t) => Patch::Value(t),
                 Err(problem) => {
                     self.error(key, problem);
@@ -242,6 +266,36 @@ impl Fields {
     /// An array; a form's indexed object (`x[0]=..&x[1]=..`) counts, ordered by index.
     pub fn array(&mut self, key: &str) -> Patch<Vec<Value>> {
         self.read(key, to_array)
+    }
+
+    /// An array of objects, each as `Fields` reporting under `key[i]`, or why an element is
+    /// not one (for the caller to record under `key[i]`).
+    pub fn objects(&mut self, key: &str) -> Patch<Vec<Result<Fields, String>>> {
+        let list = match &mut self.source {
+            Source::Map(_) => self.array(key),
+            Source::Slots(slots) => match slots.take(key) {
+                // Read into slots as the record was parsed.
+                Some(Slot::Objects(list)) => {
+                    let children = list.into_iter().enumerate().map(|(i, element)| match element {
+                        Ok(slots) => Ok(Fields {
+                            source: Source::Slots(slots),
+                            prefix: self.path(&format!("{key}[{i}]")),
+                            errors: Details::new(),
+                        }),
+                        Err(_) => Err("must be an object".to_string()),
+                    });
+                    return Patch::Value(children.collect());
+                }
+                slot => self.convert(key, slot.map(Slot::into_value), to_array),
+            },
+        };
+        match list {
+            Patch::Value(list) => Patch::Value(
+                list.into_iter().enumerate().map(|(i, item)| element_fields(self, key, i, item)).collect(),
+            ),
+            Patch::Null => Patch::Null,
+            Patch::Absent => Patch::Absent,
+        }
     }
 
     /// An array of ids; a bad element is reported as `key[i]`.
