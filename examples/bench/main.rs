@@ -19,7 +19,8 @@
 //! - W4 `GET /orders/{id}`
 //!
 //! Also: import rate, start-up time, and the server's RSS after the import, after the load,
-//! and at its peak.
+//! and at its peak. And Rocket's floor (`floor`): a bare Rocket answering W1's and W4's bytes
+//! from memory, the most any handler on Rocket 0.5 can do on the machine.
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ mod client;
 #[path = "../common/mod.rs"]
 mod common;
 mod data;
+mod floor;
 mod nginx;
 
 use client::{http, json_field, session_script, wrk};
@@ -251,6 +253,7 @@ fn main() {
     SERVER.store(0, std::sync::atomic::Ordering::SeqCst);
 
     let (g1, g4) = nginx::serve_same_bytes(&work, &w1_body, &w4_body, &o);
+    let (f1, f4) = floor::serve_same_bytes(&w1_body, &w4_body, &o);
 
     let check = |ok: bool| if ok { "ok" } else { "MISSED" };
     println!(
@@ -299,6 +302,17 @@ fn main() {
         w4_body.len(),
         r4 / g4,
         check(r4 / g4 >= 0.8)
+    );
+    println!(
+        "| Rocket's floor: bare Rocket 0.5, W1's bytes from memory | {f1:.0} req/s = {:.2} x nginx; W1 {:.2}, W2 {:.2} x floor | the most W1 and W2 can reach | |",
+        f1 / g1,
+        r1 / f1,
+        r2 / f1
+    );
+    println!(
+        "| Rocket's floor: W4's bytes | {f4:.0} req/s = {:.2} x nginx; W4 {:.2} x floor | the most W4 can reach | |",
+        f4 / g4,
+        r4 / f4
     );
     println!("| RSS after the load | {rss} MiB | <= 150 MiB | {} |", check(rss <= 150));
     println!("| peak RSS | {hwm} MiB | <= 170 MiB | {} |", check(hwm <= 170));
