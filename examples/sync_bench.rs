@@ -123,7 +123,8 @@ async fn bench(orders: usize) {
         file_settle_secs: 0,
         ..Config::default()
     };
-    let connection = set_up(&config.database, &root);
+    let adapter = serde_json::json!({"access_token": TOKEN, "store_hash": HASH});
+    let connection = set_up(&config.database, &root, "big_commerce", &adapter);
     let pool = config.open_database(1).unwrap_or_else(|e| fail(&e));
     let engine = Engine::new(pool, Settings::from_config(&config));
 
@@ -221,24 +222,41 @@ async fn timed(engine: &Arc<Engine>, connection: i64) -> (f64, f64, orderbridge:
     (cpu_secs("self") - cpu, wall.elapsed().as_secs_f64().max(1e-6), run)
 }
 
-/// A customer, a simulated store, a folder warehouse and a switched-on connection.
-fn set_up(db: &Path, root: &Path) -> i64 {
+/// A customer, a store of `platform` with `adapter` (the simulator's), a folder warehouse at
+/// `root`, and a switched-on connection with its sales channel on and its inventory channel
+/// off; returns the connection's id. Every platform's run sets up the same.
+fn set_up(db: &Path, root: &Path, platform: &str, adapter: &serde_json::Value) -> i64 {
     let pool = orderbridge::db::open(db).unwrap_or_else(|e| fail(&e));
     let conn = pool.get().unwrap();
     let now = orderbridge::dates::now_ms();
-    conn.execute_batch(&format!(
-        "INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Bench', {now});
-         INSERT INTO stores (id, customer_id, name, platform, adapter, created_at, enabled_at)
-           VALUES (1, 1, 'Bench store', 'big_commerce', '{{\"access_token\":\"{TOKEN}\",\"store_hash\":\"{HASH}\"}}', {now}, {now});
-         INSERT INTO warehouses (id, customer_id, name, platform, adapter, created_at, enabled_at)
-           VALUES (1, 1, 'Bench folder', 'folder', '{{\"connection_string\":\"file://{}\"}}', {now}, {now});
-         INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-           VALUES (1, 1, 1, 1, 'bench', 'fulfillment', {now}, {now});
-         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'sales', {now}, {now});
-         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'inventory', {now}, NULL);",
-        root.display()
-    ))
-    .unwrap_or_else(|e| fail(&format!("setting up: {e}")));
+    let warehouse = serde_json::json!({"connection_string": format!("file://{}", root.display())});
+    let rows: [(&str, Vec<rusqlite::types::Value>); 6] = [
+        ("INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Bench', ?1)", vec![now.into()]),
+        (
+            "INSERT INTO stores (id, customer_id, name, platform, adapter, created_at, enabled_at)
+             VALUES (1, 1, 'Bench store', ?2, ?3, ?1, ?1)",
+            vec![now.into(), platform.to_string().into(), adapter.to_string().into()],
+        ),
+        (
+            "INSERT INTO warehouses (id, customer_id, name, platform, adapter, created_at, enabled_at)
+             VALUES (1, 1, 'Bench folder', 'folder', ?2, ?1, ?1)",
+            vec![now.into(), warehouse.to_string().into()],
+        ),
+        (
+            "INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+             VALUES (1, 1, 1, 1, 'bench', 'fulfillment', ?1, ?1)",
+            vec![now.into()],
+        ),
+        ("INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'sales', ?1, ?1)", vec![now.into()]),
+        (
+            "INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'inventory', ?1, NULL)",
+            vec![now.into()],
+        ),
+    ];
+    for (sql, params) in rows {
+        conn.execute(sql, rusqlite::params_from_iter(params))
+            .unwrap_or_else(|e| fail(&format!("setting up: {e}")));
+    }
     1
 }
 

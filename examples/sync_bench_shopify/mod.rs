@@ -10,14 +10,13 @@
 //! Standard plan) is what it is, and the cost per order says how long a real shop takes.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::time::Instant;
 
 use orderbridge::config::Config;
 use orderbridge::simulate::shopify::{ALL_SCOPES, Simulator};
-use orderbridge::sync::{Engine, Settings, Trigger};
+use orderbridge::sync::{Engine, Settings};
 
-use super::common::{SimulatorChild, cpu_secs, proc_status_kib};
+use super::common::{SimulatorChild, proc_status_kib};
+use super::{add_products, channels_for_stock, order_ids, set_up, timed};
 
 const SHOP: &str = "bench.myshopify.com";
 const TOKEN: &str = "shpat_bench_token_0123456789";
@@ -80,13 +79,14 @@ pub async fn bench(orders: usize) {
         sync_retry_base_secs: 1,
         ..Config::default()
     };
-    set_up(&config.database, &root);
+    let connection =
+        set_up(&config.database, &root, "shopify", &serde_json::json!({"shop": SHOP, "access_token": TOKEN}));
     let pool = config.open_database(1).unwrap_or_else(|e| fail(&e));
     let engine = Engine::new(pool, Settings::from_config(&config));
 
     // 1. The pull alone: the send step finds no warehouse folder yet.
     std::fs::remove_dir(&root).unwrap();
-    let (cpu, wall, run) = timed(&engine).await;
+    let (cpu, wall, run) = timed(&engine, connection).await;
     let (requests, requested, actual) = shop_counts(&mut shop);
     let pulled = (run.counts.orders_pulled as f64).max(1.0);
     println!("Shopify pull: {} orders in {wall:.1} s", run.counts.orders_pulled);
@@ -107,7 +107,7 @@ pub async fn bench(orders: usize) {
 
     // 2. The send, then shipments for a sample of the orders, told to the shop.
     std::fs::create_dir_all(&root).unwrap();
-    let run = timed(&engine).await.2;
+    let run = timed(&engine, connection).await.2;
     println!("send: {} orders", run.counts.orders_sent);
     let mut file = String::from("order_id,tracking_number,carrier_name\n");
     for id in order_ids(&config.database).into_iter().take(SHIPMENTS) {
@@ -116,7 +116,7 @@ pub async fn bench(orders: usize) {
     std::fs::create_dir_all(root.join("shipments")).unwrap();
     std::fs::write(root.join("shipments/confirm.csv"), file).unwrap();
     let before = shop_counts(&mut shop);
-    let (cpu, wall, run) = timed(&engine).await;
+    let (cpu, wall, run) = timed(&engine, connection).await;
     let after = shop_counts(&mut shop);
     let told = (run.counts.shipments_notified as f64).max(1.0);
     println!(
@@ -136,9 +136,9 @@ pub async fn bench(orders: usize) {
     }
     std::fs::create_dir_all(root.join("inventory")).unwrap();
     std::fs::write(root.join("inventory/stock.csv"), file).unwrap();
-    stock_only(&config.database);
+    channels_for_stock(&config.database, connection);
     let before = shop_counts(&mut shop);
-    let (cpu, wall, run) = timed(&engine).await;
+    let (cpu, wall, run) = timed(&engine, connection).await;
     let after = shop_counts(&mut shop);
     let sent = (run.counts.stock_levels_sent as f64).max(1.0);
     println!(
@@ -153,60 +153,4 @@ pub async fn bench(orders: usize) {
         "peak RSS of the orderbridge process: {:.0} MiB",
         proc_status_kib("self", "VmHWM:") as f64 / 1024.0
     );
-}
-
-async fn timed(engine: &std::sync::Arc<Engine>) -> (f64, f64, orderbridge::sync::Run) {
-    let (cpu, wall) = (cpu_secs("self"), Instant::now());
-    let run = engine.run_now(1, Trigger::Request).await.unwrap_or_else(|e| fail(&e.to_string()));
-    (cpu_secs("self") - cpu, wall.elapsed().as_secs_f64().max(1e-6), run)
-}
-
-/// A customer, the shop as its store, a folder warehouse and a switched-on connection.
-fn set_up(db: &Path, root: &Path) {
-    let pool = orderbridge::db::open(db).unwrap_or_else(|e| fail(&e));
-    let conn = pool.get().unwrap();
-    let now = orderbridge::dates::now_ms();
-    conn.execute_batch(&format!(
-        "INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Bench', {now});
-         INSERT INTO stores (id, customer_id, name, platform, adapter, created_at, enabled_at)
-           VALUES (1, 1, 'Bench shop', 'shopify', '{{\"shop\":\"{SHOP}\",\"access_token\":\"{TOKEN}\"}}', {now}, {now});
-         INSERT INTO warehouses (id, customer_id, name, platform, adapter, created_at, enabled_at)
-           VALUES (1, 1, 'Bench folder', 'folder', '{{\"connection_string\":\"file://{}\"}}', {now}, {now});
-         INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-           VALUES (1, 1, 1, 1, 'bench', 'fulfillment', {now}, {now});
-         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'sales', {now}, {now});
-         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'inventory', {now}, NULL);",
-        root.display()
-    ))
-    .unwrap_or_else(|e| fail(&format!("setting up: {e}")));
-}
-
-fn order_ids(db: &Path) -> Vec<i64> {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let mut stmt = conn.prepare("SELECT id FROM orders ORDER BY id").unwrap();
-    stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
-}
-
-fn add_products(db: &Path, count: usize) {
-    let mut conn = rusqlite::Connection::open(db).unwrap();
-    let tx = conn.transaction().unwrap();
-    let now = orderbridge::dates::now_ms();
-    {
-        let mut insert =
-            tx.prepare("INSERT INTO products (customer_id, sku, created_at) VALUES (1, ?1, ?2)").unwrap();
-        for i in 0..count {
-            insert.execute(rusqlite::params![format!("BENCH-SKU-{i:06}"), now]).unwrap();
-        }
-    }
-    tx.commit().unwrap();
-}
-
-/// The inventory channel on, the sales channel off: the pass sends stock only.
-fn stock_only(db: &Path) {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    conn.execute(
-        "UPDATE channels SET enabled_at = CASE type WHEN 'inventory' THEN ?1 ELSE NULL END WHERE connection_id = 1",
-        rusqlite::params![orderbridge::dates::now_ms()],
-    )
-    .unwrap();
 }

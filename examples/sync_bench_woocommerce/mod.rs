@@ -15,8 +15,6 @@
 //! (looked up 50 at a time, sent 100 at a time); peak RSS.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use orderbridge::config::Config;
@@ -24,6 +22,7 @@ use orderbridge::simulate::woocommerce::Simulator;
 use orderbridge::sync::{Engine, Settings, Trigger};
 
 use super::common::{SimulatorChild, cpu_secs, proc_status_kib};
+use super::{add_products, channels_for_stock, set_up, timed};
 
 const KEY: &str = "ck_bench0123456789abcdef0123456789abcdef01";
 const SECRET: &str = "cs_bench0123456789abcdef0123456789abcdef01";
@@ -67,7 +66,8 @@ pub async fn bench(orders: usize) {
         file_settle_secs: 0,
         ..Config::default()
     };
-    let connection = set_up(&config.database, &root, &url);
+    let adapter = serde_json::json!({"url": url, "consumer_key": KEY, "consumer_secret": SECRET});
+    let connection = set_up(&config.database, &root, "woocommerce", &adapter);
     let pool = config.open_database(1).unwrap_or_else(|e| fail(&e));
     let engine = Engine::new(pool, Settings::from_config(&config));
 
@@ -126,58 +126,4 @@ pub async fn bench(orders: usize) {
         "peak RSS of the orderbridge process: {:.0} MiB (target <= 150)",
         proc_status_kib("self", "VmHWM:") as f64 / 1024.0
     );
-}
-
-async fn timed(engine: &Arc<Engine>, connection: i64) -> (f64, f64, orderbridge::sync::Run) {
-    let (cpu, wall) = (cpu_secs("self"), Instant::now());
-    let run = engine.run_now(connection, Trigger::Request).await.unwrap_or_else(|e| fail(&e.to_string()));
-    (cpu_secs("self") - cpu, wall.elapsed().as_secs_f64().max(1e-6), run)
-}
-
-/// A customer, the simulated shop, a folder warehouse and a switched-on connection.
-fn set_up(db: &Path, root: &Path, url: &str) -> i64 {
-    let pool = orderbridge::db::open(db).unwrap_or_else(|e| fail(&e));
-    let conn = pool.get().unwrap();
-    let now = orderbridge::dates::now_ms();
-    conn.execute_batch(&format!(
-        "INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Bench', {now});
-         INSERT INTO stores (id, customer_id, name, platform, adapter, created_at, enabled_at)
-           VALUES (1, 1, 'Bench shop', 'woocommerce', '{{\"url\":\"{url}\",\"consumer_key\":\"{KEY}\",\"consumer_secret\":\"{SECRET}\"}}', {now}, {now});
-         INSERT INTO warehouses (id, customer_id, name, platform, adapter, created_at, enabled_at)
-           VALUES (1, 1, 'Bench folder', 'folder', '{{\"connection_string\":\"file://{}\"}}', {now}, {now});
-         INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-           VALUES (1, 1, 1, 1, 'bench', 'fulfillment', {now}, {now});
-         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'sales', {now}, {now});
-         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'inventory', {now}, NULL);",
-        root.display()
-    ))
-    .unwrap_or_else(|e| fail(&format!("setting up: {e}")));
-    1
-}
-
-/// One product per SKU, `count` of them.
-fn add_products(db: &Path, count: usize) -> Vec<String> {
-    let mut conn = rusqlite::Connection::open(db).unwrap();
-    let tx = conn.transaction().unwrap();
-    let now = orderbridge::dates::now_ms();
-    let skus: Vec<String> = (0..count).map(|i| format!("BENCH-SKU-{i:06}")).collect();
-    {
-        let mut insert =
-            tx.prepare("INSERT INTO products (customer_id, sku, created_at) VALUES (1, ?1, ?2)").unwrap();
-        for sku in &skus {
-            insert.execute(rusqlite::params![sku, now]).unwrap();
-        }
-    }
-    tx.commit().unwrap();
-    skus
-}
-
-/// The inventory channel on, the sales channel off: the pass sends stock only.
-fn channels_for_stock(db: &Path, connection: i64) {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    conn.execute(
-        "UPDATE channels SET enabled_at = CASE type WHEN 'inventory' THEN ?2 ELSE NULL END WHERE connection_id = ?1",
-        rusqlite::params![connection, orderbridge::dates::now_ms()],
-    )
-    .unwrap();
 }
