@@ -18,10 +18,8 @@ impl Store {
         self.products.insert(product.id, product);
     }
 
-    pub(super) fn product_for(&mut self, sku: &str) -> i64 {
-        if let Some(p) = self.skus.get(sku).and_then(|ids| self.products.get(ids.first()?)) {
-            return if p.parent_id != 0 { p.parent_id } else { p.id };
-        }
+    /// A simple product with this SKU and stock level (`None`: stock not managed).
+    pub(super) fn add_simple(&mut self, sku: &str, level: Option<i64>) -> i64 {
         self.next_id += 1;
         let id = self.next_id;
         let product = Product {
@@ -29,12 +27,19 @@ impl Store {
             parent_id: 0,
             kind: "simple",
             sku: sku.into(),
-            manage_stock: true,
-            stock: Some(0),
+            manage_stock: level.is_some(),
+            stock: level,
             refuse: false,
         };
         self.insert_product(product);
         id
+    }
+
+    pub(super) fn product_for(&mut self, sku: &str) -> i64 {
+        if let Some(p) = self.skus.get(sku).and_then(|ids| self.products.get(ids.first()?)) {
+            return if p.parent_id != 0 { p.parent_id } else { p.id };
+        }
+        self.add_simple(sku, Some(0))
     }
 
     pub(super) fn add_order(&mut self, seed: u64, at: i64) -> i64 {

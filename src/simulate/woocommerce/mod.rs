@@ -323,20 +323,7 @@ impl Handle {
 
     /// A simple product with this SKU and stock level (`None`: stock not managed).
     pub fn add_product(&self, sku: &str, level: Option<i64>) -> i64 {
-        let mut store = self.lock();
-        store.next_id += 1;
-        let id = store.next_id;
-        let product = Product {
-            id,
-            parent_id: 0,
-            kind: "simple",
-            sku: sku.into(),
-            manage_stock: level.is_some(),
-            stock: level,
-            refuse: false,
-        };
-        store.insert_product(product);
-        id
+        self.lock().add_simple(sku, level)
     }
 
     /// A variable product and its variations (SKU, level); returns the variations' ids.
