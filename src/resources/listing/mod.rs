@@ -218,34 +218,16 @@ impl Plan {
         }
         let list: std::rc::Rc<Vec<SqlValue>> =
             std::rc::Rc::new(ids.iter().map(|&id| SqlValue::Integer(id)).collect());
+        // SQLite never reorders a CROSS JOIN: the list is the outer loop, so the rows come in
+        // the order of `ids`. An id without a document (a broken import) has no row and is
+        // skipped rather than invented.
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT d.id, d.doc FROM rarray(?1) j CROSS JOIN {} d ON d.id = j.value",
+            "SELECT d.doc FROM rarray(?1) j CROSS JOIN {} d ON d.id = j.value",
             self.resource.docs
         ))?;
-        // The join walks the list in order, so the rows come as `ids` lists them.
         let mut rows = stmt.query([&list])?;
-        let mut in_order = true;
         while let Some(row) = rows.next()? {
-            in_order &= ids.get(docs.count) == Some(&row.get::<_, i64>(0)?);
-            if !in_order {
-                break;
-            }
-            docs.push(row.get_ref(1)?.as_bytes()?);
-        }
-        if in_order && docs.count == ids.len() {
-            return Ok(docs);
-        }
-        // Should they not, order them here; a row without its document would be a broken
-        // import: skip it rather than invent one.
-        drop(rows);
-        let mut found: std::collections::HashMap<i64, Vec<u8>> = stmt
-            .query_map([&list], |r| Ok((r.get(0)?, r.get_ref(1)?.as_bytes()?.to_vec())))?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut docs = Docs::new(self.resource.key, ids.len());
-        for id in ids {
-            if let Some(doc) = found.remove(id) {
-                docs.push(&doc);
-            }
+            docs.push(row.get_ref(0)?.as_bytes()?);
         }
         Ok(docs)
     }
