@@ -1,53 +1,17 @@
 //! The benchmark's side of the wire: one plain HTTP/1.1 request at a time, and `wrk`.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use super::{Options, fail};
 
-/// One HTTP/1.1 request on a fresh connection: (status, body). `body` makes it a POST.
+/// One HTTP/1.1 request on a fresh connection: (status, body). `body` makes it a POST. An
+/// import of 5,000 orders may take a while, hence the long timeout.
 pub fn http(port: u16, path: &str, headers: &[(&str, &str)], body: Option<&[u8]>) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream.set_read_timeout(Some(Duration::from_secs(300))).expect("timeout");
     let method = if body.is_some() { "POST" } else { "GET" };
-    let payload = body.unwrap_or(b"");
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-        payload.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    stream.write_all(req.as_bytes()).expect("write");
-    stream.write_all(payload).expect("write body");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).expect("read");
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        dechunk(body)
-    } else {
-        body.to_string()
-    };
-    (status, body)
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest[n..].trim_start_matches("\r\n");
-    }
-    out
+    super::common::http(port, method, path, headers, body.unwrap_or(b""), Duration::from_secs(300))
+        .unwrap_or_else(|e| fail(&e))
 }
 
 /// A scalar member of a JSON text, found by name (the first one).

@@ -1,14 +1,14 @@
 //! What the examples share: the server binary beside them, a server process that dies with
-//! them, a free loopback port, and what `/proc` says of a process.
+//! them, a free loopback port, one plain HTTP request, and what `/proc` says of a process.
 
 // Each example uses a part of this.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Lines, Write};
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Lines, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A child process killed when dropped, so no path out of an example leaves it behind.
 pub struct Guard(pub Child);
@@ -108,4 +108,53 @@ impl Drop for SimulatorChild {
         drop(self.child.stdin.take());
         let _ = self.child.wait();
     }
+}
+
+/// One HTTP/1.1 request on a fresh loopback connection: (status, body), a chunked body put
+/// back together. For setting up and reading answers, not for load.
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    timeout: Duration,
+) -> Result<(u16, String), String> {
+    let io = |e: std::io::Error| format!("{method} {path}: {e}");
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(io)?;
+    stream.set_read_timeout(Some(timeout)).map_err(io)?;
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).map_err(io)?;
+    stream.write_all(body).map_err(io)?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).map_err(io)?;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
+    Ok((status, body))
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
 }

@@ -42,8 +42,6 @@
 //! found in the file, `integrity_check` ok. The exit status is 0 then, 1 otherwise (2 when the
 //! soak itself could not run).
 
-use std::io::{Read, Write as _};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;

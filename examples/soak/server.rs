@@ -50,28 +50,7 @@ pub(crate) fn http(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Result<(u16, String), String> {
-    let io = |e: std::io::Error| format!("{method} {path}: {e}");
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(io)?;
-    stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(io)?;
-    let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).map_err(io)?;
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).map_err(io)?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        return Err(format!("{method} {path}: a chunked answer; expected Content-Length"));
-    }
-    Ok((status, body.to_string()))
+    common::http(port, method, path, headers, body.as_bytes(), Duration::from_secs(30))
 }
 
 /// `GET path` as JSON, which must answer 200.
