@@ -3,6 +3,11 @@
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand, ValueEnum};
+use orderbridge::cli;
+use orderbridge::resources::import::What;
+use orderbridge::seed::Options;
+
 /// mimalloc rather than glibc's allocator, measured with `examples/bench/` (the README
 /// has the figures): imports ~20% faster, `GET /orders/{id}` ~15% faster, and less resident
 /// after a burst of listing sessions, whose 300 KiB pages left glibc's per-thread arenas
@@ -10,11 +15,6 @@ use std::process::ExitCode;
 /// memory goes back to the system in small pieces.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-use clap::{Parser, Subcommand, ValueEnum};
-use orderbridge::cli;
-use orderbridge::resources::import::What;
-use orderbridge::seed::Options;
 
 #[derive(Parser)]
 #[command(name = "orderbridge", version, about = "Self-hosted order fulfillment integration service")]

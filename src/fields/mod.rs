@@ -137,13 +137,6 @@ impl Fields {
         !self.errors.is_empty()
     }
 
-    pub fn is_present(&self, key: &str) -> bool {
-        match &self.source {
-            Source::Map(map) => map.contains_key(key),
-            Source::Slots(slots) => slots.contains(key),
-        }
-    }
-
     /// Every collected problem, or Ok.
     pub fn finish(self) -> Result<(), Invalid> {
         if self.errors.is_empty() { Ok(()) } else { Err(Invalid(self.errors)) }
