@@ -14,12 +14,15 @@ fn fingerprint(conn: &rusqlite::Connection) -> Vec<String> {
 
 #[rocket::async_test]
 async fn the_demo_seed_is_deterministic_complete_and_served() {
-    // The seed writes without a journal when nothing else uses the file, as `seed` and
-    // `serve --demo` (which seeds before the server starts) have it; the sync schedule's
-    // reads would contend with that, so this app runs none.
-    let app = spawn_app_with(|f| f.merge(("sync_mode", "off"))).await;
+    // The seed writes without a journal, which no other connection may share, so it runs
+    // before the server starts, as `serve --demo` has it (the first admin first, then the
+    // seed): a running server's WAL checkpoints and sync reads would contend with it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("seeded.db");
+    let seeded = orderbridge::db::open(&path).unwrap();
     let options = Options { orders: 2_000, seed: 7, items: None, warehouse_root: None };
-    let mut conn = app.pool().get().unwrap();
+    let mut conn = seeded.get().unwrap();
+    orderbridge::http::users::ensure_first_admin(&conn, Some(ADMIN_PASSWORD)).unwrap();
     let summary = seed::seed_demo(&mut conn, &options, &mut |_| {}).unwrap();
     assert_eq!(summary.orders, 2_000);
     assert!(summary.shipments > 1_500, "most orders shipped: {}", summary.shipments);
@@ -55,6 +58,9 @@ async fn the_demo_seed_is_deterministic_complete_and_served() {
     );
     assert_eq!(indexes, 11, "the secondary indexes were rebuilt");
     drop(conn);
+    drop(seeded);
+
+    let app = spawn_app_with(|f| f.merge(("database", &path)).merge(("sync_mode", "off"))).await;
 
     let login = &summary.logins[0];
     let token = app.token(&login.username, &login.password).await;
