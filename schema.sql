@@ -380,3 +380,35 @@ CREATE TABLE IF NOT EXISTS stock_sent (
     sent_at       INTEGER NOT NULL,
     PRIMARY KEY (connection_id, sku)
 ) STRICT, WITHOUT ROWID;
+
+-- Warehouses reached by API (CONTRACT §11): the store's cancellations of orders a warehouse
+-- holds, until the warehouse answered (deleted when cancelled; `reported_at` when it could not
+-- be, so the conflict is reported once).
+CREATE TABLE IF NOT EXISTS order_cancels (
+    order_id     INTEGER PRIMARY KEY REFERENCES orders (id),
+    requested_at INTEGER NOT NULL,
+    reported_at  INTEGER
+) STRICT;
+
+-- A warehouse's shipments cursor: its own change time (ms) of the last shipment read.
+CREATE TABLE IF NOT EXISTS warehouse_cursors (
+    warehouse_id INTEGER PRIMARY KEY REFERENCES warehouses (id),
+    cursor       INTEGER NOT NULL
+) STRICT;
+
+-- Warehouse shipments of orders that are not ours, named once in a run's problems.
+CREATE TABLE IF NOT EXISTS warehouse_strangers (
+    warehouse_id INTEGER NOT NULL REFERENCES warehouses (id),
+    ref          TEXT NOT NULL,
+    seen_at      INTEGER NOT NULL,
+    PRIMARY KEY (warehouse_id, ref)
+) STRICT, WITHOUT ROWID;
+
+-- Who runs a connection's pass now, across processes (a server and `orderbridge sync` on one
+-- file): a lease, renewed while the pass runs and taken over once it expired.
+CREATE TABLE IF NOT EXISTS sync_leases (
+    connection_id INTEGER PRIMARY KEY REFERENCES connections (id),
+    holder        TEXT NOT NULL,
+    run_id        INTEGER NOT NULL,
+    expires_at    INTEGER NOT NULL
+) STRICT;

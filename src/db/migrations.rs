@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "stores and warehouses record who set their address",
         apply: address_set_by,
     },
+    Migration {
+        version: 6,
+        name: "sync: warehouse cancels, cursors and strangers; leases across processes",
+        apply: |_| Ok(()),
+    },
 ];
 
 /// The version this binary writes.

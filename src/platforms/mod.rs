@@ -16,6 +16,7 @@ pub mod seam;
 pub mod sellbrite;
 pub mod shopify;
 pub mod store;
+pub mod warehouse;
 pub mod woocommerce;
 
 pub use error::PlatformError;

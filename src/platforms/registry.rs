@@ -7,8 +7,8 @@
 //! any object (the hosted service has more platforms than we sync), it has no live check,
 //! and it cannot sync.
 
-use super::files::{FileWarehouse, Kind, WarehousePlatform};
-use super::seam::{Platform, StorePlatform};
+use super::files::{FileWarehouse, Kind};
+use super::seam::{Platform, StorePlatform, WarehousePlatform};
 use super::{Owner, big_commerce, sellbrite, shopify, woocommerce};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.

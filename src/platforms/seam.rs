@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use super::reach::Address;
 use super::retry::RetryPolicy;
 use super::store::StoreClient;
+use super::warehouse::{WarehouseClient, WarehouseSettings};
 use super::{Adapter, PingError, PlatformError, Settings};
 use crate::config::Config;
 use crate::fields::Fields;
@@ -54,4 +55,15 @@ pub trait StorePlatform: Platform {
         adapter: &Adapter,
         policy: RetryPolicy,
     ) -> Result<Box<dyn StoreClient>, PlatformError>;
+}
+
+/// A platform warehouses live on: it lends the engine a client for the warehouse side of a
+/// pass, a file drop or a fulfillment platform's API alike.
+pub trait WarehousePlatform: Platform {
+    /// The client of a validated adapter for one pass, or why the warehouse cannot be reached.
+    fn client(
+        &self,
+        adapter: &Adapter,
+        settings: &WarehouseSettings,
+    ) -> Result<Box<dyn WarehouseClient>, PlatformError>;
 }

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use crate::config::{Config, SyncMode};
 use crate::db::{self, DbError, Pool};
-use crate::platforms::files::{FileSettings, Sightings};
+use crate::platforms::warehouse::Memory;
 use crate::platforms::{self, retry::RetryPolicy};
 
 pub use link::Link;
@@ -50,7 +50,7 @@ pub struct Settings {
     pub retry_base: Duration,
     /// The longest a pass waits for one answer.
     pub request_timeout: Duration,
-    /// How long a warehouse file must look unchanged before it is read.
+    /// How long a warehouse's file must look unchanged before it is read.
     pub file_settle: Duration,
     /// Where the platforms are, as the operator set it.
     pub platforms: platforms::Settings,
@@ -123,9 +123,9 @@ pub struct Engine {
     /// connections to one warehouse never read and move them at once) and a store's
     /// notifications (every connection of a store reports its shipments, one at a time).
     holds: Mutex<HashMap<(Shared, i64), Arc<TurnLock>>>,
-    /// What earlier passes saw of the warehouses' files (CONTRACT §11, files still being
-    /// written).
-    sightings: Sightings,
+    /// What the warehouse clients keep across passes (what earlier passes saw of the
+    /// warehouses' files: CONTRACT §11, files still being written).
+    memory: Memory,
 }
 
 /// The lock of one shared thing; held across awaits, so tokio's.
@@ -166,18 +166,8 @@ impl Engine {
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
             holds: Mutex::new(HashMap::new()),
-            sightings: Sightings::default(),
+            memory: Memory::default(),
         })
-    }
-
-    /// What a pass's file warehouse needs.
-    pub(crate) fn file_settings(&self) -> FileSettings {
-        FileSettings {
-            timeout: self.settings.request_timeout,
-            settle: self.settings.file_settle,
-            sightings: self.sightings.clone(),
-            reach: crate::platforms::reach::Reach::Anywhere,
-        }
     }
 
     /// Waits until no other pass uses what is shared, then holds it.

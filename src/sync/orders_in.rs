@@ -243,18 +243,22 @@ fn write_page(
         let mut record = pulled.record;
         record.insert("store_id".into(), Value::from(store_id));
         // Sync owns these fields; a re-read of a known order keeps what sync set.
-        let held: Option<(Option<String>, Option<i64>, Option<i64>)> = tx
+        type Held = (Option<String>, Option<i64>, Option<i64>, Option<String>);
+        let held: Option<Held> = tx
             .prepare_cached(
-                "SELECT fulfillment_state, fulfillment_transitioned_at, fulfillment_warehouse_id
+                "SELECT fulfillment_state, fulfillment_transitioned_at, fulfillment_warehouse_id,
+                        external_warehouse_order_id
                  FROM orders WHERE store_id = ?1 AND external_id = ?2",
             )?
-            .query_row(params![store_id, external_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_row(params![store_id, external_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .optional()?;
-        let (state, at, warehouse) = held.unwrap_or((Some(OrderState::New.as_str().into()), Some(now), None));
+        let (state, at, warehouse, warehouse_order) =
+            held.unwrap_or((Some(OrderState::New.as_str().into()), Some(now), None, None));
         record.insert("fulfillment_state".into(), state.map_or(Value::Null, Value::from));
         record
             .insert("fulfillment_transitioned_at".into(), at.map_or(Value::Null, |ms| format_ms(ms).into()));
         record.insert("fulfillment_warehouse_id".into(), warehouse.map_or(Value::Null, Value::from));
+        record.insert("external_warehouse_order_id".into(), warehouse_order.map_or(Value::Null, Value::from));
         let bad = |problems: crate::fields::Details| {
             let list: Vec<String> = problems.iter().map(|(k, v)| format!("{k} {v}")).collect();
             StepError::Platform(PlatformError::BadData(format!(
@@ -274,7 +278,7 @@ fn write_page(
         written += 1;
     }
     for &order_id in cancels {
-        states::move_order(&tx, order_id, OrderState::Canceled, now)?;
+        states::cancel_by_store(&tx, order_id, now)?;
     }
     if let Some(cursor) = cursor {
         save_cursor(&tx, store_id, cursor)?;

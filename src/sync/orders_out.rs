@@ -1,11 +1,14 @@
-//! Step 2, send orders: the store's `new` orders go to the warehouse in one file per step.
+//! Step 2, send orders: the store's `new` orders go to the warehouse (one file per step for a
+//! file drop; a bounded number per claim for an API warehouse, each created under a reference
+//! made from its id), and the store's cancellations of orders a warehouse holds are carried
+//! to it.
 //!
-//! The orders of a file are claimed first (a batch row, committed), then the warehouse
-//! writes the file as they are read (under a temporary name, renamed when complete), then
-//! the batch is marked delivered and its orders move to `pending_shipment`, in one
-//! transaction. A crash before that last commit leaves an undelivered batch, which the next
-//! pass sends again under the same file name with the same orders: the warehouse sees the
-//! same document, never a second order.
+//! The orders of a send are claimed first (a batch row, committed), then the warehouse takes
+//! them as they are read, then what became of each is committed in one transaction: taken
+//! (`pending_shipment`, with the warehouse's own id) or refused (`errored`). A crash before
+//! that commit leaves an undelivered batch, which the next pass sends again under the same
+//! number with those of its orders still `new`: the warehouse sees the same document (or the
+//! same reference), never a second order.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value};
@@ -13,55 +16,170 @@ use serde_json::{Map, Value};
 use crate::dates::now_ms;
 use crate::db;
 
-use super::states::OrderState;
-use super::step::StepError;
+use super::runs::Step;
+use super::states::{self, OrderState};
+use super::step::{StepError, note};
 use super::{Engine, Link};
 use crate::platforms::PlatformError;
-use crate::platforms::files::csv::{OutgoingItem, OutgoingOrder, ShipTo};
-use crate::platforms::files::{OrderFeed, Sent, Warehouse, order_feed};
+use crate::platforms::registry;
+use crate::platforms::warehouse::{
+    Cancelled, Delivery, HeldOrder, OrderFeed, OutgoingItem, OutgoingOrder, SentOrder, ShipTo,
+    WarehouseClient, order_feed,
+};
 
-/// An order file about to be written: its number and its orders.
+/// Orders claimed for one send, and its number.
 struct Batch {
     id: i64,
     number: i64,
     order_ids: Vec<i64>,
 }
 
-/// Whether this connection has orders to send (or a file to finish), without claiming any.
+/// Sends a step makes at most; the next pass goes on.
+const MAX_SENDS: usize = 10_000;
+
+/// Whether this connection has orders to send, a send to finish or a cancellation to carry,
+/// without claiming any.
 pub async fn has_work(engine: &Engine, link: &Link) -> Result<bool, StepError> {
-    let (connection_id, store_id) = (link.id, link.store_id);
+    let (connection_id, store_id, warehouse_id) = (link.id, link.store_id, link.warehouse_id);
     engine.db(move |conn| {
         let pending: bool = conn
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM order_batches WHERE connection_id = ?1 AND delivered_at IS NULL)")?
             .query_row([connection_id], |r| r.get(0))?;
-        Ok::<_, StepError>(pending || (routes_here(conn, connection_id, store_id)? && !candidates(conn, store_id, 1)?.is_empty()))
+        Ok::<_, StepError>(
+            pending
+                || !cancels(conn, store_id, warehouse_id)?.is_empty()
+                || (routes_here(conn, connection_id, store_id)? && !candidates(conn, connection_id, store_id, 1)?.is_empty()),
+        )
     })
     .await
 }
 
-/// Sends one file; returns how many orders it delivered.
-pub async fn send(engine: &Engine, link: &Link, warehouse: &mut Warehouse) -> Result<u64, StepError> {
+/// Carries the store's cancellations to the warehouse, then sends the waiting orders; returns
+/// how many orders the warehouse took.
+pub async fn send(
+    engine: &Engine,
+    link: &Link,
+    run_id: i64,
+    warehouse: &mut dyn WarehouseClient,
+) -> Result<u64, StepError> {
+    cancel(engine, link, run_id, warehouse).await?;
     let (connection_id, store_id) = (link.id, link.store_id);
-    let batch = engine.db(move |conn| claim(conn, connection_id, store_id)).await?;
-    let Some(batch) = batch else { return Ok(0) };
-    // The orders are read on the database thread and written as they come.
-    let (feed, orders) = order_feed();
-    let ids = batch.order_ids.clone();
-    let render = engine.db(move |conn| render(conn, &ids, feed));
-    let (rendered, written) =
-        tokio::join!(render, warehouse.send_orders(connection_id, batch.number, orders));
-    // The write's failure first: when the write fails, the reading only sees its writer gone.
-    match (written?, rendered?) {
-        (Sent::Delivered, Rendered::Complete) => {}
-        (Sent::Abandoned, _) | (_, Rendered::WriterStopped) => {
-            // Each half says why it stopped, and the one that failed has been returned above.
+    let limit = warehouse.orders_per_send();
+    let mut taken = 0;
+    for _ in 0..MAX_SENDS {
+        let batch = engine.db(move |conn| claim(conn, connection_id, store_id, limit)).await?;
+        let Some(batch) = batch else { break };
+        let warehouse_id = link.warehouse_id;
+        if batch.order_ids.is_empty() {
+            // An unfinished send whose every order is no longer waiting: nothing goes out.
+            let id = batch.id;
+            engine.db(move |conn| deliver(conn, (run_id, id, warehouse_id), &[], true)).await?;
+            continue;
+        }
+        // The orders are read on the database thread and handed over as they come.
+        let (feed, orders) = order_feed();
+        let ids = batch.order_ids.clone();
+        let render = engine.db(move |conn| render(conn, &ids, feed));
+        let (rendered, delivery) =
+            tokio::join!(render, warehouse.send_orders(connection_id, batch.number, orders));
+        let Delivery { orders: answered, failure } = delivery;
+        let complete = failure.is_none() && matches!(rendered, Ok(Rendered::Complete));
+        let id = batch.id;
+        taken +=
+            engine.db(move |conn| deliver(conn, (run_id, id, warehouse_id), &answered, complete)).await?;
+        // The warehouse's failure first: when it fails, the reading only sees its taker gone.
+        if let Some(failure) = failure {
+            return Err(StepError::Platform(failure));
+        }
+        if rendered? == Rendered::TakerStopped {
             return Err(StepError::Platform(PlatformError::unreachable(
-                "The order file was not finished; it is sent again in the next pass.",
+                "The warehouse stopped taking orders; they are sent again in the next pass.",
             )));
         }
+        if limit.is_none() {
+            break;
+        }
     }
-    let warehouse_id = link.warehouse_id;
-    engine.db(move |conn| deliver(conn, &batch, warehouse_id)).await
+    Ok(taken)
+}
+
+/// The store's cancellations of orders this warehouse holds, not yet settled:
+/// (order id, external id, the warehouse's id, a tracking number of a shipment it has).
+type Cancel = (i64, Option<String>, String, Option<String>);
+
+fn cancels(conn: &Connection, store_id: i64, warehouse_id: i64) -> rusqlite::Result<Vec<Cancel>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT o.id, o.external_id, o.external_warehouse_order_id,
+                (SELECT s.tracking_number FROM shipments s WHERE s.order_id = o.id
+                   AND s.state != 'errored_processing' ORDER BY s.id LIMIT 1)
+         FROM order_cancels c JOIN orders o ON o.id = c.order_id
+         WHERE c.reported_at IS NULL AND o.store_id = ?1 AND o.fulfillment_warehouse_id = ?2
+           AND o.external_warehouse_order_id IS NOT NULL
+         ORDER BY o.id",
+    )?;
+    let rows = stmt
+        .query_map(params![store_id, warehouse_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    rows.collect()
+}
+
+/// Asks the warehouse to cancel each order the store cancelled after it was sent. An order
+/// with a shipment, or whose cancel the warehouse refused, keeps its state: the conflict is
+/// reported once, and its shipments still come back and are still notified.
+async fn cancel(
+    engine: &Engine,
+    link: &Link,
+    run_id: i64,
+    warehouse: &mut dyn WarehouseClient,
+) -> Result<(), StepError> {
+    let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
+    let waiting = engine.db(move |conn| Ok::<_, StepError>(cancels(conn, store_id, warehouse_id)?)).await?;
+    let name = registry::warehouse(&link.warehouse_platform).map_or("The warehouse", |p| p.name());
+    for (order_id, external_id, warehouse_order_id, shipped) in waiting {
+        let order = describe(order_id, external_id.as_deref());
+        let conflict = match shipped {
+            Some(tracking) => Some(format!(
+                "{order} was cancelled in the store, but {name} has shipped it (tracking {tracking})"
+            )),
+            None => {
+                let held = HeldOrder { order_id, external_id, warehouse_order_id };
+                match warehouse.cancel(&held).await? {
+                    Cancelled::Done | Cancelled::NotAsked => None,
+                    Cancelled::Refused(reason) => Some(format!(
+                        "{order} was cancelled in the store, but {name} refused to cancel it: {reason}"
+                    )),
+                }
+            }
+        };
+        engine
+            .db(move |conn| {
+                let tx = db::write(conn)?;
+                let now = now_ms();
+                match &conflict {
+                    None => {
+                        tx.prepare_cached("DELETE FROM order_cancels WHERE order_id = ?1")?
+                            .execute([order_id])?;
+                        states::move_order(&tx, order_id, OrderState::Canceled, now)?;
+                    }
+                    Some(message) => {
+                        tx.prepare_cached("UPDATE order_cancels SET reported_at = ?2 WHERE order_id = ?1")?
+                            .execute(params![order_id, now])?;
+                        note(&tx, run_id, Step::SendOrders, "order", &order_id.to_string(), message)?;
+                    }
+                }
+                tx.commit()?;
+                Ok::<_, StepError>(())
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+/// How a person finds an order: "order 5 (external id 101)".
+fn describe(order_id: i64, external_id: Option<&str>) -> String {
+    match external_id {
+        Some(external) => format!("order {order_id} (external id {external})"),
+        None => format!("order {order_id}"),
+    }
 }
 
 /// Whether this connection is the one its store's orders go through: the syncing connection
@@ -78,21 +196,35 @@ fn routes_here(conn: &Connection, connection_id: i64, store_id: i64) -> rusqlite
     Ok(first == Some(connection_id))
 }
 
-/// `new` orders of the store that no unsent file holds yet, oldest first.
-fn candidates(conn: &Connection, store_id: i64, limit: i64) -> rusqlite::Result<Vec<i64>> {
+/// `new` orders of the store that no unsent batch of this connection holds, oldest first. An
+/// order held by an unsent batch of another connection, one that routed the store's orders
+/// before it was switched off, is sent here: that batch sends only what is still `new`.
+fn candidates(
+    conn: &Connection,
+    connection_id: i64,
+    store_id: i64,
+    limit: i64,
+) -> rusqlite::Result<Vec<i64>> {
     let mut stmt = conn.prepare_cached(
         "SELECT o.id FROM orders o
          WHERE o.fulfillment_state = 'new' AND o.store_id = ?1
            AND NOT EXISTS (SELECT 1 FROM order_batch_orders bo JOIN order_batches b ON b.id = bo.batch_id
-                           WHERE bo.order_id = o.id AND b.delivered_at IS NULL)
+                           WHERE bo.order_id = o.id AND b.delivered_at IS NULL AND b.connection_id = ?3)
          ORDER BY o.id LIMIT ?2",
     )?;
-    let ids = stmt.query_map(params![store_id, limit], |r| r.get(0))?;
+    let ids = stmt.query_map(params![store_id, limit, connection_id], |r| r.get(0))?;
     ids.collect()
 }
 
-/// The file left unsent by an earlier pass, or a new one with every order waiting.
-fn claim(conn: &mut Connection, connection_id: i64, store_id: i64) -> Result<Option<Batch>, StepError> {
+/// The send left unfinished by an earlier pass, with those of its orders still `new` (the
+/// store may have cancelled one meanwhile: it is never sent), or a new one with the orders
+/// waiting, at most `limit` of them.
+fn claim(
+    conn: &mut Connection,
+    connection_id: i64,
+    store_id: i64,
+    limit: Option<usize>,
+) -> Result<Option<Batch>, StepError> {
     let tx = db::write(conn)?;
     let unsent: Option<(i64, i64)> = tx
         .prepare_cached(
@@ -104,7 +236,8 @@ fn claim(conn: &mut Connection, connection_id: i64, store_id: i64) -> Result<Opt
     let batch = match unsent {
         Some((id, number)) => {
             let mut stmt = tx.prepare_cached(
-                "SELECT order_id FROM order_batch_orders WHERE batch_id = ?1 ORDER BY order_id",
+                "SELECT bo.order_id FROM order_batch_orders bo JOIN orders o ON o.id = bo.order_id
+                 WHERE bo.batch_id = ?1 AND o.fulfillment_state = 'new' ORDER BY bo.order_id",
             )?;
             let order_ids = stmt.query_map([id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
             drop(stmt);
@@ -114,7 +247,8 @@ fn claim(conn: &mut Connection, connection_id: i64, store_id: i64) -> Result<Opt
             if !routes_here(&tx, connection_id, store_id)? {
                 return Ok(None);
             }
-            let order_ids = candidates(&tx, store_id, i64::MAX)?;
+            let limit = limit.map_or(i64::MAX, |n| i64::try_from(n).unwrap_or(i64::MAX));
+            let order_ids = candidates(&tx, connection_id, store_id, limit)?;
             if order_ids.is_empty() {
                 return Ok(None);
             }
@@ -141,21 +275,22 @@ fn claim(conn: &mut Connection, connection_id: i64, store_id: i64) -> Result<Opt
     Ok(Some(batch))
 }
 
-/// How reading the orders of a file ended.
+/// How reading the orders of a send ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rendered {
     Complete,
-    /// The writer stopped taking orders (it failed, and says why).
-    WriterStopped,
+    /// The warehouse stopped taking orders (it failed, and says why).
+    TakerStopped,
 }
 
 /// Reads the orders of `order_ids` into `feed`, a few at a time.
 fn render(conn: &mut Connection, order_ids: &[i64], feed: OrderFeed) -> Result<Rendered, StepError> {
     for ids in order_ids.chunks(OrderFeed::BATCH) {
         if feed.send(outgoing(conn, ids)?).is_err() {
-            return Ok(Rendered::WriterStopped);
+            return Ok(Rendered::TakerStopped);
         }
     }
-    Ok(if feed.finish().is_ok() { Rendered::Complete } else { Rendered::WriterStopped })
+    Ok(if feed.finish().is_ok() { Rendered::Complete } else { Rendered::TakerStopped })
 }
 
 /// The orders as the file shows them, with their items in order.
@@ -221,27 +356,57 @@ fn outgoing(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<Outgoi
     Ok(orders)
 }
 
-/// Marks the file delivered: its orders that are still `new` now wait for their shipment
-/// at this warehouse.
-fn deliver(conn: &mut Connection, batch: &Batch, warehouse_id: i64) -> Result<u64, StepError> {
+/// Records what became of the orders of batch `batch` (run, batch, warehouse ids), and marks
+/// the batch delivered once every order was answered for (`complete`): an order the warehouse
+/// took waits for its shipment there, one it refused is `errored` with the reason in the
+/// run's problems. Returns how many it took.
+fn deliver(
+    conn: &mut Connection,
+    (run_id, batch_id, warehouse_id): (i64, i64, i64),
+    answered: &[(i64, SentOrder)],
+    complete: bool,
+) -> Result<u64, StepError> {
     let tx = db::write(conn)?;
     let now = now_ms();
-    tx.prepare_cached("UPDATE order_batches SET delivered_at = ?2 WHERE id = ?1")?
-        .execute(params![batch.id, now])?;
-    let mut moved = 0;
-    for &order_id in &batch.order_ids {
-        let changed = tx
-            .prepare_cached(
-                "UPDATE orders SET fulfillment_state = ?2, fulfillment_transitioned_at = ?3,
-                   fulfillment_warehouse_id = ?4
-                 WHERE id = ?1 AND fulfillment_state = 'new'",
-            )?
-            .execute(params![order_id, OrderState::PendingShipment.as_str(), now, warehouse_id])?;
-        if changed > 0 {
-            crate::orders::rerender(&tx, order_id)?;
-            moved += 1;
+    if complete {
+        tx.prepare_cached("UPDATE order_batches SET delivered_at = ?2 WHERE id = ?1")?
+            .execute(params![batch_id, now])?;
+    }
+    let mut taken = 0;
+    for (order_id, outcome) in answered {
+        match outcome {
+            SentOrder::Accepted { warehouse_order_id } => {
+                let changed = tx
+                    .prepare_cached(
+                        "UPDATE orders SET fulfillment_state = ?2, fulfillment_transitioned_at = ?3,
+                           fulfillment_warehouse_id = ?4,
+                           external_warehouse_order_id = COALESCE(?5, external_warehouse_order_id)
+                         WHERE id = ?1 AND fulfillment_state = 'new'",
+                    )?
+                    .execute(params![
+                        order_id,
+                        OrderState::PendingShipment.as_str(),
+                        now,
+                        warehouse_id,
+                        warehouse_order_id
+                    ])?;
+                if changed > 0 {
+                    crate::orders::rerender(&tx, *order_id)?;
+                    taken += 1;
+                }
+            }
+            SentOrder::Refused(reason) => {
+                let state: Option<Option<String>> = tx
+                    .prepare_cached("SELECT fulfillment_state FROM orders WHERE id = ?1")?
+                    .query_row([order_id], |r| r.get(0))
+                    .optional()?;
+                if state.flatten().as_deref() == Some(OrderState::New.as_str()) {
+                    states::move_order(&tx, *order_id, OrderState::Errored, now)?;
+                    note(&tx, run_id, Step::SendOrders, "order", &order_id.to_string(), reason)?;
+                }
+            }
         }
     }
     tx.commit()?;
-    Ok(moved)
+    Ok(taken)
 }

@@ -3,7 +3,7 @@
 //! did stays done.
 
 use crate::db::DbError;
-use crate::platforms::files::Warehouse;
+use crate::platforms::warehouse::{Learned, WarehouseClient};
 
 use super::runs::{self, Failure, Outcome, RunCounts, Step};
 use super::sides;
@@ -66,10 +66,10 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
             .await
             .map_err(fail(Step::PullOrders))?;
     }
-    // The warehouse session is opened once, when a step first needs it; the passes of other
-    // connections to the same warehouse wait for this one's file steps to end.
+    // The warehouse is opened once, when a step first needs it; the passes of other
+    // connections to the same warehouse wait for this one's warehouse steps to end.
     let _warehouse = engine.hold(Shared::Warehouse, link.warehouse_id).await;
-    let result = warehouse_steps(pass, &link, store.as_ref(), &mut warehouse, counts).await;
+    let result = warehouse_steps(pass, &link, store.as_ref(), warehouse.as_mut(), counts).await;
     warehouse.close().await;
     result
 }
@@ -78,7 +78,7 @@ async fn warehouse_steps(
     pass: &Pass<'_>,
     link: &Link,
     store: &dyn StoreClient,
-    warehouse: &mut Warehouse,
+    warehouse: &mut dyn WarehouseClient,
     counts: &mut RunCounts,
 ) -> Result<(), Failure> {
     let engine = pass.engine;
@@ -87,12 +87,13 @@ async fn warehouse_steps(
         if orders_out::has_work(engine, link).await.map_err(fail(Step::SendOrders))? {
             pass.enter(Step::SendOrders).await?;
             let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::SendOrders))?;
-            counts.orders_sent =
-                orders_out::send(engine, link, warehouse).await.map_err(fail(Step::SendOrders))?;
+            counts.orders_sent = orders_out::send(engine, link, pass.run_id, warehouse)
+                .await
+                .map_err(fail(Step::SendOrders))?;
         }
         pass.enter(Step::PullShipments).await?;
         let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::PullShipments))?;
-        shipments_in::pull(engine, link, warehouse, &mut counts.shipments_pulled)
+        shipments_in::pull(engine, link, pass.run_id, warehouse, &mut counts.shipments_pulled)
             .await
             .map_err(fail(Step::PullShipments))?;
         pass.enter(Step::Notify).await?;
@@ -103,48 +104,48 @@ async fn warehouse_steps(
     if link.inventory_syncs() {
         pass.enter(Step::Stock).await?;
         let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::Stock))?;
-        stock::sync(engine, link, store, warehouse, &mut counts.stock_levels_sent)
+        stock::sync(engine, link, pass.run_id, (store, warehouse), &mut counts.stock_levels_sent)
             .await
             .map_err(fail(Step::Stock))?;
     }
     Ok(())
 }
-/// The warehouse with its session open, once a step first needs it; the host key an SFTP
-/// server showed at the pass's first session is pinned.
+/// The warehouse, opened once a step first needs it; what it showed that its adapter keeps
+/// (an SFTP server's host key at the pass's first session) is recorded.
 async fn open<'a>(
     engine: &Engine,
     link: &Link,
-    warehouse: &'a mut Warehouse,
-) -> Result<&'a mut Warehouse, StepError> {
-    if let Some(shown) = warehouse.connect().await? {
-        pin_host_key(engine, link, shown).await?;
+    warehouse: &'a mut dyn WarehouseClient,
+) -> Result<&'a mut dyn WarehouseClient, StepError> {
+    if let Some(learned) = warehouse.connect().await? {
+        keep(engine, link, learned).await?;
     }
     Ok(warehouse)
 }
 
-/// Records the host key an SFTP warehouse showed at its first session as its adapter's
-/// `host_key`, unless someone set one or changed the server meanwhile; later sessions with
-/// another key fail until an admin clears or sets it.
-async fn pin_host_key(engine: &Engine, link: &Link, fingerprint: String) -> Result<(), StepError> {
+/// Records what the warehouse showed as its adapter's `learned.key`, unless someone set one
+/// or changed where it connects meanwhile; later sessions that show another value fail until
+/// an admin clears or sets it.
+async fn keep(engine: &Engine, link: &Link, learned: Learned) -> Result<(), StepError> {
     let warehouse_id = link.warehouse_id;
-    let url = link.warehouse_adapter.get("connection_string").and_then(serde_json::Value::as_str);
-    let url = url.unwrap_or_default().to_string();
-    let pinned = engine
+    let guard = link.warehouse_adapter.get(learned.unless_changed).and_then(serde_json::Value::as_str);
+    let guard = guard.unwrap_or_default().to_string();
+    let (key, what) = (format!("$.{}", learned.key), learned.what);
+    let guard_key = format!("$.{}", learned.unless_changed);
+    let kept = engine
         .db(move |conn| {
             conn.execute(
-                "UPDATE warehouses SET adapter = json_set(adapter, '$.host_key', ?2) \
-                 WHERE id = ?1 AND json_extract(adapter, '$.host_key') IS NULL \
-                   AND json_extract(ob_open(adapter), '$.connection_string') = ?3",
-                rusqlite::params![warehouse_id, fingerprint, url],
+                "UPDATE warehouses SET adapter = json_set(adapter, ?2, ?3) \
+                 WHERE id = ?1 AND json_extract(adapter, ?2) IS NULL \
+                   AND json_extract(ob_open(adapter), ?5) = ?4",
+                rusqlite::params![warehouse_id, key, learned.value, guard, guard_key],
             )
-            .map(|changed| (changed > 0).then_some(fingerprint))
+            .map(|changed| (changed > 0).then_some(learned.value))
             .map_err(StepError::from)
         })
         .await?;
-    if let Some(fingerprint) = pinned {
-        crate::logging::notice(format_args!(
-            "warehouse {warehouse_id}: pinned the SFTP server's host key {fingerprint}"
-        ));
+    if let Some(value) = kept {
+        crate::logging::notice(format_args!("warehouse {warehouse_id}: pinned {what} {value}"));
     }
     Ok(())
 }

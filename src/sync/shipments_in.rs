@@ -1,8 +1,12 @@
-//! Step 3, pull shipments: every settled `*.csv` in the warehouse's `shipments_dir`, in name
-//! order (the warehouse says which files are ready). A file whose every row is good is imported in one transaction and moved to
-//! `processed/`; a file with any bad row imports nothing and is moved to `failed/` beside a
-//! `{name}.errors.txt` that lists each bad line. Shipments are keyed by (order, tracking
-//! number), so a file read twice (a crash before its move) changes nothing.
+//! Step 3, pull shipments: the warehouse hands out its shipment lines a piece at a time (a
+//! settled `*.csv` of a file drop's `shipments_dir`, in name order; a page of an API
+//! warehouse's orders changed since its cursor). A piece whose every line is good is imported
+//! in one transaction (with the warehouse's cursor, when the piece ends its walk), and the
+//! warehouse told (a file moves to `processed/`); a file with any bad line imports nothing
+//! and is moved to `failed/` beside a `{name}.errors.txt` that lists each bad line. An API
+//! warehouse's shipment of an order that is not ours is skipped and named once. Shipments are
+//! keyed by (order, tracking number), so a piece read twice (a crash before its move, the
+//! overlap of a cursor) changes nothing.
 //!
 //! Then every shipment of this connection still `new` (or scheduled for processing again)
 //! is matched to its order's items: `ready_for_shipment_notification`, or
@@ -16,23 +20,33 @@ use serde::{Deserialize, Serialize};
 use crate::dates::{self, now_ms};
 use crate::db;
 use crate::money;
-use crate::platforms::files::csv::{BadLine, ShipmentRow};
-use crate::platforms::files::{Inbox, Warehouse};
+use crate::platforms::PlatformError;
+use crate::platforms::warehouse::{
+    ALL_LEFT, BadLine, Inbound, Inbox, ShipmentRow, Since, Strangers, Taken, WarehouseClient,
+};
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
 
+use super::runs::Step;
 use super::states;
-use super::step::StepError;
+use super::step::{StepError, note};
 use super::{Engine, Link};
+
+/// Pieces one pull reads at most; the next pass goes on.
+const MAX_PIECES: usize = 100_000;
 
 /// An item a warehouse says it shipped, before it is matched to an order item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Requested {
     pub sku: String,
     pub quantity: i64,
+    /// Every unit of the SKU the order has left to ship (a warehouse that does not say how
+    /// many); `quantity` is then 0.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all: bool,
 }
 
-/// A shipment of a file: the first row's fields and every row's item.
+/// A shipment of a piece: the first line's fields and every line's item.
 struct Group {
     order_id: i64,
     /// The order's store: a warehouse serves every store of its customer.
@@ -40,49 +54,90 @@ struct Group {
     tracking_number: String,
     carrier_name: Option<String>,
     service_level: Option<String>,
+    description: Option<String>,
     shipped_at: i64,
     weight: Option<i64>,
     items: Vec<Requested>,
 }
 
-/// Reads every shipment file; `pulled` counts the shipments created as they commit.
+/// Whose shipments a piece holds: the connection's customer and warehouse, and the run.
+#[derive(Debug, Clone, Copy)]
+struct Reader {
+    customer_id: i64,
+    warehouse_id: i64,
+    run_id: i64,
+}
+
+/// A piece as the database thread takes it.
+struct Piece {
+    name: String,
+    rows: Vec<ShipmentRow>,
+    read_at: i64,
+    strangers: Strangers,
+    cursor: Option<i64>,
+}
+
+/// Reads every piece the warehouse has; `pulled` counts the shipments created as they commit.
 pub async fn pull(
     engine: &Engine,
     link: &Link,
-    warehouse: &mut Warehouse,
+    run_id: i64,
+    warehouse: &mut dyn WarehouseClient,
     pulled: &mut u64,
 ) -> Result<(), StepError> {
     let started = now_ms();
+    let reader = Reader { customer_id: link.customer_id, warehouse_id: link.warehouse_id, run_id };
+    let warehouse_id = link.warehouse_id;
+    let since = engine.db(move |conn| Ok::<_, StepError>(since(conn, warehouse_id)?)).await?;
+    warehouse.open_inbox(Inbox::Shipments, since).await?;
     let mut failed = Vec::new();
-    for file in warehouse.waiting(Inbox::Shipments).await? {
-        let read = warehouse.read_shipments(&file).await?;
-        let read_at = now_ms();
-        let (customer_id, warehouse_id) = (link.customer_id, link.warehouse_id);
-        // Checked and written on the database thread, in the file's one transaction.
-        let imported = match read {
+    for _ in 0..MAX_PIECES {
+        let Some(Inbound { name, records, cursor, strangers }) = warehouse.next_shipments().await? else {
+            break;
+        };
+        let imported = match records {
             Ok(rows) => {
-                engine.db(move |conn| import_file(conn, (customer_id, warehouse_id), rows, read_at)).await?
+                let piece = Piece { name: name.clone(), rows, read_at: now_ms(), strangers, cursor };
+                engine.db(move |conn| import_piece(conn, reader, piece)).await?
             }
             Err(bad) => Err(bad),
         };
         match imported {
             Ok(created) => {
-                warehouse.processed(&file).await?;
+                warehouse.taken(Taken::Imported).await?;
                 *pulled += created;
             }
+            Err(bad) if strangers == Strangers::Skip => {
+                // A platform's page is no file a person can fix and put back: the step fails.
+                return Err(StepError::Platform(PlatformError::BadData(format!(
+                    "The warehouse's {name} cannot be read: {}.",
+                    lines(&bad)
+                ))));
+            }
             Err(bad) => {
-                warehouse.failed(&file, &bad).await?;
-                failed.push(file.name().to_string());
+                warehouse.taken(Taken::Refused(&bad)).await?;
+                let message = format!(
+                    "The shipment file {name} could not be imported and was moved to {}: {}.",
+                    warehouse.failed_place(Inbox::Shipments),
+                    lines(&bad)
+                );
+                let file = name.clone();
+                engine
+                    .db(move |conn| {
+                        Ok::<_, StepError>(note(conn, run_id, Step::PullShipments, "file", &file, &message)?)
+                    })
+                    .await?;
+                failed.push(name);
             }
         }
     }
-    let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
+    let store_id = link.store_id;
     engine.db(move |conn| Ok::<_, StepError>(process(conn, store_id)?)).await?;
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
             "The warehouse's shipment file {} could not be imported; see {} for the lines at fault.",
             failed.join(", "),
-            warehouse.failed_folder(Inbox::Shipments)
+            warehouse.failed_place(Inbox::Shipments)
         )));
     }
     engine
@@ -94,23 +149,48 @@ pub async fn pull(
         .await
 }
 
-/// Checks every row, then writes the file's new shipments in one transaction. Bad rows
-/// come back as the file's bad lines and nothing is written. The warehouse's folder holds
-/// the shipments of every store of its customer, whichever connection's pass reads it.
-fn import_file(
+/// Bad lines as one phrase: "line 3: has no tracking_number; line 5: …" (the first ten).
+fn lines(bad: &[BadLine]) -> String {
+    let mut text: Vec<String> =
+        bad.iter().take(10).map(|b| format!("line {}: {}", b.line, b.problem)).collect();
+    if bad.len() > 10 {
+        text.push(format!("and {} more", bad.len() - 10));
+    }
+    text.join("; ")
+}
+
+/// Where the warehouse's shipments are read from: its cursor, and when it was created.
+fn since(conn: &Connection, warehouse_id: i64) -> rusqlite::Result<Since> {
+    conn.prepare_cached(
+        "SELECT (SELECT cursor FROM warehouse_cursors WHERE warehouse_id = ?1), w.created_at
+         FROM warehouses w WHERE w.id = ?1",
+    )?
+    .query_row([warehouse_id], |r| Ok(Since { cursor: r.get(0)?, created_at: r.get(1)? }))
+}
+
+/// Checks every line, then writes the piece's new shipments (and the cursor it ends with) in
+/// one transaction. Bad lines come back as the piece's bad lines and nothing is written; a
+/// line of an order that is not ours is skipped and named once where the piece says so. The
+/// warehouse holds the shipments of every store of its customer, whichever connection's pass
+/// reads it.
+fn import_piece(
     conn: &mut Connection,
-    (customer_id, warehouse_id): (i64, i64),
-    rows: Vec<ShipmentRow>,
-    read_at: i64,
+    reader: Reader,
+    piece: Piece,
 ) -> Result<Result<u64, Vec<BadLine>>, StepError> {
+    let Reader { customer_id, warehouse_id, .. } = reader;
     let tx = db::write(conn)?;
     let mut bad = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<(i64, String), usize> = HashMap::new();
-    for row in rows {
-        match check_row(&tx, customer_id, &row, read_at)? {
-            Err(problem) => bad.push(BadLine { line: row.line, problem }),
-            Ok(group) => match index.get(&(group.order_id, group.tracking_number.clone())) {
+    for row in piece.rows {
+        match check_row(&tx, (customer_id, warehouse_id), &row, piece.read_at)? {
+            Checked::Stranger if piece.strangers == Strangers::Skip => {
+                stranger(&tx, reader, &piece.name, &row)?
+            }
+            Checked::Stranger => bad.push(BadLine { line: row.line, problem: unknown_order(&row) }),
+            Checked::Bad(problem) => bad.push(BadLine { line: row.line, problem }),
+            Checked::Good(group) => match index.get(&(group.order_id, group.tracking_number.clone())) {
                 Some(&at) => groups[at].items.extend(group.items),
                 None => {
                     index.insert((group.order_id, group.tracking_number.clone()), groups.len());
@@ -121,6 +201,13 @@ fn import_file(
     }
     if !bad.is_empty() {
         return Ok(Err(bad));
+    }
+    if let Some(cursor) = piece.cursor {
+        tx.prepare_cached(
+            "INSERT INTO warehouse_cursors (warehouse_id, cursor) VALUES (?1, ?2)
+             ON CONFLICT (warehouse_id) DO UPDATE SET cursor = max(cursor, excluded.cursor)",
+        )?
+        .execute(params![warehouse_id, cursor])?;
     }
     let now = now_ms();
     let mut writer = ShipmentWriter::new(&tx, now);
@@ -149,7 +236,7 @@ fn import_file(
             state: state.to_string(),
             shipped_at: Some(group.shipped_at),
             weight: group.weight,
-            external_shipping_description: None,
+            external_shipping_description: group.description,
             carrier_name: group.carrier_name,
             service_level: group.service_level,
             item_ids: links.iter().map(|(item, _)| *item).collect(),
@@ -175,16 +262,68 @@ fn import_file(
     Ok(Ok(created))
 }
 
-/// One row as a shipment of one item, or what is wrong with it.
+/// What a line is.
+enum Checked {
+    Good(Group),
+    /// It names an order that is not the customer's, or not one sent to this warehouse.
+    Stranger,
+    Bad(String),
+}
+
+/// How a file's line names an order no one knows.
+fn unknown_order(row: &ShipmentRow) -> String {
+    let named = if row.order_id.is_empty() {
+        format!("external_id {:?} of store {:?}", row.external_id, row.store_id)
+    } else {
+        format!("order_id {}", row.order_id)
+    };
+    format!("names an unknown order ({named})")
+}
+
+/// Names a warehouse's shipment of an order that is not ours in the run, the first time it
+/// is read.
+fn stranger(tx: &Connection, reader: Reader, piece: &str, row: &ShipmentRow) -> rusqlite::Result<()> {
+    let reference =
+        if row.reference.is_empty() { format!("{piece}, line {}", row.line) } else { row.reference.clone() };
+    let key = format!("{reference} {}", row.tracking_number);
+    let new = tx
+        .prepare_cached(
+            "INSERT INTO warehouse_strangers (warehouse_id, ref, seen_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (warehouse_id, ref) DO NOTHING",
+        )?
+        .execute(params![reader.warehouse_id, key, now_ms()])?;
+    if new == 0 {
+        return Ok(());
+    }
+    let message = format!(
+        "The warehouse's {reference} is not an order orderbridge sent it; its shipment {} was skipped.",
+        row.tracking_number
+    );
+    note(tx, reader.run_id, Step::PullShipments, "shipment", &row.tracking_number, &message)
+}
+
+/// One line as a shipment of one item, or what is wrong with it. A line that carries the
+/// warehouse's own order id is the order's only when the order was sent to this warehouse
+/// under that id.
 fn check_row(
     conn: &Connection,
-    customer_id: i64,
+    (customer_id, warehouse_id): (i64, i64),
     row: &ShipmentRow,
     read_at: i64,
-) -> rusqlite::Result<Result<Group, String>> {
-    let order = if !row.order_id.is_empty() {
+) -> rusqlite::Result<Checked> {
+    let order = if !row.warehouse_order_id.is_empty() {
+        let Ok(id) = row.order_id.parse::<i64>() else { return Ok(Checked::Stranger) };
+        conn.prepare_cached(
+            "SELECT id, store_id FROM orders WHERE id = ?1 AND customer_id = ?2
+               AND fulfillment_warehouse_id = ?3 AND external_warehouse_order_id = ?4",
+        )?
+        .query_row(params![id, customer_id, warehouse_id, row.warehouse_order_id], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })
+        .optional()?
+    } else if !row.order_id.is_empty() {
         let Ok(id) = row.order_id.parse::<i64>() else {
-            return Ok(Err(format!("order_id {:?} is not a number", row.order_id)));
+            return Ok(Checked::Bad(format!("order_id {:?} is not a number", row.order_id)));
         };
         conn.prepare_cached("SELECT id, store_id FROM orders WHERE id = ?1 AND customer_id = ?2")?
             .query_row(params![id, customer_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
@@ -200,62 +339,61 @@ fn check_row(
     } else {
         None
     };
-    let Some((order_id, store_id)) = order else {
-        let named = if row.order_id.is_empty() {
-            format!("external_id {:?} of store {:?}", row.external_id, row.store_id)
-        } else {
-            format!("order_id {}", row.order_id)
-        };
-        return Ok(Err(format!("names an unknown order ({named})")));
-    };
+    let Some((order_id, store_id)) = order else { return Ok(Checked::Stranger) };
+    Ok(match values(row, read_at) {
+        Ok((shipped_at, weight, items)) => {
+            let text = |s: &str| (!s.is_empty()).then(|| s.to_string());
+            Checked::Good(Group {
+                order_id,
+                store_id,
+                tracking_number: row.tracking_number.clone(),
+                carrier_name: text(&row.carrier_name),
+                service_level: text(&row.service_level),
+                description: text(&row.description),
+                shipped_at,
+                weight,
+                items,
+            })
+        }
+        Err(problem) => Checked::Bad(problem),
+    })
+}
+
+/// A line's values: when it shipped, its weight and its item, or what is wrong with them.
+fn values(row: &ShipmentRow, read_at: i64) -> Result<(i64, Option<i64>, Vec<Requested>), String> {
     if row.tracking_number.is_empty() {
-        return Ok(Err("has no tracking_number".into()));
+        return Err("has no tracking_number".into());
     }
     let shipped_at = if row.shipped_at.is_empty() {
         read_at
     } else {
-        match dates::parse_date_string(&row.shipped_at) {
-            Ok(ms) => ms,
-            Err(problem) => return Ok(Err(format!("shipped_at {}", problem))),
-        }
+        dates::parse_date_string(&row.shipped_at).map_err(|problem| format!("shipped_at {problem}"))?
     };
     let weight = if row.weight.is_empty() {
         None
     } else {
         match money::parse_text(&row.weight, 8) {
             Ok(w) if w >= 0 => Some(w),
-            Ok(_) => return Ok(Err("weight must not be negative".into())),
-            Err(problem) => return Ok(Err(format!("weight {problem}"))),
+            Ok(_) => return Err("weight must not be negative".into()),
+            Err(problem) => return Err(format!("weight {problem}")),
         }
     };
     let mut items = Vec::new();
     if !row.sku.is_empty() {
-        let quantity = if row.quantity.is_empty() {
-            1
-        } else {
-            match row.quantity.parse::<i64>() {
-                Ok(q) if q >= 1 => q,
-                _ => {
-                    return Ok(Err(format!(
-                        "quantity {:?} is not a whole number of at least 1",
-                        row.quantity
-                    )));
-                }
+        let item = match row.quantity.as_str() {
+            "" => Requested { sku: row.sku.clone(), quantity: 1, all: false },
+            // Only a warehouse's own lines say so; a file's quantity is a number.
+            ALL_LEFT if !row.warehouse_order_id.is_empty() => {
+                Requested { sku: row.sku.clone(), quantity: 0, all: true }
             }
+            quantity => match quantity.parse::<i64>() {
+                Ok(q) if q >= 1 => Requested { sku: row.sku.clone(), quantity: q, all: false },
+                _ => return Err(format!("quantity {quantity:?} is not a whole number of at least 1")),
+            },
         };
-        items.push(Requested { sku: row.sku.clone(), quantity });
+        items.push(item);
     }
-    let text = |s: &str| (!s.is_empty()).then(|| s.to_string());
-    Ok(Ok(Group {
-        order_id,
-        store_id,
-        tracking_number: row.tracking_number.clone(),
-        carrier_name: text(&row.carrier_name),
-        service_level: text(&row.service_level),
-        shipped_at,
-        weight,
-        items,
-    }))
+    Ok((shipped_at, weight, items))
 }
 
 /// Matches the store's unprocessed shipments (from any warehouse: an import may bring
@@ -361,6 +499,19 @@ fn allocate(
             return Ok(Err(format!("sku {} is not an item of order {order_id}", want.sku)));
         }
         let mut missing = want.quantity;
+        if want.all {
+            missing = left
+                .iter()
+                .filter(|(_, sku, _)| sku.as_deref() == Some(want.sku.as_str()))
+                .map(|l| l.2)
+                .sum();
+            if missing <= 0 {
+                return Ok(Err(format!(
+                    "ships every unit left of sku {}, but every unit of it in order {order_id} is already in a shipment",
+                    want.sku
+                )));
+            }
+        }
         for (id, _, n) in left.iter_mut().filter(|(_, sku, _)| sku.as_deref() == Some(want.sku.as_str())) {
             let take = missing.min(*n);
             if take > 0 {

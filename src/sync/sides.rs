@@ -1,16 +1,19 @@
-//! The two sides a pass drives, each from its platform in the registry: the store (orders
-//! in, shipments and stock out), a client, and the warehouse (orders out, shipments and
-//! stock in). The steps never name a platform.
+//! The two sides a pass drives, each a client from its platform in the registry: the store
+//! (orders in, shipments and stock out) and the warehouse (orders out, shipments and stock
+//! in). The steps never name a platform.
 
-use crate::platforms::files::{FileSettings, Warehouse};
 use crate::platforms::registry;
 use crate::platforms::store::StoreClient;
+use crate::platforms::warehouse::{WarehouseClient, WarehouseSettings};
 use crate::platforms::{self, PlatformError};
 
 use super::{Engine, Link};
 
 /// The store of a connection, ready to be asked.
 pub type StoreSide = Box<dyn StoreClient>;
+
+/// The warehouse of a connection for one pass.
+pub type WarehouseSide = Box<dyn WarehouseClient>;
 
 /// The client for the link's store, or why it has none.
 pub fn store_for(engine: &Engine, link: &Link) -> Result<StoreSide, PlatformError> {
@@ -27,17 +30,24 @@ pub fn store_for(engine: &Engine, link: &Link) -> Result<StoreSide, PlatformErro
     platform.client(&platforms, &link.store_adapter, settings.retry_policy())
 }
 
-/// The warehouse of the link for one pass (its files, through the platform's own
-/// `Warehouse`), or why orderbridge cannot reach it.
-/// Its server is connected to only within the warehouse row's reach (CONTRACT §6).
-pub fn warehouse_for(engine: &Engine, link: &Link) -> Result<Warehouse, PlatformError> {
+/// The client for the link's warehouse for one pass, or why orderbridge cannot reach it. A
+/// warehouse with an address of its own is connected to only within the warehouse row's
+/// reach (CONTRACT §6).
+pub fn warehouse_for(engine: &Engine, link: &Link) -> Result<WarehouseSide, PlatformError> {
     let platform = registry::warehouse(&link.warehouse_platform).ok_or_else(|| PlatformError::Rejected {
         status: 0,
         message: format!("orderbridge cannot sync warehouses of platform '{}'.", link.warehouse_platform),
     })?;
-    let settings = FileSettings {
-        reach: link.warehouse_reach(engine.settings().tenant_private_targets),
-        ..engine.file_settings()
+    let settings = engine.settings();
+    let warehouse = WarehouseSettings {
+        platforms: platforms::Settings {
+            reach: link.warehouse_reach(settings.tenant_private_targets),
+            ..settings.platforms.clone()
+        },
+        settle: settings.file_settle,
+        memory: engine.memory.clone(),
+        policy: settings.retry_policy(),
+        warehouse_id: link.warehouse_id,
     };
-    platform.warehouse(&link.warehouse_adapter, &settings)
+    platform.client(&link.warehouse_adapter, &warehouse)
 }

@@ -64,6 +64,30 @@ pub fn move_order(conn: &Connection, order_id: i64, to: OrderState, now: i64) ->
     crate::orders::rerender(conn, order_id)
 }
 
+/// The store cancelled a known order. One a warehouse holds under its own id keeps its state
+/// until the send step has asked the warehouse to cancel it too (CONTRACT §11, "Warehouses
+/// reached by API", cancellations); any other is `canceled` now. A cancellation read again
+/// (an overlap) asks nothing twice.
+pub fn cancel_by_store(conn: &Connection, order_id: i64, now: i64) -> rusqlite::Result<()> {
+    let held: bool = conn
+        .prepare_cached(
+            "SELECT external_warehouse_order_id IS NOT NULL AND fulfillment_warehouse_id IS NOT NULL
+                    AND fulfillment_state IN ('pending_shipment', 'partially_shipped')
+             FROM orders WHERE id = ?1",
+        )?
+        .query_row([order_id], |r| r.get(0))
+        .optional()?
+        .unwrap_or(false);
+    if !held {
+        return move_order(conn, order_id, OrderState::Canceled, now);
+    }
+    conn.prepare_cached(
+        "INSERT INTO order_cancels (order_id, requested_at) VALUES (?1, ?2) ON CONFLICT (order_id) DO NOTHING",
+    )?
+    .execute(params![order_id, now])?;
+    Ok(())
+}
+
 /// Moves an order to `partially_shipped` or `shipped` from what its shipments (other than
 /// those that failed processing) hold: shipped when every unit of every item is in one.
 pub fn update_progress(conn: &Connection, order_id: i64, now: i64) -> rusqlite::Result<()> {

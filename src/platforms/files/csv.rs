@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+pub use crate::platforms::warehouse::{BadLine, OutgoingItem, OutgoingOrder, ShipTo, ShipmentRow, StockRow};
 use crate::{dates, money};
 
 /// The columns of an order file, in order.
@@ -35,49 +36,6 @@ pub const ORDER_COLUMNS: [&str; 25] = [
     "unit_price",
     "weight",
 ];
-
-/// An order as its file shows it: its own columns, then one row per item.
-#[derive(Debug, Clone, Default)]
-pub struct OutgoingOrder {
-    pub order_id: i64,
-    pub external_id: Option<String>,
-    pub external_display_id: Option<String>,
-    pub store_id: i64,
-    /// Milliseconds since the epoch.
-    pub ordered_at: Option<i64>,
-    pub customer_email: Option<String>,
-    pub ship_to: ShipTo,
-    pub carrier: Option<String>,
-    pub service_level: Option<String>,
-    pub gift_message: Option<String>,
-    pub notes: Option<String>,
-    pub items: Vec<OutgoingItem>,
-}
-
-/// The shipping address columns (`ship_*`).
-#[derive(Debug, Clone, Default)]
-pub struct ShipTo {
-    pub first_name: Option<String>,
-    pub last_name: Option<String>,
-    pub street1: Option<String>,
-    pub street2: Option<String>,
-    pub city: Option<String>,
-    pub region: Option<String>,
-    pub postal_code: Option<String>,
-    pub country: Option<String>,
-    pub telephone: Option<String>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct OutgoingItem {
-    pub sku: Option<String>,
-    pub name: Option<String>,
-    pub quantity: i64,
-    /// Hundredths.
-    pub unit_price: Option<i64>,
-    /// Hundredths.
-    pub weight: Option<i64>,
-}
 
 /// Text for a file cell: empty for null.
 fn cell(value: &Option<String>) -> &str {
@@ -166,37 +124,6 @@ impl Default for OrderFile {
     fn default() -> Self {
         OrderFile::new()
     }
-}
-
-/// One line of a file that cannot be used, numbered as people count (1 = the header).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadLine {
-    pub line: u64,
-    pub problem: String,
-}
-
-/// A shipment file row, as text, with its line number.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShipmentRow {
-    pub line: u64,
-    pub order_id: String,
-    pub external_id: String,
-    pub store_id: String,
-    pub tracking_number: String,
-    pub carrier_name: String,
-    pub service_level: String,
-    pub shipped_at: String,
-    pub weight: String,
-    pub sku: String,
-    pub quantity: String,
-}
-
-/// A stock file row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StockRow {
-    pub sku: String,
-    /// A whole number; a negative count is 0.
-    pub quantity: i64,
 }
 
 /// The positions of the named columns in a header.
@@ -310,6 +237,7 @@ pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
             weight: header.get(&r, "weight"),
             sku: header.get(&r, "sku"),
             quantity: header.get(&r, "quantity"),
+            ..ShipmentRow::default()
         })
         .collect())
 }

@@ -8,6 +8,7 @@
 //! The ping and the sync use the same sessions: a ping is a session opened (and, for SFTP, its
 //! root looked at; for a folder, a file written and removed), then closed.
 
+mod client;
 pub mod csv;
 pub mod folder;
 mod ftp;
@@ -29,11 +30,9 @@ use crate::fields::Fields;
 use crate::platforms::reach::Reach;
 use target::Target;
 
-pub use platform::{FileWarehouse, WarehousePlatform};
+pub use platform::FileWarehouse;
 pub use settle::Sightings;
-pub use warehouse::{
-    FileSettings, Inbox, Incoming, OrderFeed, OrderStream, Parsed, Sent, Warehouse, WriterStopped, order_feed,
-};
+pub use warehouse::{FileSettings, Incoming, Sent, Warehouse};
 
 /// How a file warehouse exchanges its files; the registry says which tokens name which.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,15 +8,9 @@ use super::{FileSettings, Kind, Warehouse};
 use crate::config::Config;
 use crate::fields::Fields;
 use crate::platforms::reach::Address;
-use crate::platforms::seam::Platform;
+use crate::platforms::seam::{Platform, WarehousePlatform};
+use crate::platforms::warehouse::{WarehouseClient, WarehouseSettings};
 use crate::platforms::{Adapter, PingError, PlatformError, Settings};
-
-/// A platform warehouses live on: it lends the engine the warehouse side of a pass. Every
-/// warehouse platform orderbridge syncs today exchanges files, so that side is theirs.
-pub trait WarehousePlatform: Platform {
-    /// The warehouse of a validated adapter for one pass, or why it cannot be reached.
-    fn warehouse(&self, adapter: &Adapter, settings: &FileSettings) -> Result<Warehouse, PlatformError>;
-}
 
 /// A file warehouse platform of one kind.
 pub struct FileWarehouse(pub Kind);
@@ -64,7 +58,17 @@ impl Platform for FileWarehouse {
 }
 
 impl WarehousePlatform for FileWarehouse {
-    fn warehouse(&self, adapter: &Adapter, settings: &FileSettings) -> Result<Warehouse, PlatformError> {
-        Warehouse::new(self.0, adapter, settings)
+    fn client(
+        &self,
+        adapter: &Adapter,
+        settings: &WarehouseSettings,
+    ) -> Result<Box<dyn WarehouseClient>, PlatformError> {
+        let files = FileSettings {
+            timeout: settings.platforms.timeout,
+            settle: settings.settle,
+            sightings: settings.memory.sightings.clone(),
+            reach: settings.reach(),
+        };
+        Ok(Box::new(Warehouse::new(self.0, adapter, &files)?))
     }
 }

@@ -10,11 +10,12 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::csv::{self, BadLine, OrderFile, OutgoingOrder, ShipmentRow, StockRow};
+use super::csv::{self, BadLine, OrderFile, ShipmentRow, StockRow};
 use super::settle::{Look, Sightings, Stamp, is_taken_name};
 use super::{Facts, FileSession, Kind, Location, join, open};
 use crate::platforms::PlatformError;
 use crate::platforms::reach::Reach;
+use crate::platforms::warehouse::{Fed, Inbox, OrderStream, Parsed};
 
 /// What a pass's warehouse needs from the configuration and the engine.
 #[derive(Clone)]
@@ -56,15 +57,6 @@ impl Folders {
     }
 }
 
-/// The files a pass reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inbox {
-    /// Shipment confirmations, in `shipments_dir`.
-    Shipments,
-    /// Stock levels, in `inventory_dir`.
-    Stock,
-}
-
 /// A file waiting in an inbox, settled when it was listed.
 #[derive(Debug, Clone)]
 pub struct Incoming {
@@ -79,11 +71,11 @@ impl Incoming {
 }
 
 /// How an order file ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sent {
-    /// Complete and renamed into view.
-    Delivered,
-    /// Its feed stopped before [`OrderFeed::finish`] (the producer failed, and says why):
+    /// Complete and renamed into view, with the ids of the orders it holds.
+    Delivered(Vec<i64>),
+    /// Its feed stopped before it was finished (the producer failed, and says why):
     /// nothing came into view.
     Abandoned,
 }
@@ -98,8 +90,11 @@ pub struct Warehouse {
     settings: FileSettings,
     session: Option<FileSession>,
     /// The host key the pass's first SFTP session showed when the adapter pinned none, until
-    /// [`Warehouse::connect`] hands it out to be recorded.
+    /// [`Warehouse::open_session`] hands it out to be recorded.
     unrecorded_key: Option<String>,
+    /// The files of the inbox opened last still to hand out, and the one handed out last.
+    pub(super) queue: std::collections::VecDeque<Incoming>,
+    pub(super) current: Option<Incoming>,
 }
 
 /// Bytes handed to the session at a time while an order file is written.
@@ -125,13 +120,15 @@ impl Warehouse {
             settings: settings.clone(),
             session: None,
             unrecorded_key: None,
+            queue: Default::default(),
+            current: None,
         })
     }
 
     /// Opens the session unless one is open. Returns the host key an SFTP server showed at
     /// the pass's first session when the adapter pins none, once, for the caller to record;
     /// any later session of this pass must show the same key.
-    pub async fn connect(&mut self) -> Result<Option<String>, PlatformError> {
+    pub async fn open_session(&mut self) -> Result<Option<String>, PlatformError> {
         self.session().await?;
         Ok(self.unrecorded_key.take())
     }
@@ -151,7 +148,7 @@ impl Warehouse {
     }
 
     /// Ends the session, if one is open.
-    pub async fn close(&mut self) {
+    pub async fn end_session(&mut self) {
         if let Some(session) = self.session.take() {
             session.close().await;
         }
@@ -161,7 +158,7 @@ impl Warehouse {
     /// `orders-{connection_id}-{batch}.csv`, from what `orders` delivers as it comes: under the
     /// name with a leading `.` first, renamed once complete, so a reader never sees half a
     /// file. The same batch written again (after a crash) replaces its file.
-    pub async fn send_orders(
+    pub async fn write_orders(
         &mut self,
         connection_id: i64,
         batch: i64,
@@ -173,17 +170,17 @@ impl Warehouse {
         session.make_dir_all(&dir).await?;
         let hidden = join(&dir, &format!(".{name}"));
         let (bytes, chunks) = mpsc::channel(2);
-        let (complete, written) =
-            tokio::join!(orders.render_into(bytes), session.write_from(&hidden, chunks));
+        let (rendered, written) =
+            tokio::join!(render_into(orders, bytes), session.write_from(&hidden, chunks));
         // The write's own failure first: when it fails, the feed only sees its reader gone.
         written?;
-        if !complete {
+        let Some(order_ids) = rendered else {
             // Hidden and replaced when the batch is sent again; removed to leave no litter.
             let _ = session.remove(&hidden).await;
             return Ok(Sent::Abandoned);
-        }
+        };
         session.rename(&hidden, &join(&dir, &name)).await?;
-        Ok(Sent::Delivered)
+        Ok(Sent::Delivered(order_ids))
     }
 
     /// The files waiting in `inbox` that may be read now, in name order (CONTRACT §11, "Files
@@ -215,7 +212,7 @@ impl Warehouse {
             match last_to_settle {
                 Some(at) if !waited => {
                     waited = true;
-                    self.close().await;
+                    self.end_session().await;
                     tokio::time::sleep_until(Instant::from_std(at)).await;
                 }
                 _ => return Ok(settled),
@@ -244,7 +241,7 @@ impl Warehouse {
         Ok(seen)
     }
 
-    async fn read(&mut self, file: &Incoming) -> Result<Vec<u8>, PlatformError> {
+    pub(super) async fn read(&mut self, file: &Incoming) -> Result<Vec<u8>, PlatformError> {
         let path = join(self.folders.inbox(file.inbox), &file.name);
         self.session().await?.read(&path).await
     }
@@ -298,9 +295,6 @@ impl Warehouse {
     }
 }
 
-/// A file's records, or its bad lines.
-pub type Parsed<T> = Result<Vec<T>, Vec<BadLine>>;
-
 /// Parses a file off the async threads: a large one takes a while.
 async fn parse<T: Send + 'static>(bytes: Vec<u8>, read: fn(&[u8]) -> Parsed<T>) -> Parsed<T> {
     match tokio::task::spawn_blocking(move || read(&bytes)).await {
@@ -309,71 +303,34 @@ async fn parse<T: Send + 'static>(bytes: Vec<u8>, read: fn(&[u8]) -> Parsed<T>) 
     }
 }
 
-enum Feed {
-    Orders(Vec<OutgoingOrder>),
-    End,
-}
-
-/// The producing half of an order file: the engine hands the orders in as it reads them,
-/// from a blocking thread, and says when the last was sent. Made by [`order_feed`].
-pub struct OrderFeed(mpsc::Sender<Feed>);
-
-/// The consuming half, handed to [`Warehouse::send_orders`].
-pub struct OrderStream(mpsc::Receiver<Feed>);
-
-/// The writer stopped taking orders; its own error says why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WriterStopped;
-
-/// A feed of orders into an order file. Few batches wait in it at once, so a large file is
-/// never held whole.
-pub fn order_feed() -> (OrderFeed, OrderStream) {
-    let (sender, receiver) = mpsc::channel(2);
-    (OrderFeed(sender), OrderStream(receiver))
-}
-
-impl OrderFeed {
-    /// Orders per [`OrderFeed::send`]: enough to make the hand-over cheap.
-    pub const BATCH: usize = 64;
-
-    /// Hands orders to the writer, waiting while it is behind. Call from a blocking thread.
-    pub fn send(&self, orders: Vec<OutgoingOrder>) -> Result<(), WriterStopped> {
-        self.0.blocking_send(Feed::Orders(orders)).map_err(|_| WriterStopped)
-    }
-
-    /// Says the last orders were sent: the file may come into view. Call from a blocking
-    /// thread.
-    pub fn finish(self) -> Result<(), WriterStopped> {
-        self.0.blocking_send(Feed::End).map_err(|_| WriterStopped)
-    }
-}
-
-impl OrderStream {
-    /// Renders the orders as they come into `bytes`; whether the feed was finished.
-    async fn render_into(mut self, bytes: mpsc::Sender<Vec<u8>>) -> bool {
-        let mut file = OrderFile::new();
-        while let Some(feed) = self.0.recv().await {
-            match feed {
-                Feed::Orders(orders) => {
-                    for order in &orders {
-                        file.order(order);
-                    }
-                    if let Some(chunk) = file.chunk(CHUNK_BYTES)
-                        && bytes.send(chunk).await.is_err()
-                    {
-                        return false;
-                    }
+/// Renders the orders as they come into `bytes`; the ids of the orders rendered when the
+/// feed was finished, `None` when it stopped before.
+async fn render_into(mut orders: OrderStream, bytes: mpsc::Sender<Vec<u8>>) -> Option<Vec<i64>> {
+    let mut file = OrderFile::new();
+    let mut ids = Vec::new();
+    loop {
+        match orders.next().await {
+            Fed::Orders(batch) => {
+                for order in &batch {
+                    file.order(order);
+                    ids.push(order.order_id);
                 }
-                Feed::End => return bytes.send(file.finish()).await.is_ok(),
+                if let Some(chunk) = file.chunk(CHUNK_BYTES)
+                    && bytes.send(chunk).await.is_err()
+                {
+                    return None;
+                }
             }
+            Fed::End => return bytes.send(file.finish()).await.is_ok().then_some(ids),
+            Fed::Stopped => return None,
         }
-        false
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platforms::warehouse::order_feed;
 
     fn settings(settle: Duration) -> FileSettings {
         FileSettings {
@@ -424,14 +381,14 @@ mod tests {
                 feed.finish()
             }
         });
-        assert_eq!(warehouse.send_orders(7, 1, stream).await, Ok(Sent::Delivered));
+        assert_eq!(warehouse.write_orders(7, 1, stream).await, Ok(Sent::Delivered(vec![1])));
         assert_eq!(producer.join().unwrap(), Ok(()));
 
         let (feed, stream) = order_feed();
         let producer = std::thread::spawn(move || feed.send(vec![order]));
-        assert_eq!(warehouse.send_orders(7, 2, stream).await, Ok(Sent::Abandoned), "no finish");
+        assert_eq!(warehouse.write_orders(7, 2, stream).await, Ok(Sent::Abandoned), "no finish");
         assert_eq!(producer.join().unwrap(), Ok(()));
-        warehouse.close().await;
+        warehouse.end_session().await;
 
         let names = crate::platforms::files::folder::Session::open(dir.path().join("orders"))
             .await
@@ -477,6 +434,6 @@ mod tests {
         assert_eq!(names(warehouse.waiting(Inbox::Shipments).await.unwrap()), ["b.csv"]);
         writer.join().unwrap();
         assert_eq!(names(warehouse.waiting(Inbox::Shipments).await.unwrap()), ["a.csv", "b.csv"]);
-        warehouse.close().await;
+        warehouse.end_session().await;
     }
 }

@@ -1,0 +1,330 @@
+//! What a warehouse platform gives a sync pass and takes from it, whatever the platform: the
+//! orders to send (as a stream, so a large send is never held whole), what became of each,
+//! the warehouse's shipment lines and stock levels as they come in, and cancellations. Each
+//! warehouse client implements [`WarehouseClient`], so the pass never names one: a file drop
+//! (`files`) answers with files it writes and reads, an API warehouse with requests.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+
+use super::PlatformError;
+use super::files::Sightings;
+use super::reach::Reach;
+use super::retry::RetryPolicy;
+
+/// The warehouse side of a connection for one pass (CONTRACT §11 steps 2, 3 and 5).
+#[async_trait]
+pub trait WarehouseClient: Send {
+    /// Orders one send claims at once: `None` sends every waiting order together (one file);
+    /// an API warehouse sends a bounded number per claim, so a crash repeats few creates.
+    fn orders_per_send(&self) -> Option<usize>;
+
+    /// Opens what the pass needs, if not open yet. Returns what the warehouse showed that its
+    /// adapter should keep from now on (an SFTP server's host key), once.
+    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError>;
+
+    /// Sends the orders `orders` delivers, as send `number` of connection `connection_id`
+    /// (a file's name; the same number after a crash means the same document). Says what
+    /// became of each order it got to, and why it stopped early, if it did.
+    async fn send_orders(&mut self, connection_id: i64, number: i64, orders: OrderStream) -> Delivery;
+
+    /// Cancels an order the warehouse holds. A warehouse that cannot be asked (a file drop)
+    /// answers [`Cancelled::NotAsked`], and the order is cancelled here only.
+    async fn cancel(&mut self, _order: &HeldOrder) -> Result<Cancelled, PlatformError> {
+        Ok(Cancelled::NotAsked)
+    }
+
+    /// Begins reading an inbox: shipments since `since` (a platform that keeps a cursor), or
+    /// stock levels.
+    async fn open_inbox(&mut self, inbox: Inbox, since: Since) -> Result<(), PlatformError>;
+
+    /// The next piece of shipment lines of the inbox opened last, `None` when none is left.
+    async fn next_shipments(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError>;
+
+    /// The next piece of stock levels of the inbox opened last, `None` when none is left.
+    async fn next_stock(&mut self) -> Result<Option<Inbound<StockRow>>, PlatformError>;
+
+    /// What became of the piece handed out last: a file is moved to `processed/` or to
+    /// `failed/` beside its bad lines; an API page needs nothing.
+    async fn taken(&mut self, _outcome: Taken<'_>) -> Result<(), PlatformError> {
+        Ok(())
+    }
+
+    /// Where a person finds the pieces of `inbox` that could not be read (`shipments/failed/`).
+    fn failed_place(&self, _inbox: Inbox) -> String {
+        String::new()
+    }
+
+    /// Ends what the pass opened; errors here change nothing.
+    async fn close(&mut self);
+}
+
+/// What a warehouse client needs from the configuration and the engine.
+#[derive(Clone)]
+pub struct WarehouseSettings {
+    /// Where the platforms are, and how long one answer may take.
+    pub platforms: super::Settings,
+    /// How long a file must look unchanged before it is read (`file_settle_secs`).
+    pub settle: Duration,
+    /// What outlives a pass: what earlier passes saw of the warehouses' files.
+    pub memory: Memory,
+    /// How requests are tried again.
+    pub policy: RetryPolicy,
+    /// The warehouse's row id: what the client keeps in memory across passes is keyed by it.
+    pub warehouse_id: i64,
+}
+
+impl WarehouseSettings {
+    /// Where the warehouse's own address may lead (CONTRACT §6).
+    pub fn reach(&self) -> Reach {
+        self.platforms.reach
+    }
+}
+
+/// What the warehouse clients keep across passes, held by the engine.
+#[derive(Clone, Default)]
+pub struct Memory {
+    pub(crate) sightings: Sightings,
+}
+
+/// A value the warehouse showed that its adapter keeps from now on: `key` is set to `value`
+/// unless someone set it meanwhile or changed `unless_changed` (where it connects).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Learned {
+    pub key: &'static str,
+    pub value: String,
+    pub unless_changed: &'static str,
+    /// For the log line: what it is ("the SFTP server's host key").
+    pub what: &'static str,
+}
+
+/// What a send did, order by order.
+#[derive(Debug, Default)]
+pub struct Delivery {
+    /// Each order the warehouse answered for, by orderbridge's order id.
+    pub orders: Vec<(i64, SentOrder)>,
+    /// Why the send stopped before every order was answered for; those left stay waiting.
+    pub failure: Option<PlatformError>,
+}
+
+/// What became of one order sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SentOrder {
+    /// The warehouse holds it, under its own id where it has one.
+    Accepted { warehouse_order_id: Option<String> },
+    /// The warehouse refused the order itself: a sentence naming it and quoting the reason.
+    Refused(String),
+}
+
+/// An order the warehouse holds, to cancel.
+#[derive(Debug, Clone)]
+pub struct HeldOrder {
+    pub order_id: i64,
+    pub external_id: Option<String>,
+    pub warehouse_order_id: String,
+}
+
+/// What a cancel came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cancelled {
+    /// The warehouse cancelled it (now, or an earlier try did).
+    Done,
+    /// The warehouse will not: its reason, quoted.
+    Refused(String),
+    /// The warehouse is not asked (a file drop): the order is cancelled here only.
+    NotAsked,
+}
+
+/// The files, or records, a pass reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inbox {
+    Shipments,
+    Stock,
+}
+
+/// Where a read of an inbox starts, for a warehouse that keeps a cursor: its last cursor
+/// (the warehouse's own change time, ms), else the time the warehouse was created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Since {
+    pub cursor: Option<i64>,
+    pub created_at: i64,
+}
+
+/// One piece of an inbox: a file, or a page of a platform's list.
+#[derive(Debug)]
+pub struct Inbound<T> {
+    /// What a person calls it: the file's name, or the list and page.
+    pub name: String,
+    pub records: Parsed<T>,
+    /// Set on the last piece of a complete walk: the cursor to keep with it.
+    pub cursor: Option<i64>,
+    /// What a line of an order not found among the customer's means.
+    pub strangers: Strangers,
+}
+
+/// What a shipment line of an order that is not the customer's (or not sent here) means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strangers {
+    /// The whole piece is refused (a file names an unknown order: a typo, fixed by a person).
+    RefuseThePiece,
+    /// The line is skipped and named once (an API warehouse lists other sellers' orders).
+    Skip,
+}
+
+/// What became of a piece handed out.
+#[derive(Debug, Clone, Copy)]
+pub enum Taken<'a> {
+    Imported,
+    Refused(&'a [BadLine]),
+}
+
+/// A piece's records, or its bad lines.
+pub type Parsed<T> = Result<Vec<T>, Vec<BadLine>>;
+
+/// One line of a piece that cannot be used, numbered as people count (1 = a file's header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: u64,
+    pub problem: String,
+}
+
+/// A shipment line as the warehouse gave it, as text: one item of one shipment (or none,
+/// for a shipment of every unit left). The engine checks the values and finds the order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShipmentRow {
+    pub line: u64,
+    pub order_id: String,
+    pub external_id: String,
+    pub store_id: String,
+    pub tracking_number: String,
+    pub carrier_name: String,
+    pub service_level: String,
+    pub shipped_at: String,
+    pub weight: String,
+    pub sku: String,
+    pub quantity: String,
+    /// The warehouse's own id of the order, where it has one: the line is the order's only
+    /// when the order was sent to this warehouse under that id.
+    pub warehouse_order_id: String,
+    /// The warehouse's description of the shipping (its ship option).
+    pub description: String,
+    /// How a person names the warehouse's order, for a line that is not ours.
+    pub reference: String,
+}
+
+/// The `quantity` of a shipment line that ships every unit of its SKU the order has left (a
+/// warehouse that does not say how many, such as a bundle it assembles); a file's quantity
+/// is always a number.
+pub const ALL_LEFT: &str = "*";
+
+/// A stock level as the warehouse gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StockRow {
+    pub sku: String,
+    /// A whole number; a negative count is 0.
+    pub quantity: i64,
+}
+
+/// An order to send, with its items in order.
+#[derive(Debug, Clone, Default)]
+pub struct OutgoingOrder {
+    pub order_id: i64,
+    pub external_id: Option<String>,
+    pub external_display_id: Option<String>,
+    pub store_id: i64,
+    /// Milliseconds since the epoch.
+    pub ordered_at: Option<i64>,
+    pub customer_email: Option<String>,
+    pub ship_to: ShipTo,
+    pub carrier: Option<String>,
+    pub service_level: Option<String>,
+    pub gift_message: Option<String>,
+    pub notes: Option<String>,
+    pub items: Vec<OutgoingItem>,
+}
+
+/// The shipping address of an order to send.
+#[derive(Debug, Clone, Default)]
+pub struct ShipTo {
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub street1: Option<String>,
+    pub street2: Option<String>,
+    pub city: Option<String>,
+    pub region: Option<String>,
+    pub postal_code: Option<String>,
+    pub country: Option<String>,
+    pub telephone: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct OutgoingItem {
+    pub sku: Option<String>,
+    pub name: Option<String>,
+    pub quantity: i64,
+    /// Hundredths.
+    pub unit_price: Option<i64>,
+    /// Hundredths.
+    pub weight: Option<i64>,
+}
+
+enum Feed {
+    Orders(Vec<OutgoingOrder>),
+    End,
+}
+
+/// The producing half of a send: the engine hands the orders in as it reads them, from a
+/// blocking thread, and says when the last was sent. Made by [`order_feed`].
+pub struct OrderFeed(mpsc::Sender<Feed>);
+
+/// The consuming half, handed to [`WarehouseClient::send_orders`].
+pub struct OrderStream(mpsc::Receiver<Feed>);
+
+/// The consumer stopped taking orders; its own error says why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterStopped;
+
+/// A feed of orders to a warehouse. Few batches wait in it at once, so a large send is
+/// never held whole.
+pub fn order_feed() -> (OrderFeed, OrderStream) {
+    let (sender, receiver) = mpsc::channel(2);
+    (OrderFeed(sender), OrderStream(receiver))
+}
+
+impl OrderFeed {
+    /// Orders per [`OrderFeed::send`]: enough to make the hand-over cheap.
+    pub const BATCH: usize = 64;
+
+    /// Hands orders to the warehouse, waiting while it is behind. Call from a blocking thread.
+    pub fn send(&self, orders: Vec<OutgoingOrder>) -> Result<(), WriterStopped> {
+        self.0.blocking_send(Feed::Orders(orders)).map_err(|_| WriterStopped)
+    }
+
+    /// Says the last orders were sent. Call from a blocking thread.
+    pub fn finish(self) -> Result<(), WriterStopped> {
+        self.0.blocking_send(Feed::End).map_err(|_| WriterStopped)
+    }
+}
+
+/// What an [`OrderStream`] gives next.
+#[derive(Debug)]
+pub enum Fed {
+    Orders(Vec<OutgoingOrder>),
+    /// The producer said the last orders were sent.
+    End,
+    /// The producer stopped without saying so (it failed, and says why).
+    Stopped,
+}
+
+impl OrderStream {
+    /// The next orders, or how the feed ended.
+    pub async fn next(&mut self) -> Fed {
+        match self.0.recv().await {
+            Some(Feed::Orders(orders)) => Fed::Orders(orders),
+            Some(Feed::End) => Fed::End,
+            None => Fed::Stopped,
+        }
+    }
+}
