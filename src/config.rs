@@ -67,6 +67,9 @@ pub struct Config {
     /// Where `shopify` checks and syncs go; `{shop}` becomes the adapter's shop in lower case
     /// (a base without it is used as it is).
     pub shopify_api_base: String,
+    /// Where `shipbob` warehouses' checks and syncs go (ShipBob's sandbox is
+    /// `https://sandbox-api.shipbob.com`); a trailing `/` is dropped.
+    pub shipbob_api_base: String,
     /// The only place `folder` warehouses may use; relative to the database file's directory.
     pub folder_warehouse_root: PathBuf,
     /// The key that seals stored credentials; `<database name>.key` beside the database
@@ -107,6 +110,7 @@ impl Default for Config {
             bigcommerce_api_base: "https://api.bigcommerce.com".to_string(),
             sellbrite_api_base: "https://api.sellbrite.com".to_string(),
             shopify_api_base: "https://{shop}".to_string(),
+            shipbob_api_base: "https://api.shipbob.com".to_string(),
             folder_warehouse_root: PathBuf::from("warehouses"),
             secret_key_file: None,
             db_workers: 0,

@@ -14,6 +14,7 @@ pub mod registry;
 pub mod retry;
 pub mod seam;
 pub mod sellbrite;
+pub mod shipbob;
 pub mod shopify;
 pub mod store;
 pub mod warehouse;
@@ -42,6 +43,8 @@ pub struct Settings {
     pub reach: reach::Reach,
     /// Where Shopify shops are: `{shop}` becomes the adapter's shop in lower case.
     pub shopify_api_base: String,
+    /// Where ShipBob's API is (`shipbob_api_base`), without a trailing `/`.
+    pub shipbob_api_base: String,
 }
 
 impl Default for Settings {
@@ -52,6 +55,7 @@ impl Default for Settings {
             sellbrite_api_base: "https://api.sellbrite.com".to_owned(),
             reach: reach::Reach::Anywhere,
             shopify_api_base: "https://{shop}".to_owned(),
+            shipbob_api_base: "https://api.shipbob.com".to_owned(),
         }
     }
 }
@@ -64,6 +68,7 @@ impl Settings {
             sellbrite_api_base: config.sellbrite_api_base.clone(),
             reach: reach::Reach::Anywhere,
             shopify_api_base: config.shopify_api_base.clone(),
+            shipbob_api_base: config.shipbob_api_base.trim_end_matches('/').to_owned(),
         }
     }
 }

@@ -9,7 +9,7 @@
 
 use super::files::{FileWarehouse, Kind};
 use super::seam::{Platform, StorePlatform, WarehousePlatform};
-use super::{Owner, big_commerce, sellbrite, shopify, woocommerce};
+use super::{Owner, big_commerce, sellbrite, shipbob, shopify, woocommerce};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.
 static STORES: &[(&str, &dyn StorePlatform)] = &[
@@ -27,6 +27,7 @@ static WAREHOUSES: &[(&str, &dyn WarehousePlatform)] = &[
     ("dropstream", &FileWarehouse(Kind::Sftp)),
     ("ftp", &FileWarehouse(Kind::Ftp)),
     ("folder", &FileWarehouse(Kind::Folder)),
+    ("shipbob", &shipbob::ShipBob),
 ];
 
 /// The store platform a token names.
@@ -65,6 +66,8 @@ mod tests {
         assert_eq!(name(Owner::Warehouse, "dropstream"), Some("The SFTP server"));
         assert_eq!(name(Owner::Warehouse, "ftp"), Some("The FTP server"));
         assert_eq!(name(Owner::Warehouse, "folder"), Some("The folder"));
+        assert_eq!(name(Owner::Warehouse, "shipbob"), Some("ShipBob"));
+        assert_eq!(name(Owner::Store, "shipbob"), None);
         assert_eq!(name(Owner::Warehouse, "bigcommerce"), None);
     }
 }

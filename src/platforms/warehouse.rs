@@ -4,13 +4,15 @@
 //! warehouse client implements [`WarehouseClient`], so the pass never names one: a file drop
 //! (`files`) answers with files it writes and reads, an API warehouse with requests.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
 use super::PlatformError;
-use super::files::Sightings;
 use super::reach::Reach;
 use super::retry::RetryPolicy;
 
@@ -83,10 +85,19 @@ impl WarehouseSettings {
     }
 }
 
-/// What the warehouse clients keep across passes, held by the engine.
+/// What the warehouse clients keep across passes, held by the engine: one value of each type
+/// a platform asks for (a file drop's sightings of its files), made on first use. The engine
+/// never looks inside.
 #[derive(Clone, Default)]
-pub struct Memory {
-    pub(crate) sightings: Sightings,
+pub struct Memory(Arc<Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>>);
+
+impl Memory {
+    /// The kept value of type `T` (shared: a `T` holds its state behind its own `Arc`).
+    pub fn kept<T: Any + Send + Sync + Default + Clone>(&self) -> T {
+        let mut all = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let value = all.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(T::default()));
+        value.downcast_ref::<T>().cloned().unwrap_or_default()
+    }
 }
 
 /// A value the warehouse showed that its adapter keeps from now on: `key` is set to `value`

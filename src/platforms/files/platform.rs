@@ -66,7 +66,7 @@ impl WarehousePlatform for FileWarehouse {
         let files = FileSettings {
             timeout: settings.platforms.timeout,
             settle: settings.settle,
-            sightings: settings.memory.sightings.clone(),
+            sightings: settings.memory.kept(),
             reach: settings.reach(),
         };
         Ok(Box::new(Warehouse::new(self.0, adapter, &files)?))

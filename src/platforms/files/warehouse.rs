@@ -330,7 +330,7 @@ async fn render_into(mut orders: OrderStream, bytes: mpsc::Sender<Vec<u8>>) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platforms::warehouse::order_feed;
+    use crate::platforms::warehouse::{OutgoingOrder, order_feed};
 
     fn settings(settle: Duration) -> FileSettings {
         FileSettings {

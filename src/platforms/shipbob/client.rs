@@ -1,0 +1,235 @@
+//! A ShipBob warehouse as the engine's [`WarehouseClient`] for one pass: orders created five at
+//! a time on the token's channel, shipments walked page by page from the warehouse's cursor,
+//! stock summed per SKU over every page of inventory levels, cancellations.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use reqwest::Method;
+
+use super::NAME;
+use super::orders::{self, Shaping};
+use super::shipments;
+use super::transport::{self, Api, MAX_PAGES};
+use super::wire::{InventoryPage, Order};
+use crate::dates::now_ms;
+use crate::platforms::retry::MAX_IN_FLIGHT;
+use crate::platforms::warehouse::{
+    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, OrderStream, OutgoingOrder, SentOrder,
+    ShipmentRow, Since, StockRow, Strangers, WarehouseClient, WarehouseSettings,
+};
+use crate::platforms::{Adapter, PlatformError};
+
+/// Orders one send claims: a crash repeats at most these creates (each found by its lookup).
+const ORDERS_PER_SEND: usize = 250;
+
+/// Orders per page of the shipments walk (Get Orders' `Limit`, at most 250).
+const PAGE: usize = 250;
+
+/// How far before its cursor a walk starts again (annex §7.1).
+const OVERLAP_MS: i64 = 10 * 60 * 1000;
+
+pub struct Client {
+    api: Api,
+    shaping: Shaping,
+    /// The adapter's `channel_id`, or the one found and kept for the warehouse.
+    channel: Option<i32>,
+    /// What the channel kept in memory is keyed by: the warehouse and its token's account.
+    channel_key: (i64, String),
+    kept: Channels,
+    walk: Option<Walk>,
+    stock: Option<Vec<StockRow>>,
+}
+
+/// A shipments walk under way.
+struct Walk {
+    /// `LastTrackingUpdateStartDate`, fixed for the walk.
+    from: String,
+    page: usize,
+    started: i64,
+    latest: Option<i64>,
+    done: bool,
+}
+
+/// The channel found for each warehouse and token (annex §5.2: asked once per process and
+/// adapter), kept in the engine's memory across passes.
+#[derive(Clone, Default)]
+struct Channels(Arc<Mutex<HashMap<(i64, String), i32>>>);
+
+impl Client {
+    pub fn new(adapter: &Adapter, settings: &WarehouseSettings) -> Result<Client, PlatformError> {
+        let api = Api::new(&settings.platforms, adapter, Some(settings.policy))?;
+        let channel =
+            adapter.get("channel_id").and_then(super::channel_id).and_then(|id| i32::try_from(id).ok());
+        let channel_key = (settings.warehouse_id, api.account().to_string());
+        let kept = settings.memory.kept();
+        Ok(Client { api, shaping: Shaping::of(adapter), channel, channel_key, kept, walk: None, stock: None })
+    }
+
+    /// The channel orders go through: the adapter's, else the token's own, found once.
+    async fn channel(&mut self) -> Result<i32, PlatformError> {
+        if let Some(channel) = self.channel {
+            return Ok(channel);
+        }
+        let kept = self.kept.0.lock().ok().and_then(|c| c.get(&self.channel_key).copied());
+        let channel = match kept {
+            Some(channel) => channel,
+            None => {
+                let found = transport::own_channel(&self.api.channels(false).await?).ok_or_else(|| {
+                    PlatformError::Refused("this token has no channel with orders_write.".into())
+                })?;
+                if let Ok(mut kept) = self.kept.0.lock() {
+                    kept.insert(self.channel_key.clone(), found);
+                }
+                found
+            }
+        };
+        self.channel = Some(channel);
+        Ok(channel)
+    }
+
+    /// The next page of the walk, as lines.
+    async fn walk_page(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+        let channel = self.channel().await?;
+        let Some(walk) = self.walk.as_mut().filter(|w| !w.done) else { return Ok(None) };
+        if walk.page > MAX_PAGES {
+            return Err(PlatformError::BadData(format!(
+                "{NAME}'s order list went on past {MAX_PAGES} pages of {PAGE}; the walk was stopped."
+            )));
+        }
+        let target = format!(
+            "{}?LastTrackingUpdateStartDate={}&SortOrder=Oldest&Limit={PAGE}&Page={}",
+            Api::path("order"),
+            walk.from,
+            walk.page
+        );
+        let answer = self.api.send(Method::GET, &target, Some(channel), None).await?;
+        let orders: Vec<Order> = self.api.read(&answer, &target)?;
+        let (rows, latest) = shipments::lines(&orders, &self.shaping)
+            .map_err(|why| PlatformError::BadData(format!("{NAME}'s order list cannot be read: {why}.")))?;
+        walk.latest = walk.latest.max(latest);
+        let name = format!("order list, page {}", walk.page);
+        walk.page += 1;
+        walk.done = orders.len() < PAGE;
+        // The cursor moves once the walk is whole, never past its start.
+        let cursor = if walk.done { walk.latest.map(|l| l.min(walk.started)) } else { None };
+        Ok(Some(Inbound { name, records: Ok(rows), cursor, strangers: Strangers::Skip }))
+    }
+
+    /// Every page of inventory levels: fulfillable units per SKU, summed (annex §8).
+    async fn levels(&self) -> Result<Vec<StockRow>, PlatformError> {
+        let path = Api::path("inventory-level");
+        let mut target = format!("{path}?PageSize=250");
+        let mut per_sku: BTreeMap<String, i64> = BTreeMap::new();
+        for _ in 0..MAX_PAGES {
+            let answer = self.api.send(Method::GET, &target, None, None).await?;
+            let page: InventoryPage = self.api.read(&answer, &target)?;
+            for level in page.items.unwrap_or_default() {
+                let Some(sku) = level.sku.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) else {
+                    continue;
+                };
+                let units = i64::from(level.total_fulfillable_quantity.unwrap_or_default().max(0));
+                let held = per_sku.entry(sku).or_default();
+                *held = held.saturating_add(units);
+            }
+            match page.next.filter(|n| !n.is_empty()) {
+                Some(next) => target = self.api.follow(&next, &path)?,
+                None => {
+                    return Ok(per_sku
+                        .into_iter()
+                        .map(|(sku, quantity)| StockRow { sku, quantity })
+                        .collect());
+                }
+            }
+        }
+        Err(PlatformError::BadData(format!("{NAME}'s inventory levels went on past {MAX_PAGES} pages.")))
+    }
+}
+
+/// One order's create, owning the order so the sends of a batch can run side by side.
+fn create<'a>(
+    api: &'a Api,
+    channel: i32,
+    order: OutgoingOrder,
+    shaping: &'a Shaping,
+) -> futures::future::BoxFuture<'a, (i64, Result<SentOrder, PlatformError>)> {
+    Box::pin(async move { (order.order_id, orders::send(api, channel, &order, shaping).await) })
+}
+
+#[async_trait]
+impl WarehouseClient for Client {
+    fn orders_per_send(&self) -> Option<usize> {
+        Some(ORDERS_PER_SEND)
+    }
+
+    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError> {
+        Ok(None)
+    }
+
+    /// Creates the orders as they come, five at a time; a failure of the step (the token
+    /// refused, no verdict) stops taking more, and the orders answered for are kept.
+    async fn send_orders(&mut self, _connection_id: i64, _number: i64, mut orders: OrderStream) -> Delivery {
+        let channel = match self.channel().await {
+            Ok(channel) => channel,
+            Err(e) => return Delivery { orders: Vec::new(), failure: Some(e) },
+        };
+        let mut delivery = Delivery::default();
+        while let Fed::Orders(batch) = orders.next().await {
+            let (api, shaping) = (&self.api, &self.shaping);
+            let sends = batch.into_iter().map(|order| create(api, channel, order, shaping));
+            let answers: Vec<_> =
+                futures::stream::iter(sends).buffer_unordered(MAX_IN_FLIGHT).collect().await;
+            for (order_id, answer) in answers {
+                match answer {
+                    Ok(sent) => delivery.orders.push((order_id, sent)),
+                    Err(e) => {
+                        delivery.failure.get_or_insert(e);
+                    }
+                }
+            }
+            if delivery.failure.is_some() {
+                break;
+            }
+        }
+        delivery
+    }
+
+    async fn cancel(&mut self, order: &HeldOrder) -> Result<Cancelled, PlatformError> {
+        let channel = self.channel().await?;
+        orders::cancel(&self.api, channel, order).await
+    }
+
+    async fn open_inbox(&mut self, inbox: Inbox, since: Since) -> Result<(), PlatformError> {
+        match inbox {
+            Inbox::Shipments => {
+                let from = since.cursor.unwrap_or(since.created_at).saturating_sub(OVERLAP_MS);
+                self.walk = Some(Walk {
+                    from: orders::whole_seconds(from),
+                    page: 1,
+                    started: now_ms(),
+                    latest: None,
+                    done: false,
+                });
+            }
+            Inbox::Stock => self.stock = Some(self.levels().await?),
+        }
+        Ok(())
+    }
+
+    async fn next_shipments(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+        self.walk_page().await
+    }
+
+    async fn next_stock(&mut self) -> Result<Option<Inbound<StockRow>>, PlatformError> {
+        Ok(self.stock.take().map(|rows| Inbound {
+            name: "inventory levels".into(),
+            records: Ok(rows),
+            cursor: None,
+            strangers: Strangers::Skip,
+        }))
+    }
+
+    async fn close(&mut self) {}
+}

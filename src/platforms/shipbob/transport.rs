@@ -1,0 +1,394 @@
+//! How orderbridge speaks to ShipBob (annex §4): the URL under the pinned version, the headers,
+//! answers read up to a bound and decoded into `wire` types, `next` links kept on ShipBob's
+//! host and path, statuses sorted into what a pass and a ping do with them, and the wait of a
+//! 429 (`x-retry-after`) kept for the token across passes by `retry`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap};
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+
+use super::NAME;
+use super::wire::Channels;
+use crate::platforms::retry::{self, RetryPolicy};
+use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
+
+/// The ShipBob API version every path is under (annex: pinned, supported until 2027-01-31).
+pub const VERSION: &str = "2026-01";
+
+/// The most of one answer orderbridge reads (a page of 250 orders is about 1.5 MB).
+const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most pages one walk of a `next` chain follows: more is a loop.
+pub const MAX_PAGES: usize = 1_000;
+
+/// The longest wait of a 429 taken as ShipBob says; beyond, it is a day.
+const LONGEST_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// ShipBob for one token: where it is, the token, and how requests are tried again.
+pub struct Api {
+    base: String,
+    token: String,
+    timeout: Duration,
+    policy: RetryPolicy,
+    /// The account whose gate and waits a request spends: a fingerprint of the token.
+    account: String,
+}
+
+/// An answer: its status and (bounded) body.
+pub struct Answer {
+    pub status: StatusCode,
+    pub body: Vec<u8>,
+}
+
+impl Api {
+    /// The API of a validated adapter; `policy` for a pass, none for a ping (one try).
+    pub fn new(
+        settings: &Settings,
+        adapter: &Adapter,
+        policy: Option<RetryPolicy>,
+    ) -> Result<Api, PlatformError> {
+        let token = adapter
+            .get("access_token")
+            .and_then(serde_json::Value::as_str)
+            .filter(|t| !t.trim().is_empty())
+            .ok_or_else(|| PlatformError::Refused(format!("The {NAME} adapter has no access_token.")))?;
+        let base = settings.shipbob_api_base.trim_end_matches('/').to_string();
+        let policy = policy.unwrap_or(RetryPolicy {
+            tries: 1,
+            base: Duration::from_secs(1),
+            request_timeout: settings.timeout,
+        });
+        Ok(Api {
+            account: format!("shipbob:{base}:{:016x}", fingerprint(token)),
+            base,
+            token: token.to_string(),
+            timeout: settings.timeout,
+            policy,
+        })
+    }
+
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    pub fn account(&self) -> &str {
+        &self.account
+    }
+
+    /// `/{VERSION}/{path}`.
+    pub fn path(path: &str) -> String {
+        format!("/{VERSION}/{path}")
+    }
+
+    /// One request, without trying again: `target` is a path with its query, under the base.
+    /// The channel header goes with every order request. Statuses other than 2xx come back as
+    /// answers; only no answer at all is an error here.
+    pub async fn request(
+        &self,
+        method: Method,
+        target: &str,
+        channel: Option<i32>,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, PlatformError> {
+        let url = format!("{}{target}", self.base);
+        let mut request = http::client()
+            .request(method, url)
+            .header(AUTHORIZATION, format!("Bearer {}", self.token))
+            .header(ACCEPT, "application/json");
+        if let Some(channel) = channel {
+            request = request.header("shipbob_channel_id", channel.to_string());
+        }
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+        }
+        let mut response = http::send(request, self.timeout, NAME, &self.base).await?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let mut bytes = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
+                        return Err(PlatformError::BadData(format!(
+                            "{NAME}'s answer to {} was larger than {} MiB and was not read.",
+                            operation(target),
+                            MAX_ANSWER_BYTES / (1024 * 1024)
+                        )));
+                    }
+                    bytes.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(PlatformError::unreachable(format!(
+                        "{NAME}'s answer to {} broke off: {}.",
+                        operation(target),
+                        crate::platforms::root_cause(&e.without_url())
+                    )));
+                }
+            }
+        }
+        if let Some(error) = self.passing(status, &headers, target) {
+            return Err(error);
+        }
+        Ok(Answer { status, body: bytes })
+    }
+
+    /// What a 401, 403, 429 or 5xx means for any request (annex §4); `None` for the others,
+    /// which each operation reads itself.
+    fn passing(&self, status: StatusCode, headers: &HeaderMap, target: &str) -> Option<PlatformError> {
+        let op = operation(target);
+        match status {
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+                Some(PlatformError::Refused(format!("{NAME} refused the token (HTTP {}).", status.as_u16())))
+            }
+            StatusCode::TOO_MANY_REQUESTS => {
+                let wait = retry_after(headers);
+                let said = wait
+                    .map_or_else(|| "without saying how long".to_string(), |w| format!("{} s", w.as_secs()));
+                Some(PlatformError::rate_limited(format!("{NAME} asked to retry after {said} ({op})."), wait))
+            }
+            s if s.is_server_error() || s == StatusCode::REQUEST_TIMEOUT => Some(PlatformError::unreachable(
+                format!("{NAME} answered {op} without a verdict (HTTP {}).", http::status_text(s)),
+            )),
+            _ => None,
+        }
+    }
+
+    /// A request tried again on passing failures (reads, and writes ShipBob takes the same
+    /// however often they arrive), under the token's gate and waits.
+    pub async fn send(
+        &self,
+        method: Method,
+        target: &str,
+        channel: Option<i32>,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, PlatformError> {
+        retry::send(&self.policy, self.account.as_str(), || {
+            self.request(method.clone(), target, channel, body)
+        })
+        .await
+    }
+
+    /// A 2xx answer's JSON as `T`; any other status is refused for good, naming it.
+    pub fn read<T: DeserializeOwned>(&self, answer: &Answer, target: &str) -> Result<T, PlatformError> {
+        if !answer.status.is_success() {
+            return Err(self.refused(answer, target));
+        }
+        decode(&answer.body, target)
+    }
+
+    /// A status no operation takes, as a refusal for good quoting ShipBob's reason.
+    pub fn refused(&self, answer: &Answer, target: &str) -> PlatformError {
+        let reason = reasons(&answer.body, &[&self.token]);
+        let said = if reason.is_empty() { String::new() } else { format!(": {reason}") };
+        PlatformError::Rejected {
+            status: answer.status.as_u16(),
+            message: format!(
+                "{NAME} refused {} (HTTP {}{said}).",
+                operation(target),
+                http::status_text(answer.status)
+            ),
+        }
+    }
+
+    /// ShipBob's messages in an error body, quoted without the token.
+    pub fn reasons(&self, body: &[u8]) -> String {
+        reasons(body, &[&self.token])
+    }
+
+    /// A `next` link as a target under the base: its path (which must be `path`) and query.
+    /// The token is never sent to another host: an absolute link's host is dropped.
+    pub fn follow(&self, next: &str, path: &str) -> Result<String, PlatformError> {
+        let relative = match next.find("://") {
+            Some(at) => next[at + 3..].find('/').map_or("/", |slash| &next[at + 3 + slash..]),
+            None => next,
+        };
+        let link_path = relative.split('?').next().unwrap_or_default();
+        if !link_path.eq_ignore_ascii_case(path) {
+            return Err(PlatformError::BadData(format!(
+                "{NAME}'s next link for {path} leads elsewhere ({link_path}); the list was not read further."
+            )));
+        }
+        Ok(relative.to_string())
+    }
+
+    /// Get Channels, every page: the channels of the token.
+    pub async fn channels(&self, once: bool) -> Result<Vec<super::wire::Channel>, PlatformError> {
+        let path = Self::path("channel");
+        let mut target = path.clone();
+        let mut all = Vec::new();
+        for _ in 0..MAX_PAGES {
+            let answer = if once {
+                retry::ask_once(self.account.as_str(), self.request(Method::GET, &target, None, None)).await?
+            } else {
+                self.send(Method::GET, &target, None, None).await?
+            };
+            let page: Channels = match self.read(&answer, &target) {
+                // A wrong base or a version ShipBob no longer serves says nothing good of
+                // the token either: the ping names the status and the path.
+                Err(PlatformError::Rejected { message, .. }) => return Err(PlatformError::Refused(message)),
+                other => other?,
+            };
+            all.extend(page.items);
+            match page.next.filter(|n| !n.is_empty()) {
+                Some(next) => target = self.follow(&next, &path)?,
+                None => return Ok(all),
+            }
+        }
+        Err(PlatformError::BadData(format!("{NAME}'s channel list went on past {MAX_PAGES} pages.")))
+    }
+
+    /// The ping (annex §2): a channel of the token that may create orders, the adapter's own
+    /// when it names one.
+    pub async fn ping_channel(&self, wanted: Option<i64>) -> Result<(), PlatformError> {
+        let channels = self.channels(true).await?;
+        let writable = |c: &&super::wire::Channel| c.may_create_orders();
+        match wanted {
+            Some(id) if channels.iter().filter(writable).any(|c| i64::from(c.id) == id) => Ok(()),
+            Some(id) => {
+                let found: Vec<String> = channels.iter().filter(writable).map(|c| c.id.to_string()).collect();
+                Err(PlatformError::Refused(format!(
+                    "channel {id} is not one of this token's channels with orders_write (found: {}).",
+                    if found.is_empty() { "none".to_string() } else { found.join(", ") }
+                )))
+            }
+            None if channels.iter().any(|c| c.may_create_orders()) => Ok(()),
+            None => Err(PlatformError::Refused(
+                "this token has no channel with orders_write: give the token the orders scopes.".into(),
+            )),
+        }
+    }
+}
+
+/// The channel orders are created on, without a `channel_id`: among the token's channels
+/// with `orders_write`, the `SMA` one (the token's own), else the lowest id (annex §5.2).
+pub fn own_channel(channels: &[super::wire::Channel]) -> Option<i32> {
+    let writable = channels.iter().filter(|c| c.may_create_orders());
+    let sma = writable.clone().filter(|c| c.application_name.as_deref() == Some("SMA")).map(|c| c.id).min();
+    sma.or_else(|| writable.map(|c| c.id).min())
+}
+
+/// "GET /2026-01/order": how a message names the request of `target`.
+fn operation(target: &str) -> String {
+    target.split('?').next().unwrap_or(target).to_string()
+}
+
+/// JSON as `T`, or `bad_data` naming the operation and what could not be read.
+pub fn decode<T: DeserializeOwned>(body: &[u8], target: &str) -> Result<T, PlatformError> {
+    serde_json::from_slice(body).map_err(|e| {
+        PlatformError::BadData(format!("{NAME}'s answer to {} cannot be read: {e}.", operation(target)))
+    })
+}
+
+/// The wait a 429 asks for: `x-retry-after` seconds, else `Retry-After`; at most a day.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok();
+    let asked = seconds("x-retry-after").or_else(|| seconds("retry-after"))?;
+    Some(Duration::from_secs(asked).min(LONGEST_WAIT))
+}
+
+/// ShipBob's error messages: `{"Member.Path": ["message"]}` written `member: message`, joined by
+/// `; `, at most 300 characters; else its `title`/`detail`, else the text itself.
+fn reasons(body: &[u8], secrets: &[&str]) -> String {
+    let text = match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(map)) => {
+            let mut parts = Vec::new();
+            for (member, said) in &map {
+                let messages: Vec<&str> = match said {
+                    serde_json::Value::Array(list) => list.iter().filter_map(|m| m.as_str()).collect(),
+                    serde_json::Value::String(one)
+                        if matches!(member.as_str(), "title" | "detail" | "message") =>
+                    {
+                        vec![one.as_str()]
+                    }
+                    _ => Vec::new(),
+                };
+                for message in messages {
+                    parts.push(if member.is_empty() || !said.is_array() {
+                        message.to_string()
+                    } else {
+                        format!("{member}: {message}")
+                    });
+                }
+            }
+            parts.join("; ")
+        }
+        Ok(_) | Err(_) => String::from_utf8_lossy(body.get(..2048).unwrap_or(body)).into_owned(),
+    };
+    let quoted = quote_platform_text(&text, secrets);
+    if quoted.chars().count() > 300 { quoted.chars().take(299).collect::<String>() + "…" } else { quoted }
+}
+
+/// A fingerprint of the token, to name its account without it.
+fn fingerprint(token: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    token.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Whether a request whose answer never came may have reached ShipBob: set by a create that
+/// got no verdict, so the next try looks the reference up first.
+#[derive(Debug, Default)]
+pub struct Doubt(AtomicBool);
+
+impl Doubt {
+    pub fn raise(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_raised(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_member_and_message_and_never_the_token() {
+        let body =
+            br#"{"Recipient.Address.Country": ["'ZZ' is not a valid country code"], "": ["Bad tok-9"]}"#;
+        assert_eq!(
+            reasons(body, &["tok-9"]),
+            "Bad [redacted]; Recipient.Address.Country: 'ZZ' is not a valid country code"
+        );
+        assert_eq!(reasons(br#"{"title": "Not Found"}"#, &[]), "Not Found");
+        assert_eq!(reasons(b"<html>oops</html>", &[]), "<html>oops</html>");
+        assert!(
+            reasons(format!("{{\"a\": [\"{}\"]}}", "x".repeat(500)).as_bytes(), &[]).chars().count() <= 300
+        );
+    }
+
+    #[test]
+    fn the_wait_of_a_429_is_shipbobs_header_and_never_overflows() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "9".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(9)));
+        headers.insert("x-retry-after", "18446744073709551615".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(LONGEST_WAIT));
+    }
+
+    #[test]
+    fn the_token_s_channel_is_sma_else_the_lowest_that_may_create_orders() {
+        let channel = |id, app: &str, write: bool| super::super::wire::Channel {
+            id,
+            application_name: Some(app.into()),
+            scopes: Some(if write { vec!["orders_write".into()] } else { vec!["orders_read".into()] }),
+        };
+        assert_eq!(
+            own_channel(&[
+                channel(1, "ShipBob", false),
+                channel(9, "SMA", true),
+                channel(3, "Shopify", true)
+            ]),
+            Some(9)
+        );
+        assert_eq!(own_channel(&[channel(7, "Shopify", true), channel(3, "Other", true)]), Some(3));
+        assert_eq!(own_channel(&[channel(1, "ShipBob", false)]), None);
+    }
+}
