@@ -9,6 +9,7 @@
 //! one without losing or doubling anything.
 
 pub mod command;
+mod lease;
 mod link;
 pub(crate) mod notify;
 mod orders_in;
@@ -25,6 +26,8 @@ mod stock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use futures::FutureExt;
 
 use crate::config::{Config, SyncMode};
 use crate::db::{self, DbError, Pool};
@@ -88,6 +91,8 @@ impl Settings {
 #[derive(Debug)]
 pub enum EngineError {
     Db(DbError),
+    /// Another process runs this connection's pass now (connection, its run).
+    Busy(i64, i64),
 }
 
 impl From<DbError> for EngineError {
@@ -106,6 +111,12 @@ impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             EngineError::Db(e) => write!(f, "database: {e}"),
+            EngineError::Busy(connection, run) => {
+                write!(
+                    f,
+                    "connection {connection}: another orderbridge process runs its pass now (run {run})"
+                )
+            }
         }
     }
 }
@@ -126,6 +137,8 @@ pub struct Engine {
     /// What the warehouse clients keep across passes (what earlier passes saw of the
     /// warehouses' files: CONTRACT §11, files still being written).
     memory: Memory,
+    /// Who this engine is among the processes on the database file: its passes' leases.
+    holder: String,
 }
 
 /// The lock of one shared thing; held across awaits, so tokio's.
@@ -167,6 +180,7 @@ impl Engine {
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
             holds: Mutex::new(HashMap::new()),
             memory: Memory::default(),
+            holder: format!("pid {} #{:016x}", std::process::id(), rand::random::<u64>()),
         })
     }
 
@@ -220,7 +234,11 @@ impl Engine {
     /// Runs a pass of a connection in the foreground (the `sync` command), unless one is
     /// already under way in this process. Returns the finished run.
     pub async fn run_now(self: &Arc<Self>, connection_id: i64, trigger: Trigger) -> Result<Run, EngineError> {
-        let run_id = self.begin(connection_id, trigger).await?.run_id();
+        let run_id = match self.begin(connection_id, trigger).await? {
+            Started::New(id) => id,
+            // In this process, the `sync` command runs one pass at a time: this is another's.
+            Started::AlreadyRunning(id) => return Err(EngineError::Busy(connection_id, id)),
+        };
         self.finish_pass(connection_id, run_id).await;
         let found = self.db(move |conn| Ok::<_, EngineError>(runs::find(conn, run_id)?)).await?;
         found.ok_or(EngineError::Db(DbError::Failed(format!("run {run_id} vanished"))))
@@ -231,8 +249,14 @@ impl Engine {
         if let Some(id) = self.running(connection_id) {
             return Ok(Started::AlreadyRunning(id));
         }
-        let run_id =
-            self.db(move |conn| Ok::<_, EngineError>(runs::create(conn, connection_id, trigger)?)).await?;
+        let holder = self.holder.clone();
+        let taken = self
+            .db(move |conn| Ok::<_, EngineError>(lease::take(conn, connection_id, &holder, trigger)?))
+            .await?;
+        let run_id = match taken {
+            lease::Taken::Run(id) => id,
+            lease::Taken::HeldBy(id) => return Ok(Started::AlreadyRunning(id)),
+        };
         if let Ok(mut running) = self.running.lock() {
             running.insert(connection_id, run_id);
         }
@@ -251,10 +275,44 @@ impl Engine {
         }
         let _release = Release(self, connection_id);
         let _slot = self.slots.acquire().await;
-        let outcome = pass::run(self, connection_id, run_id).await;
-        let recorded = self.db(move |conn| Ok::<_, EngineError>(runs::finish(conn, run_id, &outcome)?)).await;
+        let renewing = tokio::spawn({
+            let engine = Arc::clone(self);
+            async move { engine.keep_lease(connection_id).await }
+        });
+        // A pass that stops on a bug still ends its run: it is never left `running`.
+        let outcome =
+            std::panic::AssertUnwindSafe(pass::run(self, connection_id, run_id)).catch_unwind().await;
+        renewing.abort();
+        let holder = self.holder.clone();
+        let recorded = self
+            .db(move |conn| {
+                match &outcome {
+                    Ok(outcome) => runs::finish(conn, run_id, outcome)?,
+                    Err(_) => runs::close_broken(conn, run_id)?,
+                }
+                lease::release(conn, connection_id, &holder)?;
+                Ok::<_, EngineError>(())
+            })
+            .await;
         if let Err(e) = recorded {
             log::error!("sync: could not record the end of run {run_id}: {e}");
+        }
+    }
+
+    /// Renews the lease of a connection's pass until the pass ends (and aborts this).
+    async fn keep_lease(&self, connection_id: i64) {
+        loop {
+            tokio::time::sleep(lease::RENEW).await;
+            let holder = self.holder.clone();
+            let renewed =
+                self.db(move |conn| Ok::<_, EngineError>(lease::renew(conn, connection_id, &holder)?)).await;
+            match renewed {
+                Ok(true) => {}
+                Ok(false) => log::error!("sync: connection {connection_id}: the pass's lease was taken over"),
+                Err(e) => {
+                    log::error!("sync: connection {connection_id}: could not renew the pass's lease: {e}")
+                }
+            }
         }
     }
 }

@@ -131,6 +131,13 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
 /// Records a pass that starts now, and prunes the connection's runs past the kept ones.
 pub fn create(conn: &mut Connection, connection_id: i64, trigger: Trigger) -> rusqlite::Result<i64> {
     let tx = crate::db::write_unlisted(conn)?;
+    let id = insert(&tx, connection_id, trigger)?;
+    tx.commit()?;
+    Ok(id)
+}
+
+/// [`create`] inside the caller's transaction.
+pub fn insert(tx: &Connection, connection_id: i64, trigger: Trigger) -> rusqlite::Result<i64> {
     tx.prepare_cached(
         "INSERT INTO sync_runs (connection_id, trigger, started_at, status) VALUES (?1, ?2, ?3, 'running')",
     )?
@@ -145,7 +152,6 @@ pub fn create(conn: &mut Connection, connection_id: i64, trigger: Trigger) -> ru
         )?
         .execute(params![connection_id, KEPT_RUNS])?;
     }
-    tx.commit()?;
     Ok(id)
 }
 
@@ -184,16 +190,40 @@ pub fn enter(conn: &Connection, id: i64, step: Step) -> rusqlite::Result<()> {
     Ok(())
 }
 
+const INTERRUPTED: &str = "UPDATE sync_runs SET status = 'failed', finished_at = ?1,
+           error_step = COALESCE(error_step, 'pull_orders'), error_code = 'interrupted',
+           error_message = 'The pass was interrupted: orderbridge stopped before it finished. The next pass picks up where it left off.'
+         WHERE status = 'running'";
+
 /// Runs left `running` by a process that stopped mid-pass: they will never finish, so they
-/// are marked failed when the engine starts. One statement, and no data generation bump
-/// when there is nothing to close (listing counts stay cached).
+/// are marked failed when the engine starts. A run whose pass another process still holds
+/// the lease of (`orderbridge sync` beside a server) is under way, and is left alone. One
+/// statement, and no data generation bump when there is nothing to close (listing counts stay
+/// cached).
 pub fn close_interrupted(conn: &mut Connection) -> rusqlite::Result<usize> {
     conn.execute(
-        "UPDATE sync_runs SET status = 'failed', finished_at = ?1, error_step = COALESCE(error_step, 'pull_orders'),
-           error_code = 'interrupted', error_message = 'The pass was interrupted: orderbridge stopped before it finished. The next pass picks up where it left off.'
-         WHERE status = 'running'",
+        &format!("{INTERRUPTED} AND id NOT IN (SELECT run_id FROM sync_leases WHERE expires_at > ?1)"),
         [now_ms()],
     )
+}
+
+/// Closes run `id` as interrupted if it is still `running` (its pass's lease expired).
+pub fn close_one_interrupted(conn: &Connection, id: i64, now: i64) -> rusqlite::Result<()> {
+    conn.execute(&format!("{INTERRUPTED} AND id = ?2"), params![now, id])?;
+    Ok(())
+}
+
+/// Ends a run whose pass stopped on a bug (a panic) as failed, in the step it was in, so it
+/// is never left `running`.
+pub fn close_broken(conn: &Connection, id: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE sync_runs SET status = 'failed', finished_at = ?1,
+           error_step = COALESCE(error_step, 'pull_orders'), error_code = 'internal_error',
+           error_message = 'The pass stopped on an error of orderbridge itself; see the server log. The next pass picks up where it left off.'
+         WHERE id = ?2 AND status = 'running'",
+        params![now_ms(), id],
+    )?;
+    Ok(())
 }
 
 pub fn find(conn: &Connection, id: i64) -> rusqlite::Result<Option<Run>> {

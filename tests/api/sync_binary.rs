@@ -276,7 +276,7 @@ async fn crash_and_catch_up(store: CrashStore, platform_env: &[(&str, &str)]) {
 }
 
 /// A switched-on connection written straight into a new database file, for the CLI.
-fn connection_in(db: &std::path::Path, root: &std::path::Path, token: &str) {
+pub(crate) fn connection_in(db: &std::path::Path, root: &std::path::Path, token: &str) {
     let pool = orderbridge::db::open(db).unwrap();
     let conn = pool.get().unwrap();
     let now = orderbridge::dates::now_ms();
