@@ -7,9 +7,12 @@ pub mod demo;
 mod http;
 #[cfg(test)]
 mod openapi_check;
+mod running;
 pub mod sellbrite;
 pub mod shopify;
 pub mod woocommerce;
+
+pub use running::{Handle, Simulator};
 
 /// A deterministic generator (xorshift), so a seed gives the same orders every time.
 struct Rng(u64);
