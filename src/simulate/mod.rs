@@ -6,9 +6,12 @@ pub mod big_commerce;
 pub mod demo;
 mod http;
 #[cfg(test)]
-mod openapi_check;
+pub(crate) mod openapi_check;
+#[cfg(test)]
+mod openapi_readings;
 mod running;
 pub mod sellbrite;
+
 pub mod shopify;
 pub mod woocommerce;
 
