@@ -11,7 +11,7 @@ pub(crate) mod openapi_check;
 mod openapi_readings;
 mod running;
 pub mod sellbrite;
-
+pub mod shipbob;
 pub mod shopify;
 pub mod woocommerce;
 
