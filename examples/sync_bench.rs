@@ -37,6 +37,7 @@ use orderbridge::sync::{Engine, Settings, Trigger};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
+mod sync_bench_shipbob;
 mod sync_bench_shopify;
 mod sync_bench_woocommerce;
 use common::{SimulatorChild, cpu_secs, proc_status_kib};
@@ -61,6 +62,8 @@ fn main() {
         runtime.block_on(sync_bench_shopify::serve_simulator(orders));
     } else if args.iter().any(|a| a == "--woocommerce-simulator") {
         runtime.block_on(sync_bench_woocommerce::serve_simulator(orders));
+    } else if args.iter().any(|a| a == "--shipbob-simulator") {
+        runtime.block_on(sync_bench_shipbob::serve_simulator(orders));
     } else {
         if platform.is_some_and(|p| !["big_commerce", "shopify", "woocommerce"].contains(&p)) {
             fail("--platform takes big_commerce, shopify or woocommerce");

@@ -6,10 +6,16 @@ pub mod big_commerce;
 pub mod demo;
 mod http;
 #[cfg(test)]
-mod openapi_check;
+pub(crate) mod openapi_check;
+#[cfg(test)]
+mod openapi_readings;
+mod running;
 pub mod sellbrite;
+pub mod shipbob;
 pub mod shopify;
 pub mod woocommerce;
+
+pub use running::{Handle, Simulator};
 
 /// A deterministic generator (xorshift), so a seed gives the same orders every time.
 struct Rng(u64);

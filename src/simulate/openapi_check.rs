@@ -15,7 +15,10 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use jsonschema::{Draft, Registry, Validator};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+pub use super::openapi_readings::Readings;
+use super::openapi_readings::{apply, json_of, translate_nullable};
 
 /// One request and the answer it got, as they crossed the wire.
 #[derive(Debug, Clone)]
@@ -64,6 +67,7 @@ pub struct Description {
     /// The path of the first server URL, templated: `/stores/{store_hash}/v2`.
     server_path: String,
     registry: Registry<'static>,
+    readings: Readings,
     validators: Mutex<HashMap<String, std::sync::Arc<Validator>>>,
 }
 
@@ -77,21 +81,41 @@ impl Description {
     /// Reads a YAML or JSON description and applies `patches`; a patch whose `was` is not
     /// what the file says is an error (the file changed: the patch needs a look).
     pub fn load(path: &Path, patches: &[Patch]) -> Result<Description, LoadError> {
+        Description::load_read(path, patches, Readings::default())
+    }
+
+    /// As [`Description::load`], read as `readings` say where the file contradicts itself.
+    pub fn load_read(path: &Path, patches: &[Patch], readings: Readings) -> Result<Description, LoadError> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        Description::parse(&name, &text, patches)
+        Description::parse_read(&name, &text, patches, readings)
     }
 
     pub fn parse(name: &str, text: &str, patches: &[Patch]) -> Result<Description, LoadError> {
-        let docs = yaml_rust2::YamlLoader::load_from_str(text).map_err(|e| format!("{name}: {e}"))?;
-        let yaml = docs.into_iter().next().ok_or_else(|| format!("{name} is empty"))?;
-        let mut doc = json_of(yaml).map_err(|e| format!("{name}: {e}"))?;
+        Description::parse_read(name, text, patches, Readings::default())
+    }
+
+    /// A JSON file is read as JSON (YAML's reader takes minutes over a large one).
+    pub fn parse_read(
+        name: &str,
+        text: &str,
+        patches: &[Patch],
+        readings: Readings,
+    ) -> Result<Description, LoadError> {
+        let mut doc = if text.trim_start().starts_with('{') {
+            serde_json::from_str(text).map_err(|e| format!("{name}: {e}"))?
+        } else {
+            let docs = yaml_rust2::YamlLoader::load_from_str(text).map_err(|e| format!("{name}: {e}"))?;
+            let yaml = docs.into_iter().next().ok_or_else(|| format!("{name} is empty"))?;
+            json_of(yaml).map_err(|e| format!("{name}: {e}"))?
+        };
         if !doc.get("openapi").and_then(Value::as_str).is_some_and(|v| v.starts_with("3.0")) {
             return Err(format!("{name} is not an OpenAPI 3.0 description"));
         }
         for patch in patches {
             apply(&mut doc, patch).map_err(|e| format!("{name}: {e}"))?;
         }
+        super::openapi_readings::read(&mut doc, &readings).map_err(|e| format!("{name}: {e}"))?;
         translate_nullable(&mut doc);
         let server = doc.pointer("/servers/0/url").and_then(Value::as_str).unwrap_or("/");
         let server_path = match server.split_once("://") {
@@ -110,12 +134,19 @@ impl Description {
             uri,
             server_path: server_path.trim_end_matches('/').to_string(),
             registry,
+            readings,
             validators: Mutex::new(HashMap::new()),
         })
     }
 
     /// Everything in `exchange` that the description does not allow; empty when it holds.
     pub fn check(&self, exchange: &Exchange) -> Vec<String> {
+        self.check_parts(exchange, true, true)
+    }
+
+    /// As [`Description::check`], the request's side, the answer's side, or both (the
+    /// operation is always found): for an example of one side, or a request sent to be refused.
+    pub fn check_parts(&self, exchange: &Exchange, request: bool, answer: bool) -> Vec<String> {
         let mut found = Vec::new();
         let Some((template, params)) = self.operation_path(&exchange.path) else {
             return vec![format!("{}: {} is no path of {}", exchange.line(), exchange.path, self.name)];
@@ -132,10 +163,14 @@ impl Description {
         };
         let name = operation.get("operationId").and_then(Value::as_str).unwrap_or(&template).to_string();
         let mut problem = |what: String| found.push(format!("{} ({name}): {what}", exchange.line()));
-        self.check_parameters(&template, &op_pointer, exchange, &params, &mut problem);
-        self.check_security(operation, exchange, &mut problem);
-        self.check_request_body(&op_pointer, operation, exchange, &mut problem);
-        self.check_answer(&op_pointer, operation, exchange, &mut problem);
+        if request {
+            self.check_parameters(&template, &op_pointer, exchange, &params, &mut problem);
+            self.check_security(operation, exchange, &mut problem);
+            self.check_request_body(&op_pointer, operation, exchange, &mut problem);
+        }
+        if answer {
+            self.check_answer(&op_pointer, operation, exchange, &mut problem);
+        }
         found
     }
 
@@ -162,13 +197,19 @@ impl Description {
             let mut literal = 0;
             let mut vars = Vec::new();
             let fits = wanted.iter().zip(&actual).all(|(w, a)| {
-                match w.strip_prefix('{').and_then(|w| w.strip_suffix('}')) {
-                    Some(var) => {
-                        vars.push((
-                            var.to_string(),
-                            percent_encoding::percent_decode_str(a).decode_utf8_lossy().into_owned(),
-                        ));
-                        !a.is_empty()
+                // A variable may share its segment with text: `{orderId}:cancel`.
+                let variable = w
+                    .split_once('{')
+                    .and_then(|(before, rest)| rest.split_once('}').map(|(var, after)| (before, var, after)));
+                match variable {
+                    Some((before, var, after)) => {
+                        let value = a.strip_prefix(before).and_then(|v| v.strip_suffix(after));
+                        literal += usize::from(!before.is_empty() || !after.is_empty());
+                        let decoded = |v: &str| {
+                            percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned()
+                        };
+                        vars.push((var.to_string(), value.map(decoded).unwrap_or_default()));
+                        value.is_some_and(|v| !v.is_empty())
                     }
                     None => {
                         literal += 1;
@@ -229,9 +270,12 @@ impl Description {
                 Some("path") => {
                     path_values.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
                 }
-                Some("query") => {
-                    exchange.query.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
-                }
+                Some("query") => exchange
+                    .query
+                    .iter()
+                    .filter(|(n, _)| self.same_query_name(n, name))
+                    .map(|(_, v)| v.as_str())
+                    .collect(),
                 Some("header") => exchange
                     .headers
                     .iter()
@@ -249,8 +293,32 @@ impl Description {
             }
             let schema_pointer = format!("{pointer}/schema");
             let Some((_, schema)) = self.follow(&schema_pointer) else { continue };
-            match coerce(param, schema, &values) {
+            let whole = self.readings.whole_numbers
+                && schema.get("type") == Some(&json!("number"))
+                && matches!(schema.get("format").and_then(Value::as_str), Some("int32" | "int64"));
+            let as_integer = json!({"type": "integer"});
+            let list = self.readings.comma_lists
+                && schema.get("type") == Some(&json!("string"))
+                && schema.get("items").is_some();
+            if list {
+                let items = format!("{schema_pointer}/items");
+                let item_schema = self.follow(&items).map_or(Value::Null, |(_, s)| s.clone());
+                for part in values.iter().flat_map(|v| v.split(',')) {
+                    let checked = scalar(&item_schema, part).map(|v| self.errors(&items, &v));
+                    for error in checked.unwrap_or_else(|why| vec![why]) {
+                        problem(format!("{place} parameter {name}={part} (a part of a list): {error}"));
+                    }
+                }
+            }
+            match coerce(param, if whole { &as_integer } else { schema }, &values) {
                 Ok(value) => {
+                    let range = whole && schema.get("format") == Some(&json!("int32"));
+                    if range && value.as_i64().is_some_and(|n| i32::try_from(n).is_err()) {
+                        problem(format!(
+                            "{place} parameter {name}={}: out of int32's range",
+                            values.join(",")
+                        ));
+                    }
                     for error in self.errors(&schema_pointer, &value) {
                         problem(format!("{place} parameter {name}={}: {error}", values.join(",")));
                     }
@@ -261,7 +329,7 @@ impl Description {
         for (name, _) in &exchange.query {
             let known = declared.iter().any(|(_, p)| {
                 p.get("in").and_then(Value::as_str) == Some("query")
-                    && p.get("name").and_then(Value::as_str) == Some(name)
+                    && p.get("name").and_then(Value::as_str).is_some_and(|n| self.same_query_name(name, n))
             });
             if !known {
                 problem(format!("the query parameter {name} is not declared"));
@@ -269,7 +337,8 @@ impl Description {
         }
     }
 
-    /// An `apiKey` scheme in a header (BigCommerce's `X-Auth-Token`) must be sent.
+    /// An `apiKey` scheme in a header (BigCommerce's `X-Auth-Token`), or a bearer token for
+    /// `http` bearer and OAuth 2, must be sent.
     fn check_security(&self, operation: &Value, exchange: &Exchange, problem: &mut impl FnMut(String)) {
         let requirements = operation.get("security").or_else(|| self.doc.get("security"));
         let Some(requirements) = requirements.and_then(Value::as_array) else { return };
@@ -279,6 +348,14 @@ impl Description {
                 match scheme.map(|s| (s.get("type"), s.get("in"), s.get("name").and_then(Value::as_str))) {
                     Some((Some(t), Some(i), Some(header))) if t == "apiKey" && i == "header" => {
                         Exchange::header(&exchange.headers, header).is_some_and(|v| !v.is_empty())
+                    }
+                    // http bearer, and OAuth 2's tokens, which are sent the same way.
+                    Some((Some(t), _, _)) if t == "http" || t == "oauth2" => {
+                        Exchange::header(&exchange.headers, "authorization").is_some_and(|v| {
+                            v.split_once(' ').is_some_and(|(s, t)| {
+                                s.eq_ignore_ascii_case("bearer") && !t.trim().is_empty()
+                            })
+                        })
                     }
                     _ => true,
                 }
@@ -335,7 +412,10 @@ impl Description {
             .into_iter()
             .find(|k| responses.is_some_and(|r| r.contains_key(*k)))
         else {
-            problem(format!("the answer's status {status} is not declared"));
+            let allowed = exchange.status == 429 || exchange.status >= 500;
+            if !(allowed && self.readings.undeclared_429_and_5xx) {
+                problem(format!("the answer's status {status} is not declared"));
+            }
             return;
         };
         let Some((pointer, response)) = self.follow(&format!("{op_pointer}/responses/{key}")) else { return };
@@ -387,6 +467,10 @@ impl Description {
         }
     }
 
+    fn same_query_name(&self, sent: &str, declared: &str) -> bool {
+        sent == declared || self.readings.query_names_any_case && sent.eq_ignore_ascii_case(declared)
+    }
+
     /// The schema at `pointer`'s complaints about `value`, each with where it is.
     fn errors(&self, pointer: &str, value: &Value) -> Vec<String> {
         let validator = match self.validator(pointer) {
@@ -403,7 +487,11 @@ impl Description {
         }
         let fragment = percent_encoding::utf8_percent_encode(pointer, FRAGMENT).to_string();
         let wrapper = json!({"$ref": format!("{}#{fragment}", self.uri)});
+        // OpenAPI's number formats, which JSON Schema leaves unchecked, on text.
         let validator = jsonschema::draft4::options()
+            .with_format("int32", |s: &str| s.parse::<i32>().is_ok())
+            .with_format("int64", |s: &str| s.parse::<i64>().is_ok())
+            .with_format("double", |s: &str| s.parse::<f64>().is_ok_and(f64::is_finite))
             .with_registry(&self.registry)
             .build(&wrapper)
             .map_err(|e| e.to_string())?;
@@ -490,104 +578,6 @@ fn scalar(schema: &Value, text: &str) -> Result<Value, String> {
         },
         _ => Ok(Value::String(text.to_string())),
     }
-}
-
-/// YAML as JSON: keys become text, numbers stay numbers.
-fn json_of(yaml: yaml_rust2::Yaml) -> Result<Value, String> {
-    use yaml_rust2::Yaml;
-    Ok(match yaml {
-        Yaml::Null => Value::Null,
-        Yaml::Boolean(b) => Value::Bool(b),
-        Yaml::Integer(i) => Value::from(i),
-        Yaml::Real(text) => text
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map(Value::Number)
-            .ok_or_else(|| format!("{text} is not a finite number"))?,
-        Yaml::String(s) => Value::String(s),
-        Yaml::Array(items) => Value::Array(items.into_iter().map(json_of).collect::<Result<_, _>>()?),
-        Yaml::Hash(map) => {
-            let mut out = Map::with_capacity(map.len());
-            for (key, value) in map {
-                let key = match key {
-                    Yaml::String(s) | Yaml::Real(s) => s,
-                    Yaml::Integer(i) => i.to_string(),
-                    Yaml::Boolean(b) => b.to_string(),
-                    other => return Err(format!("a mapping key that is not text: {other:?}")),
-                };
-                out.insert(key, json_of(value)?);
-            }
-            Value::Object(out)
-        }
-        Yaml::Alias(_) | Yaml::BadValue => return Err("an alias or a value that cannot be read".into()),
-    })
-}
-
-/// OpenAPI 3.0's `nullable: true` in JSON Schema terms: `null` joins the type (and the enum).
-fn translate_nullable(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if map.remove("nullable") == Some(Value::Bool(true)) {
-                match map.get("type").cloned() {
-                    Some(Value::String(t)) => {
-                        map.insert("type".into(), json!([t, "null"]));
-                        if let Some(Value::Array(values)) = map.get_mut("enum") {
-                            values.push(Value::Null);
-                        }
-                    }
-                    _ => {
-                        let inner = Value::Object(std::mem::take(map));
-                        map.insert("anyOf".into(), json!([inner, {"type": "null"}]));
-                    }
-                }
-            }
-            map.values_mut().for_each(translate_nullable);
-        }
-        Value::Array(items) => items.iter_mut().for_each(translate_nullable),
-        _ => {}
-    }
-}
-
-/// Applies a patch: the file must say `was` at its pointer.
-fn apply(doc: &mut Value, patch: &Patch) -> Result<(), String> {
-    let (parent, last) =
-        patch.pointer.rsplit_once('/').ok_or_else(|| format!("{} is no JSON Pointer", patch.pointer))?;
-    let key = last.replace("~1", "/").replace("~0", "~");
-    let holder = doc.pointer_mut(parent).ok_or_else(|| format!("nothing at {parent} to patch"))?;
-    let current = match &*holder {
-        Value::Object(map) => map.get(&key).cloned(),
-        Value::Array(items) => key.parse::<usize>().ok().and_then(|i| items.get(i).cloned()),
-        _ => None,
-    };
-    if current != patch.was {
-        return Err(format!(
-            "the patch at {} expected {} but the file says {}; the file changed, so see whether the exception ({}) still holds",
-            patch.pointer,
-            patch.was.as_ref().map_or("nothing".into(), Value::to_string),
-            current.as_ref().map_or("nothing".into(), Value::to_string),
-            patch.why
-        ));
-    }
-    match (holder, &patch.now) {
-        (Value::Object(map), Some(now)) => {
-            map.insert(key, now.clone());
-        }
-        (Value::Object(map), None) => {
-            map.remove(&key);
-        }
-        (Value::Array(items), now) => {
-            let i = key.parse::<usize>().map_err(|_| format!("{} is no index", patch.pointer))?;
-            match now {
-                Some(now) => items[i] = now.clone(),
-                None => {
-                    items.remove(i);
-                }
-            }
-        }
-        _ => return Err(format!("{parent} holds nothing to patch")),
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -7,15 +7,16 @@
 //! either way, so a client that trusts an order shows. Tests, the demo and benchmarks
 //! drive the real client against it.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::http::{self, Request, Response, Server};
+use super::http::{Request, Response};
+use super::running::Faults;
 use super::{CITIES, FIRST, LAST, Rng};
 
 /// The most orders one list page holds.
@@ -85,40 +86,26 @@ struct Account {
     secret: String,
     warehouses: Vec<String>,
     orders: BTreeMap<i64, Order>,
-    faults: VecDeque<(String, Fault)>,
+    faults: Faults<Fault>,
     posted: Vec<PostedShipment>,
     /// (warehouse uuid, sku) -> available.
     stock: BTreeMap<(String, String), i64>,
     inventory_requests: usize,
 }
 
+/// The simulator's accounts, by token; reached through a [`Handle`].
 #[derive(Default)]
-struct State {
+pub struct State {
     accounts: HashMap<String, Account>,
     next_seq: i64,
     requests: Vec<String>,
 }
 
-/// A running simulator; dropping it stops it. Its methods are its [`Handle`]'s.
-pub struct Simulator {
-    handle: Handle,
-    server: Server,
-}
+/// A running Sellbrite simulator; dropping it stops it. Its methods are its [`Handle`]'s.
+pub type Simulator = super::Simulator<State>;
 
-/// What a simulator's owner (a test, the demo's tasks) uses to change and read its state;
-/// cheap to clone, and inert once the simulator stopped.
-#[derive(Clone)]
-pub struct Handle {
-    state: Arc<Mutex<State>>,
-}
-
-impl std::ops::Deref for Simulator {
-    type Target = Handle;
-
-    fn deref(&self) -> &Handle {
-        &self.handle
-    }
-}
+/// What a simulator's owner (a test, the demo's tasks) uses to change and read its state.
+pub type Handle = super::Handle<State>;
 
 fn now_ms() -> i64 {
     crate::dates::now_ms() / 1000 * 1000
@@ -126,32 +113,17 @@ fn now_ms() -> i64 {
 
 impl Simulator {
     pub async fn start() -> Simulator {
-        let state = Arc::new(Mutex::new(State { next_seq: 5000, ..State::default() }));
-        let shared = Arc::clone(&state);
-        let server = http::serve(move |request| {
-            let state = Arc::clone(&shared);
-            async move { answer(&state, &request) }
-        })
-        .await
-        .expect("bind a loopback port for the Sellbrite simulator");
-        Simulator { handle: Handle { state }, server }
+        let state = State { next_seq: 5000, ..State::default() };
+        Simulator::serve(state, "Sellbrite", |state, request| async move { answer(&state, &request) }).await
     }
 
     /// Where orderbridge's `sellbrite_api_base` should point.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.server.addr)
-    }
-
-    pub fn handle(&self) -> Handle {
-        self.handle.clone()
+        self.origin()
     }
 }
 
 impl Handle {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     fn with_account<T>(&self, token: &str, f: impl FnOnce(&mut Account, &mut i64) -> T) -> T {
         let mut state = self.lock();
         let State { accounts, next_seq, .. } = &mut *state;
@@ -269,7 +241,7 @@ impl Handle {
     /// The next `count` requests whose path contains `path` (empty: any) answer `status`.
     pub fn fail_next(&self, token: &str, path: &str, status: u16, count: usize) {
         self.with_account(token, |account, _| {
-            account.faults = std::iter::repeat_n((path.to_string(), Fault::Status(status)), count).collect();
+            account.faults.set(path, Fault::Status(status), count);
         });
     }
 
@@ -277,15 +249,14 @@ impl Handle {
     /// `status`, as when a gateway times out after Sellbrite did the work.
     pub fn lose_answers(&self, token: &str, path: &str, status: u16, count: usize) {
         self.with_account(token, |account, _| {
-            account.faults =
-                std::iter::repeat_n((path.to_string(), Fault::AnswerLost(status)), count).collect();
+            account.faults.set(path, Fault::AnswerLost(status), count);
         });
     }
 
     /// The next `count` requests answer Sellbrite's rate limit: 403 `Rate Limit Exceeded`.
     pub fn rate_limit_next(&self, token: &str, count: usize) {
         self.with_account(token, |account, _| {
-            account.faults = std::iter::repeat_n((String::new(), Fault::RateLimited), count).collect();
+            account.faults.set("", Fault::RateLimited, count);
         });
     }
 
@@ -388,7 +359,7 @@ fn authenticate(state: &State, request: &Request) -> Option<String> {
 }
 
 fn answer(state: &Arc<Mutex<State>>, request: &Request) -> Response {
-    let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+    let mut state = super::running::lock(state);
     let query: Vec<String> = request.query.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
     state.requests.push(format!("{} {}{query}", request.method, request.path));
@@ -398,11 +369,10 @@ fn answer(state: &Arc<Mutex<State>>, request: &Request) -> Response {
     let Some(account) = state.accounts.get_mut(&token) else {
         return text(401, "HTTP Basic: Access denied.\n");
     };
-    let due = account.faults.front().is_some_and(|(path, _)| request.path.contains(path.as_str()));
-    match due.then(|| account.faults.pop_front()).flatten() {
-        Some((_, Fault::Status(status))) => error(status, "Simulated failure"),
-        Some((_, Fault::RateLimited)) => text(403, "Rate Limit Exceeded"),
-        Some((_, Fault::AnswerLost(status))) => {
+    match account.faults.take(|path| request.path.contains(path)) {
+        Some(Fault::Status(status)) => error(status, "Simulated failure"),
+        Some(Fault::RateLimited) => text(403, "Rate Limit Exceeded"),
+        Some(Fault::AnswerLost(status)) => {
             route(account, request);
             error(status, "Simulated gateway timeout")
         }

@@ -21,13 +21,14 @@ mod sim_tests;
 #[cfg(test)]
 mod vendor_tests;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::http::{self, Request, Response};
+use super::running::Faults;
 use super::{CITIES, FIRST, LAST, Rng};
 use orders::{Order, Product};
 
@@ -97,7 +98,7 @@ struct Store {
     token: String,
     orders: orders::Orders,
     /// Faults for the next requests whose path contains the text (empty: any request).
-    faults: VecDeque<(String, Fault)>,
+    faults: Faults<Fault>,
     rate: RateWindow,
     delay: Duration,
     refuse_shipments: bool,
@@ -116,32 +117,18 @@ struct Store {
     exchanges: Vec<super::openapi_check::Exchange>,
 }
 
+/// The simulator's stores, by hash; reached through a [`Handle`].
 #[derive(Default)]
-struct State {
+pub struct State {
     stores: HashMap<String, Store>,
     next_id: i64,
 }
 
-/// A running simulator; dropping it stops it. Its methods are its [`Handle`]'s.
-pub struct Simulator {
-    handle: Handle,
-    server: http::Server,
-}
+/// A running BigCommerce simulator; dropping it stops it. Its methods are its [`Handle`]'s.
+pub type Simulator = super::Simulator<State>;
 
-/// What a simulator's owner (a test, the demo's tasks) uses to change and read its state;
-/// cheap to clone, and inert once the simulator stopped.
-#[derive(Clone)]
-pub struct Handle {
-    state: Arc<Mutex<State>>,
-}
-
-impl std::ops::Deref for Simulator {
-    type Target = Handle;
-
-    fn deref(&self) -> &Handle {
-        &self.handle
-    }
-}
+/// What a simulator's owner (a test, the demo's tasks) uses to change and read its stores.
+pub type Handle = super::Handle<State>;
 
 fn now_ms() -> i64 {
     crate::dates::now_ms() / 1000 * 1000
@@ -149,32 +136,18 @@ fn now_ms() -> i64 {
 
 impl Simulator {
     pub async fn start() -> Simulator {
-        let state = Arc::new(Mutex::new(State { next_id: 100, ..State::default() }));
-        let shared = Arc::clone(&state);
-        let server = http::serve(move |request| {
-            let state = Arc::clone(&shared);
-            async move { answer(&state, request).await }
-        })
-        .await
-        .expect("bind a loopback port for the BigCommerce simulator");
-        Simulator { handle: Handle { state }, server }
+        let state = State { next_id: 100, ..State::default() };
+        Simulator::serve(state, "BigCommerce", |state, request| async move { answer(&state, request).await })
+            .await
     }
 
     /// Where orderbridge's `bigcommerce_api_base` should point.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.server.addr)
-    }
-
-    pub fn handle(&self) -> Handle {
-        self.handle.clone()
+        self.origin()
     }
 }
 
 impl Handle {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     fn with_store<T>(&self, hash: &str, f: impl FnOnce(&mut Store, &mut i64) -> T) -> T {
         let mut state = self.lock();
         let State { stores, next_id } = &mut *state;
@@ -292,7 +265,7 @@ impl Handle {
     /// answer `status` (500, 503, 401...). Replaces the faults set before.
     pub fn fail_next(&self, hash: &str, path: &str, status: u16, count: usize) {
         self.with_store(hash, |store, _| {
-            store.faults = std::iter::repeat_n((path.to_string(), Fault::Status(status)), count).collect();
+            store.faults.set(path, Fault::Status(status), count);
         });
     }
 
@@ -306,8 +279,7 @@ impl Handle {
     /// The next `count` requests answer 429 with `X-Rate-Limit-Time-Reset-Ms: reset_ms`.
     pub fn rate_limit_next(&self, hash: &str, count: usize, reset_ms: u64) {
         self.with_store(hash, |store, _| {
-            store.faults =
-                std::iter::repeat_n((String::new(), Fault::RateLimited(reset_ms)), count).collect();
+            store.faults.set("", Fault::RateLimited(reset_ms), count);
         });
     }
 
@@ -419,7 +391,7 @@ async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
     // Admission: the store, its token, any fault, the request window, the log and the
     // in-flight count.
     let admitted = {
-        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = super::running::lock(state);
         let Some(store) = state.stores.get_mut(&hash) else {
             return family.error(404, "No store has this hash.");
         };
@@ -439,7 +411,7 @@ async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut state = super::running::lock(state);
             match state.stores.get_mut(&hash) {
                 Some(store) => {
                     store.in_flight -= 1;
@@ -473,14 +445,13 @@ fn admit(store: &mut Store, request: &Request, family: Family, now: Instant) -> 
     if request.header("x-auth-token") != Some(store.token.as_str()) {
         return Err(family.error(401, "You are not authorized to access this resource."));
     }
-    let due = store.faults.front().is_some_and(|(path, _)| request.path.contains(path.as_str()));
-    match due.then(|| store.faults.pop_front()).flatten() {
-        Some((_, Fault::Status(status))) => {
+    match store.faults.take(|path| request.path.contains(path)) {
+        Some(Fault::Status(status)) => {
             let mut response = family.error(status, "Simulated failure");
             response.headers.extend(store.rate.headers(now, None));
             Err(response)
         }
-        Some((_, Fault::RateLimited(ms))) => Err(too_many(store, family, now, Some(ms))),
+        Some(Fault::RateLimited(ms)) => Err(too_many(store, family, now, Some(ms))),
         None if !store.rate.admit(now) => Err(too_many(store, family, now, None)),
         None => Ok(()),
     }
@@ -497,7 +468,7 @@ fn too_many(store: &Store, family: Family, now: Instant, reset_ms: Option<u64>) 
 
 #[cfg(test)]
 fn record(state: &Arc<Mutex<State>>, hash: &str, request: &Request, response: &Response) {
-    let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+    let mut state = super::running::lock(state);
     if let Some(store) = state.stores.get_mut(hash) {
         store.exchanges.push(super::openapi_check::Exchange {
             method: request.method.clone(),

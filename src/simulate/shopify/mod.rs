@@ -12,14 +12,15 @@ pub mod data;
 pub mod graphql;
 mod resolve;
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use super::Rng;
-use super::http::{self, Request, Response, Server};
+use super::http::{Request, Response};
+use super::running::Faults;
 use data::ShopData;
 use graphql::error;
 use resolve::execute;
@@ -141,7 +142,7 @@ struct Shop {
     apps: Vec<App>,
     bucket: Bucket,
     /// (operation name or empty for any, fault).
-    faults: VecDeque<(String, Fault)>,
+    faults: Faults<Fault>,
     log: Vec<Logged>,
     /// 402 (frozen) or 423 (locked).
     unavailable: Option<u16>,
@@ -150,30 +151,17 @@ struct Shop {
     rng: Rng,
 }
 
+/// The simulator's shops, by domain; reached through a [`Handle`].
 #[derive(Default)]
-struct State {
+pub struct State {
     shops: HashMap<String, Shop>,
 }
 
-/// A running simulator; dropping it stops it. Its methods are its [`Handle`]'s.
-pub struct Simulator {
-    handle: Handle,
-    server: Server,
-}
+/// A running Shopify simulator; dropping it stops it. Its methods are its [`Handle`]'s.
+pub type Simulator = super::Simulator<State>;
 
-/// What a simulator's owner uses to change and read its shops; cheap to clone.
-#[derive(Clone)]
-pub struct Handle {
-    state: Arc<Mutex<State>>,
-}
-
-impl std::ops::Deref for Simulator {
-    type Target = Handle;
-
-    fn deref(&self) -> &Handle {
-        &self.handle
-    }
-}
+/// What a simulator's owner (a test, the demo's tasks) uses to change and read its state.
+pub type Handle = super::Handle<State>;
 
 fn now_ms() -> i64 {
     crate::dates::now_ms()
@@ -181,32 +169,19 @@ fn now_ms() -> i64 {
 
 impl Simulator {
     pub async fn start() -> Simulator {
-        let state = Arc::new(Mutex::new(State::default()));
-        let shared = Arc::clone(&state);
-        let server = http::serve(move |request| {
-            let state = Arc::clone(&shared);
-            async move { answer(&state, request).await }
+        Simulator::serve(State::default(), "Shopify", |state, request| async move {
+            answer(&state, request).await
         })
         .await
-        .expect("bind a loopback port for the Shopify simulator");
-        Simulator { handle: Handle { state }, server }
     }
 
     /// Where orderbridge's `shopify_api_base` should point: the shop is the first segment.
     pub fn base_url(&self) -> String {
-        format!("http://{}/{{shop}}", self.server.addr)
-    }
-
-    pub fn handle(&self) -> Handle {
-        self.handle.clone()
+        format!("{}/{{shop}}", self.origin())
     }
 }
 
 impl Handle {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     fn with_shop<T>(&self, domain: &str, f: impl FnOnce(&mut Shop) -> T) -> T {
         let mut state = self.lock();
         let shop = state.shops.entry(domain.to_ascii_lowercase()).or_insert_with(|| Shop {
@@ -214,7 +189,7 @@ impl Handle {
             tokens: HashMap::new(),
             apps: Vec::new(),
             bucket: Bucket { maximum: 2000.0, rate: 100.0, available: 2000.0, at: Instant::now() },
-            faults: VecDeque::new(),
+            faults: Faults::default(),
             log: Vec::new(),
             unavailable: None,
             delay: Duration::ZERO,
@@ -356,7 +331,7 @@ impl Handle {
     /// to the faults set before.
     pub fn fail_next(&self, domain: &str, operation: &str, fault: Fault, count: usize) {
         self.with_shop(domain, |shop| {
-            shop.faults.extend(std::iter::repeat_n((operation.to_string(), fault), count));
+            shop.faults.add(operation, fault, count);
         });
     }
 
@@ -404,7 +379,7 @@ async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
         None => return error_body(404, "Not Found"),
     };
     let delay = {
-        let state = state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = super::running::lock(state);
         match state.shops.get(&domain) {
             Some(shop) => shop.delay,
             None => return error_body(404, "Not Found"),
@@ -413,7 +388,7 @@ async fn answer(state: &Arc<Mutex<State>>, request: Request) -> Response {
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+    let mut state = super::running::lock(state);
     let Some(shop) = state.shops.get_mut(&domain) else { return error_body(404, "Not Found") };
     match (request.method.as_str(), rest.as_slice()) {
         ("POST", ["admin", "oauth", "access_token"]) => grant(shop, &request),
@@ -477,8 +452,7 @@ fn graphql(shop: &mut Shop, request: &Request) -> Response {
 }
 
 fn run(shop: &mut Shop, request: &Request, body: &Value, logged: &mut Logged) -> Response {
-    let due = shop.faults.front().is_some_and(|(op, _)| op.is_empty() || *op == logged.operation);
-    let fault = if due { shop.faults.pop_front().map(|(_, f)| f) } else { None };
+    let fault = shop.faults.take(|op| op.is_empty() || op == logged.operation);
     match fault {
         Some(Fault::Status(status)) => {
             let message = match status {

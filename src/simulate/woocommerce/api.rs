@@ -113,7 +113,7 @@ fn authenticate(store: &mut Store, request: &Request, host: &str) -> Result<bool
 
 pub(super) async fn answer(state: &Arc<Mutex<Store>>, request: Request) -> Response {
     let delay = {
-        let mut store = state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut store = super::super::running::lock(state);
         store.in_flight += 1;
         store.max_in_flight = store.max_in_flight.max(store.in_flight);
         store.delay
@@ -121,7 +121,7 @@ pub(super) async fn answer(state: &Arc<Mutex<Store>>, request: Request) -> Respo
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let mut store = state.lock().unwrap_or_else(|p| p.into_inner());
+    let mut store = super::super::running::lock(state);
     store.in_flight -= 1;
     let mut response = handle(&mut store, &request);
     response.headers.push(("Date".into(), httpdate::fmt_http_date(std::time::SystemTime::now())));
@@ -161,8 +161,7 @@ fn handle(store: &mut Store, request: &Request) -> Response {
         _ => return page(404, "Page not found"),
     };
     let asked = format!("{} {route}", request.method);
-    let due = store.faults.front().is_some_and(|(path, _)| asked.contains(path.as_str()));
-    let fault = due.then(|| store.faults.pop_front()).flatten().map(|(_, f)| f);
+    let fault = store.faults.take(|path| asked.contains(path));
     match fault {
         Some(Fault::Status(status)) => return error(status, "simulated", "Simulated failure."),
         Some(Fault::RetryAfter(status, secs)) => {

@@ -10,11 +10,10 @@
 //! the API at `?rest_route=`, found through the front page's `Link` header) and the faults
 //! of shared hosting. Tests, benchmarks and the demo drive the real client against it.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use super::http::{self, Server};
+use super::running::Faults;
 use super::{CITIES, FIRST, LAST, Rng};
 
 mod api;
@@ -115,8 +114,9 @@ enum Fault {
     AnswerLost(u16),
 }
 
+/// The simulated store; reached through a [`Handle`].
 #[derive(Default)]
-struct Store {
+pub struct Store {
     key: String,
     secret: String,
     read_only: bool,
@@ -136,7 +136,7 @@ struct Store {
     products: BTreeMap<i64, Product>,
     /// Product ids by SKU, as WooCommerce's SKU lookup table keeps them.
     skus: HashMap<String, Vec<i64>>,
-    faults: VecDeque<(String, Fault)>,
+    faults: Faults<Fault>,
     /// After this many order list pages, the order is changed (an edit during a pull).
     touch_after_page: Option<(usize, i64)>,
     list_pages: usize,
@@ -150,24 +150,10 @@ struct Store {
 }
 
 /// A running simulator of one store; dropping it stops it. Its methods are its [`Handle`]'s.
-pub struct Simulator {
-    handle: Handle,
-    server: Server,
-}
+pub type Simulator = super::Simulator<Store>;
 
-/// What a simulator's owner uses to change and read its state; cheap to clone.
-#[derive(Clone)]
-pub struct Handle {
-    state: Arc<Mutex<Store>>,
-}
-
-impl std::ops::Deref for Simulator {
-    type Target = Handle;
-
-    fn deref(&self) -> &Handle {
-        &self.handle
-    }
-}
+/// What a simulator's owner uses to change and read its state.
+pub type Handle = super::Handle<Store>;
 
 fn now_ms() -> i64 {
     crate::dates::now_ms() / 1000 * 1000
@@ -185,32 +171,17 @@ impl Simulator {
             next_id: 700,
             ..Store::default()
         };
-        let state = Arc::new(Mutex::new(store));
-        let shared = Arc::clone(&state);
-        let server = http::serve(move |request| {
-            let state = Arc::clone(&shared);
-            async move { answer(&state, request).await }
-        })
-        .await
-        .expect("bind a loopback port for the WooCommerce simulator");
-        Simulator { handle: Handle { state }, server }
+        Simulator::serve(store, "WooCommerce", |state, request| async move { answer(&state, request).await })
+            .await
     }
 
     /// The store's address: what its adapter's `url` should be.
     pub fn url(&self) -> String {
-        format!("http://{}", self.server.addr)
-    }
-
-    pub fn handle(&self) -> Handle {
-        self.handle.clone()
+        self.origin()
     }
 }
 
 impl Handle {
-    fn lock(&self) -> MutexGuard<'_, Store> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Adds `count` processing orders, modified a minute apart and ending a minute ago on a
     /// first load, at the present second after it; one to three lines each, whose SKUs are
     /// products of the store. The same seed gives the same orders. Returns their ids.
@@ -428,7 +399,7 @@ impl Handle {
     }
 
     fn fault(&self, path: &str, fault: Fault, count: usize) {
-        self.lock().faults = std::iter::repeat_n((path.to_string(), fault), count).collect();
+        self.lock().faults.set(path, fault, count);
     }
 
     /// The next `count` requests whose `METHOD route` contains `path` (empty: any; e.g.
@@ -440,7 +411,7 @@ impl Handle {
 
     /// As [`Handle::fail_next`], after the faults already set.
     pub fn then_fail_next(&self, path: &str, status: u16, count: usize) {
-        self.lock().faults.extend(std::iter::repeat_n((path.to_string(), Fault::Status(status)), count));
+        self.lock().faults.add(path, Fault::Status(status), count);
     }
 
     /// The next `count` requests answer `status` (429 or 503) with `Retry-After: secs`.
