@@ -40,6 +40,20 @@ impl Exchange {
         headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
+    /// What a simulator received and answered.
+    pub(crate) fn between(request: &super::http::Request, response: &super::http::Response) -> Exchange {
+        Exchange {
+            method: request.method.clone(),
+            path: request.path.clone(),
+            query: request.query.clone(),
+            headers: request.headers.clone(),
+            body: request.body.clone(),
+            status: response.status,
+            answer_headers: response.headers.clone(),
+            answer_body: response.body.clone(),
+        }
+    }
+
     /// `GET /stores/abc/v2/orders?sort=id`, for messages.
     pub fn line(&self) -> String {
         let query: Vec<String> = self.query.iter().map(|(k, v)| format!("{k}={v}")).collect();

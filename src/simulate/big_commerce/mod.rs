@@ -470,16 +470,7 @@ fn too_many(store: &Store, family: Family, now: Instant, reset_ms: Option<u64>) 
 fn record(state: &Arc<Mutex<State>>, hash: &str, request: &Request, response: &Response) {
     let mut state = super::running::lock(state);
     if let Some(store) = state.stores.get_mut(hash) {
-        store.exchanges.push(super::openapi_check::Exchange {
-            method: request.method.clone(),
-            path: request.path.clone(),
-            query: request.query.clone(),
-            headers: request.headers.clone(),
-            body: request.body.clone(),
-            status: response.status,
-            answer_headers: response.headers.clone(),
-            answer_body: response.body.clone(),
-        });
+        store.exchanges.push(super::openapi_check::Exchange::between(request, response));
     }
 }
 

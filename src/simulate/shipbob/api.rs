@@ -60,16 +60,7 @@ pub(super) async fn answer(state: Arc<Mutex<State>>, request: Request) -> Respon
     response.headers.push(("Date".into(), httpdate::fmt_http_date(std::time::SystemTime::now())));
     #[cfg(test)]
     if state.recording {
-        state.exchanges.push(crate::simulate::openapi_check::Exchange {
-            method: request.method.clone(),
-            path: request.path.clone(),
-            query: request.query.clone(),
-            headers: request.headers.clone(),
-            body: request.body.clone(),
-            status: response.status,
-            answer_headers: response.headers.clone(),
-            answer_body: response.body.clone(),
-        });
+        state.exchanges.push(crate::simulate::openapi_check::Exchange::between(&request, &response));
     }
     response
 }
@@ -145,13 +136,11 @@ fn unauthorized(op: Operation) -> Response {
 }
 
 fn problem(status: u16, title: &str, detail: &str) -> Response {
-    let mut response = Response::json(
+    Response::json(
         status,
         &json!({"type": "https://tools.ietf.org/html/rfc9110#section-15.5", "title": title, "status": status,
                 "detail": detail}),
-    );
-    response.headers[0].1 = "application/json".into();
-    response
+    )
 }
 
 fn too_many(secs: u64) -> Response {
