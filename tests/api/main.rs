@@ -36,6 +36,7 @@ mod sync_binary;
 mod sync_files;
 mod sync_lease;
 mod sync_sellbrite;
+mod sync_shipbob;
 mod sync_shopify;
 mod sync_woocommerce;
 mod variant_collections;
