@@ -492,3 +492,39 @@ async fn a_wrong_secret_is_refused_with_woocommerces_reason_and_never_shown() {
     let text = run.to_string();
     assert!(!text.contains(wrong) && !text.contains(WOO_SECRET) && !text.contains(WOO_KEY), "{text}");
 }
+
+/// Issue 29, fault 8: a level for a SKU that matches no single WooCommerce product (none, or
+/// several) is not recorded as sent; once the merchant fixes the catalogue the next pass
+/// sends it, though the warehouse's count never changed.
+#[rocket::async_test]
+async fn stock_for_an_unknown_or_ambiguous_sku_is_not_recorded_as_sent_and_goes_once_the_product_is_fixed() {
+    let rig = Rig::woocommerce(0).await;
+    rig.enable_channel("inventory").await;
+    let admin = rig.admin().to_string();
+    for sku in ["KNOWN", "GHOST", "TWICE"] {
+        rig.app
+            .post_json("/products", &admin, json!({"customer_id": rig.customer_id, "sku": sku}))
+            .await
+            .id();
+    }
+    rig.woo.add_product("KNOWN", Some(0));
+    rig.woo.add_product("TWICE", Some(0));
+    rig.woo.add_product("TWICE", Some(0));
+    rig.drop_stock("stock.csv", "sku,quantity\nKNOWN,3\nGHOST,7\nTWICE,2\n");
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["stock_levels_sent"], 1, "{run}");
+    assert_eq!(
+        rig.stock_sent(),
+        [("KNOWN".to_string(), 3)].into(),
+        "GHOST is no product and TWICE two: neither was sent"
+    );
+
+    rig.woo.add_product("GHOST", Some(0));
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["stock_levels_sent"], 1, "{run}");
+    assert_eq!(rig.woo.stock().get("GHOST"), Some(&7));
+    assert_eq!(rig.stock_sent().get("GHOST"), Some(&7));
+    assert_eq!(rig.stock_sent().get("TWICE"), None, "still two products: still not sent");
+}
