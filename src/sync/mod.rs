@@ -249,7 +249,7 @@ impl Engine {
         Ok(Started::New(run_id))
     }
 
-    /// Runs the pass of `run_id` and records its outcome; the connection is free again after.
+    /// Runs the pass of `run_id`, frees the connection, then records the outcome.
     async fn finish_pass(self: &Arc<Self>, connection_id: i64, run_id: i64) {
         struct Release<'a>(&'a Engine, i64);
         impl Drop for Release<'_> {
@@ -259,9 +259,12 @@ impl Engine {
                 }
             }
         }
-        let _release = Release(self, connection_id);
+        let release = Release(self, connection_id);
         let _slot = self.slots.acquire().await;
         let outcome = pass::run(self, connection_id, run_id).await;
+        // The connection is free before its run reads as finished: whoever sees the run
+        // finished and asks for a pass gets a new one, never this one named as still running.
+        drop(release);
         let recorded = self.db(move |conn| Ok::<_, EngineError>(runs::finish(conn, run_id, &outcome)?)).await;
         if let Err(e) = recorded {
             log::error!("sync: could not record the end of run {run_id}: {e}");
