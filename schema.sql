@@ -362,7 +362,10 @@ CREATE TABLE IF NOT EXISTS shipment_sync (
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at INTEGER,
     last_error      TEXT,
-    notified_at     INTEGER
+    notified_at     INTEGER,
+    -- 1 from a try that may have reached the store until the store's answer settles it: the
+    -- next try looks at the store before telling it again, whatever the shipment's state.
+    in_doubt        INTEGER NOT NULL DEFAULT 0 CHECK (in_doubt IN (0, 1))
 ) STRICT;
 
 -- Stock: what each warehouse last said it holds, and what each connection last sent.

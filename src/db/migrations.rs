@@ -39,6 +39,11 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 6,
+        name: "shipments record whether the store may have them",
+        apply: shipment_in_doubt,
+    },
+    Migration {
+        version: 7,
         name: "sync: warehouse cancels, cursors and strangers; leases across processes",
         apply: |_| Ok(()),
     },
@@ -110,6 +115,28 @@ fn address_set_by(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Issue 29: whether a shipment may be at the store is a stored fact, no longer read from
+/// its state. A file from version 4 on has the table without the column (an older one got
+/// the newest table from `schema.sql` at step 4); shipments claimed or tried without a clear
+/// answer (scheduled, delayed, errored) are in doubt, as their state said before.
+fn shipment_in_doubt(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let has_column: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info('shipment_sync') WHERE name = 'in_doubt')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_column {
+        tx.execute_batch(
+            "ALTER TABLE shipment_sync ADD COLUMN in_doubt INTEGER NOT NULL DEFAULT 0 CHECK (in_doubt IN (0, 1))",
+        )?;
+    }
+    tx.execute_batch(
+        "UPDATE shipment_sync SET in_doubt = 1 WHERE shipment_id IN (SELECT id FROM shipments
+           WHERE state IN ('scheduled_notify_of_shipment', 'delayed_notifying_of_shipment',
+                           'errored_notifying_of_shipment'))",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +146,23 @@ mod tests {
         for (expected, m) in (FIRST_VERSION + 1..).zip(MIGRATIONS) {
             assert_eq!(m.version, expected, "{}", m.name);
         }
+    }
+
+    #[test]
+    fn a_version_5_file_gets_the_in_doubt_column() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute_batch("ALTER TABLE shipment_sync DROP COLUMN in_doubt; PRAGMA user_version = 5")
+            .unwrap();
+        apply(&mut conn).unwrap();
+        let has: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM pragma_table_info('shipment_sync') WHERE name = 'in_doubt')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(has);
     }
 
     #[test]

@@ -55,7 +55,11 @@ pub trait StoreClient: Send + Sync {
     /// others, for a store whose requests can succeed in part (WooCommerce's batches answer
     /// 200 with an error per refused item). By default a request is taken or refused whole.
     async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
-        Ok(StockSent { requests: self.set_stock(levels).await?, accepted: levels.len(), refused: Vec::new() })
+        Ok(StockSent {
+            requests: self.set_stock(levels).await?,
+            accepted: levels.len(),
+            ..StockSent::default()
+        })
     }
 
     /// The store's own clock when a pull that began with no cursor got its first answer,
@@ -71,12 +75,18 @@ pub trait StoreClient: Send + Sync {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StockSent {
     pub requests: usize,
-    /// The levels the store took now; a level it already showed, or a SKU it has no single
-    /// product for, was left as it was and is not counted.
+    /// The levels the store took now; a level it already showed is not counted, but it
+    /// stands as sent.
     pub accepted: usize,
     /// The levels refused, by SKU, each with the store's reason (a sentence fragment naming
-    /// the SKU); every other level was taken.
+    /// the SKU).
     pub refused: Vec<(String, String)>,
+    /// The levels left unapplied without a refusal (a SKU the store has no single product
+    /// for, an item it does not track), by SKU, each with the reason (a sentence fragment
+    /// naming the SKU). Like refused ones they are not recorded as sent, so they go again
+    /// at the next pass, once the merchant may have fixed the product. Every level in
+    /// neither list stands as sent.
+    pub skipped: Vec<(String, String)>,
 }
 
 /// How a store's order lists are read.

@@ -290,11 +290,11 @@ pub async fn update(
             if is_folder(kind.owner, &stored) && !user.is_admin() {
                 return Err(ApiError::Forbidden(admins_only(&stored)));
             }
+            let stored_address = address_of(kind.owner, &stored.platform, &stored.settings);
             let resolved = adapter.resolve(kind.owner, stored)?;
             check_folder(kind.owner, &resolved, user, &config)?;
-            if reach == Reach::PublicOnly
-                && checked != Some(address_of(kind.owner, &resolved.platform, &resolved.settings))
-            {
+            let address = address_of(kind.owner, &resolved.platform, &resolved.settings);
+            if reach == Reach::PublicOnly && checked.as_ref() != Some(&address) {
                 return Err(ApiError::conflict(
                     format!("{} {id} changed while this request was checked; send it again.", kind.noun),
                     "adapter",
@@ -303,13 +303,27 @@ pub async fn update(
             }
             changes.push(("adapter", db::secrets::seal(&tx, &resolved.settings_json())?.into()));
             changes.push(("platform", resolved.platform.into()));
-            changes.push(("address_set_by", SetBy::of_user(user.is_admin()).as_str().to_string().into()));
+            // Only a new address changes who set it: an admin's edit of a customer user's
+            // folder or password must not make a name the customer controls trusted.
+            if !same_address(stored_address.as_ref(), address.as_ref()) {
+                changes.push(("address_set_by", SetBy::of_user(user.is_admin()).as_str().to_string().into()));
+            }
         }
         update_columns(&tx, kind.table, id, changes)?;
         tx.commit()?;
         Ok(NoContent)
     })
     .await
+}
+
+/// Whether two adapters connect to the same place: host (names are case-insensitive) and
+/// port; the field, the path and the credentials do not count.
+fn same_address(a: Option<&Address>, b: Option<&Address>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.host.eq_ignore_ascii_case(&b.host) && a.port == b.port,
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 /// The stored platform and adapter (unmasked) of a row the user may see; 404 otherwise.

@@ -253,6 +253,14 @@ impl Handle {
         });
     }
 
+    /// After the faults already set, the next `count` requests whose path contains `path`
+    /// answer `status` without being carried out: a second failure queued behind a first.
+    pub fn then_fail_next(&self, token: &str, path: &str, status: u16, count: usize) {
+        self.with_account(token, |account, _| {
+            account.faults.add(path, Fault::Status(status), count);
+        });
+    }
+
     /// The next `count` requests answer Sellbrite's rate limit: 403 `Rate Limit Exceeded`.
     pub fn rate_limit_next(&self, token: &str, count: usize) {
         self.with_account(token, |account, _| {

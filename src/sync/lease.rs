@@ -71,10 +71,11 @@ pub fn renew(conn: &Connection, connection_id: i64, holder: &str) -> rusqlite::R
     Ok(changed > 0)
 }
 
-/// Gives the lease back when the pass ended.
-pub fn release(conn: &Connection, connection_id: i64, holder: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached("DELETE FROM sync_leases WHERE connection_id = ?1 AND holder = ?2")?
-        .execute(params![connection_id, holder])?;
+/// Gives the lease of run `run_id` back when its pass ended (a lease a newer pass of this
+/// holder took meanwhile stays).
+pub fn release(conn: &Connection, connection_id: i64, holder: &str, run_id: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM sync_leases WHERE connection_id = ?1 AND holder = ?2 AND run_id = ?3")?
+        .execute(params![connection_id, holder, run_id])?;
     Ok(())
 }
 

@@ -263,7 +263,7 @@ impl Engine {
         Ok(Started::New(run_id))
     }
 
-    /// Runs the pass of `run_id` and records its outcome; the connection is free again after.
+    /// Runs the pass of `run_id`, frees the connection, then records the outcome.
     async fn finish_pass(self: &Arc<Self>, connection_id: i64, run_id: i64) {
         struct Release<'a>(&'a Engine, i64);
         impl Drop for Release<'_> {
@@ -273,7 +273,7 @@ impl Engine {
                 }
             }
         }
-        let _release = Release(self, connection_id);
+        let release = Release(self, connection_id);
         let _slot = self.slots.acquire().await;
         let renewing = tokio::spawn({
             let engine = Arc::clone(self);
@@ -283,6 +283,10 @@ impl Engine {
         let outcome =
             std::panic::AssertUnwindSafe(pass::run(self, connection_id, run_id)).catch_unwind().await;
         renewing.abort();
+        // The connection is free before its run reads as finished: whoever sees the run
+        // finished and asks for a pass gets a new one, never this one named as still running.
+        // The lease goes with the run's end, and only this run's (a new pass may hold it).
+        drop(release);
         let holder = self.holder.clone();
         let recorded = self
             .db(move |conn| {
@@ -290,7 +294,7 @@ impl Engine {
                     Ok(outcome) => runs::finish(conn, run_id, outcome)?,
                     Err(_) => runs::close_broken(conn, run_id)?,
                 }
-                lease::release(conn, connection_id, &holder)?;
+                lease::release(conn, connection_id, &holder, run_id)?;
                 Ok::<_, EngineError>(())
             })
             .await;

@@ -1,9 +1,10 @@
 //! Step 4, notify: each shipment ready for it is reported to the store, at most once.
 //!
 //! Shipments are claimed (`scheduled_notify_of_shipment`, committed) before the store is
-//! asked, and the answer is committed after. A crash in between leaves them claimed; the
-//! next pass asks again, and the store's client first looks for a shipment with the same
-//! tracking number, so the customer is never told twice. Passing failures make a shipment
+//! asked, and the answer is committed after. A claim marks the shipment `in_doubt`, and
+//! only the store's acceptance clears it: after a crash, a lost answer, or a retry or a
+//! refusal that moved it back, the store's client first looks for it at the store, so the
+//! customer is never told twice. Passing failures make a shipment
 //! `delayed_notifying_of_shipment` with a doubling wait, and `errored_notifying_of_shipment`
 //! after `sync_max_attempts` tries; a shipment the store refuses is errored at once.
 
@@ -84,7 +85,7 @@ async fn notify_batch(
                 Ok(()) => {
                     tx.prepare_cached(
                         "UPDATE shipment_sync SET attempts = attempts + 1, notified_at = ?2, last_error = NULL,
-                           next_attempt_at = NULL WHERE shipment_id = ?1",
+                           next_attempt_at = NULL, in_doubt = 0 WHERE shipment_id = ?1",
                     )?
                     .execute(params![id, now])?;
                     move_shipment(&tx, id, "notified_shipped")?;
@@ -171,24 +172,26 @@ fn claim(conn: &mut Connection, store_id: i64) -> rusqlite::Result<Vec<Claimed>>
         move_shipment(&tx, id, "archived")?;
     }
     let mut stmt = tx.prepare_cached(
-        "SELECT s.id, s.state FROM shipments s LEFT JOIN shipment_sync y ON y.shipment_id = s.id
+        "SELECT s.id, s.state, COALESCE(y.in_doubt, 0) FROM shipments s
+           LEFT JOIN shipment_sync y ON y.shipment_id = s.id
          WHERE s.store_id = ?1
            AND (s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment')
                 OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?2))
          ORDER BY s.id LIMIT ?3",
     )?;
     let due = stmt
-        .query_map(params![store_id, now, BATCH], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<Vec<(i64, String)>>>()?;
+        .query_map(params![store_id, now, BATCH], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<Vec<(i64, String, bool)>>>()?;
     drop(stmt);
     let mut claimed = Vec::with_capacity(due.len());
-    for (id, state) in due {
+    for (id, state, marked) in due {
         tx.prepare_cached(
             "INSERT INTO shipment_sync (shipment_id) VALUES (?1) ON CONFLICT (shipment_id) DO NOTHING",
         )?
         .execute([id])?;
-        // A shipment claimed before (a crash) or tried without an answer may be at the store.
-        let in_doubt = state != "ready_for_shipment_notification";
+        // A try that may have reached the store marked it; a shipment claimed or delayed
+        // (rows older than the mark included) may be there too.
+        let in_doubt = marked || state != "ready_for_shipment_notification";
         // After a crash a claimed shipment goes back to ready if its next try fails to start.
         let previous = if state == "scheduled_notify_of_shipment" {
             "ready_for_shipment_notification".to_string()
@@ -196,7 +199,14 @@ fn claim(conn: &mut Connection, store_id: i64) -> rusqlite::Result<Vec<Claimed>>
             state
         };
         move_shipment(&tx, id, "scheduled_notify_of_shipment")?;
-        claimed.push(Claimed { id, previous, notice: notice(&tx, id, in_doubt)? });
+        let notice = notice(&tx, id, in_doubt)?;
+        if notice.is_ok() {
+            // Committed before the store is asked: from here until its answer settles it, the
+            // store may have the shipment.
+            tx.prepare_cached("UPDATE shipment_sync SET in_doubt = 1 WHERE shipment_id = ?1")?
+                .execute([id])?;
+        }
+        claimed.push(Claimed { id, previous, notice });
     }
     tx.commit()?;
     Ok(claimed)
@@ -280,7 +290,8 @@ fn notice(
     }))
 }
 
-/// Used by `POST /shipments/{id}/retry`: a shipment whose last step failed goes back into it.
+/// Used by `POST /shipments/{id}/retry`: a shipment whose last step failed goes back into it,
+/// still `in_doubt` if an earlier try may have reached the store.
 pub fn retry(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Option<&'static str>> {
     let state: Option<String> = conn
         .prepare_cached("SELECT state FROM shipments WHERE id = ?1")?

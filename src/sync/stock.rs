@@ -77,14 +77,17 @@ pub async fn sync(
         );
     }
     // One request's levels per commit, so a crash re-sends one request at most. A level the
-    // store refused is not recorded as sent, so the next pass tries it again; the others are.
+    // store refused or skipped (it did not apply it: no such product, an untracked item) is
+    // not recorded as sent, so the next pass tries it again; the others are.
     let mut refused: Vec<(String, String)> = Vec::new();
     for chunk in changed.chunks(store.stock_per_request()) {
         let answer = store.set_stock_partly(chunk).await?;
         let accepted = answer.accepted;
-        let skipped: HashSet<&str> = answer.refused.iter().map(|(sku, _)| sku.as_str()).collect();
+        let unapplied: HashSet<&str> =
+            answer.refused.iter().chain(&answer.skipped).map(|(sku, _)| sku.as_str()).collect();
         let levels: Vec<(String, i64)> =
-            chunk.iter().filter(|(sku, _)| !skipped.contains(sku.as_str())).cloned().collect();
+            chunk.iter().filter(|(sku, _)| !unapplied.contains(sku.as_str())).cloned().collect();
+        // `answer.skipped` (SKU, reason) are the run's problems; the store's client logs them.
         refused.extend(answer.refused);
         // The store's stock counts as updated only while every level was taken.
         let all_taken = refused.is_empty();

@@ -341,3 +341,61 @@ async fn a_pass_does_not_connect_to_a_customer_users_loopback_warehouse_once_pri
     assert!(!run.to_string().contains("pw-SECRET"), "{run}");
     assert_eq!(connections_made(&listener), 0);
 }
+
+/// Issue 29, fault 6: who set the address changes only when the address (host and port)
+/// changes. An admin's routine edit of a customer user's warehouse (a folder, a rotated
+/// password, the same host written in capitals) leaves it the customer user's, so the pass
+/// keeps checking where the name points; a new host is the admin's.
+#[rocket::async_test]
+async fn an_admins_edit_that_keeps_the_address_leaves_it_the_customer_users() {
+    let app = spawn_app_with(|f| f.merge(("ping_mode", "offline"))).await;
+    let (customer, tenant) = app.tenant("Acme").await;
+    let id = app
+        .post_json("/warehouses", &tenant, warehouse(customer, "sftp", &url("sftp", "files.example.com", 22)))
+        .await
+        .id();
+    let path = format!("/warehouses/{id}");
+    assert_eq!(address_set_by(&app, "warehouses", id), "customer");
+    let edits = [
+        (
+            "orders_dir only",
+            json!({"adapter": {"connection_string": url("sftp", "files.example.com", 22), "orders_dir": "in"}}),
+        ),
+        (
+            "a rotated password",
+            json!({"adapter": {"connection_string": "sftp://wh-user:rotated-SECRET-2@files.example.com:22/in"}}),
+        ),
+        (
+            "the default port written out",
+            json!({"adapter": {"connection_string": "sftp://wh-user:p@files.example.com/in"}}),
+        ),
+        (
+            "the host in capitals",
+            json!({"adapter": {"connection_string": "sftp://wh-user:p@FILES.example.com:22/in"}}),
+        ),
+        ("the name only", json!({"name": "Renamed"})),
+    ];
+    for (what, patch) in edits {
+        let r = app.patch_json(&path, &app.admin, patch).await;
+        assert_eq!(r.status.code, 204, "{what}: {r:?}");
+        assert_eq!(address_set_by(&app, "warehouses", id), "customer", "{what}");
+    }
+    for (what, connection_string) in [
+        ("another host", "sftp://wh-user:p@10.0.0.7:22/in"),
+        ("another port", "sftp://wh-user:p@10.0.0.7:2222/in"),
+    ] {
+        // Back to the customer user's public address first, so each change is seen alone.
+        let back = json!({"adapter": {"connection_string": url("sftp", PUBLIC, 22)}});
+        assert_eq!(app.patch_json(&path, &tenant, back).await.status.code, 204, "{what}");
+        assert_eq!(address_set_by(&app, "warehouses", id), "customer", "{what}: the tenant's own change");
+        if what == "another port" {
+            let host = json!({"adapter": {"connection_string": "sftp://wh-user:p@10.0.0.7:22/in"}});
+            assert_eq!(app.patch_json(&path, &app.admin, host).await.status.code, 204);
+        }
+        let r = app
+            .patch_json(&path, &app.admin, json!({"adapter": {"connection_string": connection_string}}))
+            .await;
+        assert_eq!(r.status.code, 204, "{what}: {r:?}");
+        assert_eq!(address_set_by(&app, "warehouses", id), "admin", "{what}");
+    }
+}

@@ -648,3 +648,46 @@ async fn two_thousand_and_one_levels_are_sent_in_two_requests() {
     assert_eq!(run["stock_levels_sent"], 2001, "{run}");
     assert_eq!(rig.sim.requests().len() - before, 1 + 2, "the order list, then 2,000 + 1 levels");
 }
+
+/// Issue 29, fault 11 (`html_where_json_was_expected…` failed once under load): a run read
+/// as finished must not be named again by the next `POST /connections/{id}/sync` as the pass
+/// "already running". The engine wrote `finished_at` before it freed the connection, so a
+/// client that saw the run finished and asked at once (as every test's `Rig::sync` does)
+/// could get the old run back, and the fault it had set for the next pass was taken by a
+/// later one. Watched without yielding from the moment a run reads finished, the connection
+/// must already be free: the reading thread spins on the database while the pass finishes
+/// on another, so a freeing that comes after the write is caught in its window.
+#[rocket::async_test]
+async fn a_run_that_reads_finished_has_freed_its_connection() {
+    let rig = Rig::new(30).await;
+    let engine =
+        rig.app.client.rocket().state::<std::sync::Arc<orderbridge::sync::Engine>>().unwrap().clone();
+    let pool = rig.app.pool();
+    for pass in 0..20 {
+        let path = format!("/connections/{}/sync", rig.connection_id);
+        let started = rig.app.post_json(&path, rig.admin(), json!({})).await;
+        let run_id = started.body["run_id"].as_i64().unwrap();
+        let conn = pool.get().unwrap();
+        let mut finished = false;
+        for _ in 0..2_000_000 {
+            finished = conn
+                .query_row("SELECT finished_at IS NOT NULL FROM sync_runs WHERE id = ?1", [run_id], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            if finished {
+                break;
+            }
+        }
+        assert!(finished, "pass {pass}: run {run_id} did not finish");
+        assert_eq!(
+            engine.running(rig.connection_id),
+            None,
+            "pass {pass}: run {run_id} reads finished but still runs"
+        );
+        drop(conn);
+        let again = rig.app.post_json(&path, rig.admin(), json!({})).await;
+        assert_ne!(again.body["run_id"].as_i64(), Some(run_id), "pass {pass}: the finished run named again");
+        rig.wait_for(rig.connection_id, again.body["run_id"].as_i64().unwrap()).await;
+    }
+}

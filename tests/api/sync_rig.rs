@@ -315,6 +315,16 @@ impl Rig {
         std::fs::write(dir.join(name), text).unwrap();
     }
 
+    /// The stock levels recorded as sent for the connection, by SKU.
+    pub fn stock_sent(&self) -> std::collections::BTreeMap<String, i64> {
+        let conn = self.app.pool().get().unwrap();
+        let mut stmt = conn.prepare("SELECT sku, quantity FROM stock_sent WHERE connection_id = ?1").unwrap();
+        stmt.query_map([self.connection_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
     /// Every data row of every order file, as (file, order_id, line, sku).
     pub fn order_file_rows(&self) -> Vec<(String, i64, String, String)> {
         let mut rows = Vec::new();

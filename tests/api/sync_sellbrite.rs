@@ -325,3 +325,40 @@ async fn one_warehouse_serves_a_bigcommerce_and_a_sellbrite_store_from_one_shipm
     assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{shipments:?}");
     assert_eq!(rig.files("shipments/processed"), vec!["both.csv"]);
 }
+
+/// Issue 29, fault 9: a post whose answer was lost leaves the shipment in doubt as a stored
+/// fact, whatever state it goes to next. Here the post lands and its answer is lost, then
+/// the look that follows fails: with a 422 the shipment is errored and retried through the
+/// API, with a 401 it is put back as it was; either way the next pass looks at Sellbrite's
+/// order before posting, and Sellbrite has exactly one shipment.
+#[rocket::async_test]
+async fn a_shipment_whose_lost_post_was_retried_or_put_back_is_not_posted_twice() {
+    for (what, look_status, state_after) in [
+        ("errored, then retried", 422, "errored_notifying_of_shipment"),
+        ("put back by a 401", 401, "ready_for_shipment_notification"),
+    ] {
+        let rig = Rig::sellbrite(1).await;
+        rig.sync().await;
+        let order = rig.orders().await[0]["id"].as_i64().unwrap();
+        ship_whole(&rig, "s.csv", &[(order, "1Z-DOUBT", "USPS")]);
+        rig.sb.lose_answers(SB_TOKEN, "/v1/shipments", 504, 1);
+        rig.sb.then_fail_next(SB_TOKEN, "/v1/orders/", look_status, 1);
+        let run = rig.sync().await;
+        assert_eq!(run["shipments_notified"], 0, "{what}: {run}");
+        let shipment = rig.shipments().await[0].clone();
+        assert_eq!(shipment["state"], state_after, "{what}: {shipment}");
+        assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 1, "{what}: the lost post landed");
+        if look_status == 422 {
+            let id = shipment["id"].as_i64().unwrap();
+            let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
+            assert_eq!(r.status.code, 204, "{what}: {r:?}");
+        }
+        let run = rig.sync().await;
+        assert_eq!(run["status"], "succeeded", "{what}: {run}");
+        assert_eq!(rig.shipments().await[0]["state"], "notified_shipped", "{what}");
+        assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 1, "{what}: exactly one Sellbrite shipment");
+        let posts =
+            rig.sb.requests().iter().filter(|r| r.starts_with("POST") && r.contains("/v1/shipments")).count();
+        assert_eq!(posts, 1, "{what}: never posted again: {:?}", rig.sb.requests());
+    }
+}

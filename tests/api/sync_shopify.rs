@@ -522,3 +522,50 @@ async fn client_credentials_fetch_a_token_keep_it_in_memory_and_fetch_anew_after
     assert_eq!(store["adapter"]["client_id"], APP_ID);
     assert!(store["adapter"]["client_secret"].as_str().unwrap().starts_with("********"), "{store}");
 }
+
+/// Issue 29, fault 8: a level Shopify did not apply (an untracked item, an item not stocked
+/// at the location, a SKU the shop lacks) is not recorded as sent, so once the merchant
+/// fixes the product the next pass sends it, though the warehouse's count never changed.
+#[rocket::async_test]
+async fn stock_shopify_skipped_is_not_recorded_as_sent_and_goes_once_the_product_is_fixed() {
+    let rig = shopify(0).await;
+    rig.enable_channel("inventory").await;
+    let admin = rig.admin().to_string();
+    for sku in ["MUG-BLU", "UNTRACKED", "ELSEWHERE", "NOT-AT-SHOPIFY"] {
+        rig.app
+            .post_json("/products", &admin, json!({"customer_id": rig.customer_id, "sku": sku}))
+            .await
+            .id();
+    }
+    rig.shop.add_item(SHOP, "MUG-BLU", true, true);
+    let untracked = rig.shop.add_item(SHOP, "UNTRACKED", false, true);
+    let elsewhere = rig.shop.add_item(SHOP, "ELSEWHERE", true, false);
+    rig.drop_stock("stock.csv", "sku,quantity\nMUG-BLU,17\nUNTRACKED,4\nELSEWHERE,5\nNOT-AT-SHOPIFY,6\n");
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["stock_levels_sent"], 1, "{run}");
+    assert_eq!(
+        rig.stock_sent(),
+        [("MUG-BLU".to_string(), 17)].into(),
+        "only the level Shopify set is recorded as sent"
+    );
+
+    // The merchant tracks the item, stocks the other at the location, adds the missing one.
+    rig.shop.edit(SHOP, |shop| shop.items.get_mut(&untracked).unwrap().tracked = true);
+    rig.shop.edit(SHOP, |shop| {
+        let primary = shop.primary_location();
+        let level = shop.next_id();
+        shop.items.get_mut(&elsewhere).unwrap().levels.insert(primary, (level, 0));
+    });
+    rig.shop.add_item(SHOP, "NOT-AT-SHOPIFY", true, true);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["stock_levels_sent"], 3, "{run}");
+    let available = rig.shop.available(SHOP);
+    for (sku, units) in [("MUG-BLU", 17), ("UNTRACKED", 4), ("ELSEWHERE", 5), ("NOT-AT-SHOPIFY", 6)] {
+        assert_eq!(available.get(sku), Some(&units), "{sku}");
+        assert_eq!(rig.stock_sent().get(sku), Some(&units), "{sku}");
+    }
+    let run = rig.sync().await;
+    assert_eq!(run["stock_levels_sent"], 0, "nothing changed since: {run}");
+}

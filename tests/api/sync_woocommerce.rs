@@ -492,3 +492,94 @@ async fn a_wrong_secret_is_refused_with_woocommerces_reason_and_never_shown() {
     let text = run.to_string();
     assert!(!text.contains(wrong) && !text.contains(WOO_SECRET) && !text.contains(WOO_KEY), "{text}");
 }
+
+/// Issue 29, fault 8: a level for a SKU that matches no single WooCommerce product (none, or
+/// several) is not recorded as sent; once the merchant fixes the catalogue the next pass
+/// sends it, though the warehouse's count never changed.
+#[rocket::async_test]
+async fn stock_for_an_unknown_or_ambiguous_sku_is_not_recorded_as_sent_and_goes_once_the_product_is_fixed() {
+    let rig = Rig::woocommerce(0).await;
+    rig.enable_channel("inventory").await;
+    let admin = rig.admin().to_string();
+    for sku in ["KNOWN", "GHOST", "TWICE"] {
+        rig.app
+            .post_json("/products", &admin, json!({"customer_id": rig.customer_id, "sku": sku}))
+            .await
+            .id();
+    }
+    rig.woo.add_product("KNOWN", Some(0));
+    rig.woo.add_product("TWICE", Some(0));
+    rig.woo.add_product("TWICE", Some(0));
+    rig.drop_stock("stock.csv", "sku,quantity\nKNOWN,3\nGHOST,7\nTWICE,2\n");
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["stock_levels_sent"], 1, "{run}");
+    assert_eq!(
+        rig.stock_sent(),
+        [("KNOWN".to_string(), 3)].into(),
+        "GHOST is no product and TWICE two: neither was sent"
+    );
+
+    rig.woo.add_product("GHOST", Some(0));
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["stock_levels_sent"], 1, "{run}");
+    assert_eq!(rig.woo.stock().get("GHOST"), Some(&7));
+    assert_eq!(rig.stock_sent().get("GHOST"), Some(&7));
+    assert_eq!(rig.stock_sent().get("TWICE"), None, "still two products: still not sent");
+}
+
+/// Issue 29, fault 12 (annex §11, "Notify", step 3): a completion `PUT` whose answer was lost
+/// is followed by a fresh read of the order's status, never by a second `PUT`: the order may
+/// be completed already, or the merchant may have changed it meanwhile.
+#[rocket::async_test]
+async fn a_completion_whose_answer_was_lost_reads_the_status_again_before_any_second_put() {
+    let rig = Rig::woocommerce(1).await;
+    rig.sync().await;
+    let order = rig.orders().await[0].clone();
+    let external = order["external_id"].as_str().unwrap().to_string();
+    ship_whole(&rig, "s.csv", &[(order["id"].as_i64().unwrap(), "1Z-DONE", "UPS")]);
+    rig.woo.lose_answers(&format!("PUT wc/v3/orders/{external}"), 502, 1);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
+    assert_eq!(rig.woo.status(external.parse().unwrap()).as_deref(), Some("completed"));
+    let requests = rig.woo.requests();
+    let order_route = format!("/wp-json/wc/v3/orders/{external}");
+    let puts: Vec<&String> = requests.iter().filter(|r| **r == format!("PUT {order_route}")).collect();
+    assert_eq!(puts.len(), 1, "one PUT: {requests:?}");
+    let reads = requests.iter().filter(|r| r.starts_with(&format!("GET {order_route}?"))).count();
+    assert_eq!(reads, 2, "the status before the PUT and again after its lost answer: {requests:?}");
+}
+
+/// Issue 29, fault 12 (annex §11, "Notify", step 1): once the Shipment Tracking route
+/// answered `rest_no_route`, the rest of the pass does not ask it again: with `"auto"` the
+/// other shipments go as notes, with `true` they are errored without a request each.
+#[rocket::async_test]
+async fn the_shipment_tracking_route_is_asked_once_a_pass_once_it_answered_no_route() {
+    for (tracking, notified, state) in
+        [("auto", 3, "notified_shipped"), ("true", 0, "errored_notifying_of_shipment")]
+    {
+        let rig = Rig::woocommerce(3).await;
+        rig.woo.set_extension(false);
+        rig.patch_store_adapter(json!({"shipment_tracking": tracking})).await;
+        rig.sync().await;
+        let orders = rig.orders().await;
+        let ids: Vec<i64> = orders.iter().map(|o| o["id"].as_i64().unwrap()).collect();
+        ship_whole(
+            &rig,
+            "s.csv",
+            &[(ids[0], "1Z-1", "UPS"), (ids[1], "1Z-2", "UPS"), (ids[2], "1Z-3", "UPS")],
+        );
+        let run = rig.sync().await;
+        assert_eq!(run["shipments_notified"], notified, "{tracking}: {run}");
+        assert!(rig.shipments().await.iter().all(|s| s["state"] == state), "{tracking}");
+        let asked = rig
+            .woo
+            .requests()
+            .iter()
+            .filter(|r| r.starts_with("GET") && r.contains("/shipment-trackings") && !r.contains("providers"))
+            .count();
+        assert_eq!(asked, 1, "{tracking}: {:?}", rig.woo.requests());
+    }
+}

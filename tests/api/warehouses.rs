@@ -282,3 +282,65 @@ async fn live_ping_of_a_platform_without_a_check_answers_unsupported_platform() 
     assert_error(&r, 422, "unsupported_platform");
     assert_eq!(count(&app, "warehouses"), 0);
 }
+
+/// Issue 29, fault 7 (CONTRACT §11, "File warehouses"): `orders_dir`, `shipments_dir` and
+/// `inventory_dir` name three different folders as the warehouse uses them (slashes trimmed,
+/// `.` dropped, empty the root, the defaults for keys not given); two that are one folder
+/// answer 422 naming the field given, on create and on PATCH, and write nothing.
+#[rocket::async_test]
+async fn warehouse_folders_that_are_the_same_folder_answer_422_naming_the_field() {
+    let app = spawn_app().await;
+    let c = customer(&app, "Acme").await;
+    let same: &[(&str, Value, &str)] = &[
+        ("orders in inventory", json!({"orders_dir": "stock", "inventory_dir": "stock"}), "inventory_dir"),
+        ("slashes and dots", json!({"orders_dir": "/out/./", "shipments_dir": "./out"}), "shipments_dir"),
+        ("nested the same", json!({"shipments_dir": "a//b/", "inventory_dir": "/a/b"}), "inventory_dir"),
+        ("both the root", json!({"orders_dir": "", "shipments_dir": "/"}), "shipments_dir"),
+        ("the root written as a dot", json!({"orders_dir": "./", "inventory_dir": ""}), "inventory_dir"),
+        ("orders in the default inventory", json!({"orders_dir": "inventory"}), "orders_dir"),
+        ("stock in the default shipments", json!({"inventory_dir": "/shipments/"}), "inventory_dir"),
+        ("orders in the default orders' place", json!({"shipments_dir": "orders"}), "shipments_dir"),
+    ];
+    let distinct: &[(&str, Value)] = &[
+        ("the defaults", json!({})),
+        (
+            "three named folders",
+            json!({"orders_dir": "in", "shipments_dir": "out", "inventory_dir": "stock"}),
+        ),
+        ("orders at the root", json!({"orders_dir": ""})),
+        ("a folder inside another", json!({"orders_dir": "a", "shipments_dir": "a/b"})),
+        ("a default given again", json!({"orders_dir": "/orders/"})),
+    ];
+    for platform in ["sftp", "ftp"] {
+        let scheme = if platform == "ftp" { "ftp" } else { "sftp" };
+        let adapter = |dirs: &Value| {
+            let mut adapter = dirs.clone();
+            adapter["connection_string"] = json!(format!("{scheme}://u:pw-123456@files.example.com/root"));
+            adapter
+        };
+        let body = |dirs: &Value| json!({"customer_id": c, "platform": platform, "adapter": adapter(dirs)});
+        let before = count(&app, "warehouses");
+        for (what, dirs, field) in same {
+            let r = app.post_json("/warehouses", &app.admin, body(dirs)).await;
+            assert_error(&r, 422, "validation_failed");
+            let key = format!("adapter[{field}]");
+            assert!(r.body["error"]["details"][&key].is_string(), "{platform}, {what}: {r:?}");
+        }
+        assert_eq!(count(&app, "warehouses"), before, "{platform}: nothing was written");
+        let id = app.post_json("/warehouses", &app.admin, body(&json!({}))).await.id();
+        for (what, dirs, field) in same {
+            let r = app
+                .patch_json(&format!("/warehouses/{id}"), &app.admin, json!({"adapter": adapter(dirs)}))
+                .await;
+            assert_error(&r, 422, "validation_failed");
+            assert!(
+                r.body["error"]["details"][format!("adapter[{field}]")].is_string(),
+                "PATCH {platform}, {what}: {r:?}"
+            );
+        }
+        for (what, dirs) in distinct {
+            let r = app.post_json("/warehouses", &app.admin, body(dirs)).await;
+            assert_eq!(r.status.code, 201, "{platform}, {what}: {r:?}");
+        }
+    }
+}

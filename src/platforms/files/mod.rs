@@ -60,6 +60,7 @@ impl Kind {
 /// `ftp://…`, `file:///absolute/path`); for SFTP, `host_key` is a fingerprint or null (none
 /// pinned yet).
 pub fn validate(adapter: &mut Fields, kind: Kind) {
+    validate_folders(adapter);
     let (scheme, port) = match kind {
         Kind::Folder => return folder::validate(adapter),
         Kind::Sftp => ("sftp", 22),
@@ -78,6 +79,27 @@ pub fn validate(adapter: &mut Fields, kind: Kind) {
             "host_key",
             "must be an SSH host key fingerprint as ssh-keygen -l prints it: SHA256: and 43 base64 characters",
         );
+    }
+}
+
+/// `orders_dir`, `shipments_dir` and `inventory_dir` are text (or null: the default) and name
+/// three different folders as the warehouse uses them (CONTRACT §11): orderbridge's own order
+/// files must never be read back as shipments or stock. A clash names the key given, the
+/// later one when both are.
+fn validate_folders(adapter: &mut Fields) {
+    let mut seen: Vec<(&str, String, bool)> = Vec::new();
+    for (key, default) in warehouse::FOLDER_KEYS {
+        let given = adapter.text(key).value();
+        let folder = warehouse::folder(given.as_deref(), default);
+        if let Some((other, _, other_given)) = seen.iter().find(|(_, seen, _)| *seen == folder) {
+            let (named, other) = if given.is_some() || !other_given { (key, *other) } else { (*other, key) };
+            let place = if folder.is_empty() { "the root".to_string() } else { format!("{folder:?}") };
+            adapter.error(
+                named,
+                format!("names the same folder as {other} ({place}); orders, shipments and stock each need a folder of their own"),
+            );
+        }
+        seen.push((key, folder, given.is_some()));
     }
 }
 

@@ -30,6 +30,19 @@ pub struct FileSettings {
     pub reach: Reach,
 }
 
+/// The adapter keys naming the warehouse's folders, in the order validation compares them,
+/// with the folder each names when not given (CONTRACT §11).
+pub(super) const FOLDER_KEYS: [(&str, &str); 3] =
+    [("orders_dir", "orders"), ("shipments_dir", "shipments"), ("inventory_dir", "inventory")];
+
+/// The folder an adapter key names as the warehouse uses it: `default` when not given,
+/// empty and `.` segments dropped (so `/out/./` is `out`), empty meaning the root.
+pub(super) fn folder(given: Option<&str>, default: &str) -> String {
+    let parts: Vec<&str> =
+        given.unwrap_or(default).split('/').filter(|part| !part.is_empty() && *part != ".").collect();
+    parts.join("/")
+}
+
 /// The folders the warehouse's adapter names, relative to its root (empty: the root).
 struct Folders {
     orders: String,
@@ -39,14 +52,9 @@ struct Folders {
 
 impl Folders {
     fn of(adapter: &Map<String, Value>) -> Folders {
-        let dir = |key: &str, default: &str| {
-            adapter.get(key).and_then(Value::as_str).unwrap_or(default).trim_matches('/').to_string()
-        };
-        Folders {
-            orders: dir("orders_dir", "orders"),
-            shipments: dir("shipments_dir", "shipments"),
-            inventory: dir("inventory_dir", "inventory"),
-        }
+        let [orders, shipments, inventory] =
+            FOLDER_KEYS.map(|(key, default)| folder(adapter.get(key).and_then(Value::as_str), default));
+        Folders { orders, shipments, inventory }
     }
 
     fn inbox(&self, inbox: Inbox) -> &str {

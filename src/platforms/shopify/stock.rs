@@ -37,21 +37,26 @@ struct Item {
 
 /// Sets the levels of `levels` (SKU, units; negative as 0). Counted as taken: the SKUs
 /// with at least one tracked item stocked at the location whose level Shopify set. SKUs the
-/// shop has no such item for were left as they were, and are neither counted nor refused.
+/// shop has no such item for were left as they were: skipped, with the reason.
 pub(super) async fn set(client: &Client, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
     let location = location(client).await?;
     let wanted: BTreeMap<&str, i64> = levels.iter().map(|(sku, n)| (sku.as_str(), (*n).max(0))).collect();
     // (inventory item, units) to send, and the SKU of each.
     let mut quantities: Vec<(String, i64)> = Vec::new();
     let mut sku_of: HashMap<String, &str> = HashMap::new();
-    let mut unknown = 0usize;
+    // Why each SKU with no item to set was left, by SKU.
+    let mut left: BTreeMap<&str, &str> = BTreeMap::new();
     let skus: Vec<&str> = wanted.keys().copied().collect();
     for batch in skus.chunks(SKUS_PER_SEARCH) {
         let items = items(client, batch, &location).await?;
         for sku in batch {
             let mine: Vec<&Item> = items.iter().filter(|i| i.sku.as_deref() == Some(*sku)).collect();
             if mine.is_empty() {
-                unknown += 1;
+                left.insert(sku, "the shop has no inventory item with it");
+            } else if !mine.iter().any(|i| i.tracked) {
+                left.insert(sku, "its inventory item is not tracked");
+            } else if !mine.iter().any(|i| i.tracked && i.inventory_level.is_some()) {
+                left.insert(sku, "its inventory item is not stocked at the location");
             }
             // A SKU held by several items sets each; untracked or unstocked ones are left.
             for item in mine.into_iter().filter(|i| i.tracked && i.inventory_level.is_some()) {
@@ -62,21 +67,28 @@ pub(super) async fn set(client: &Client, levels: &[(String, i64)]) -> Result<Sto
             }
         }
     }
-    if unknown > 0 {
-        log::info!(
-            "sync: Shopify shop {} has no inventory item for {unknown} SKU(s); skipped",
-            client.shop.domain
-        );
-    }
     let mut requests = 0;
     let mut set_skus: HashSet<&str> = HashSet::new();
+    let mut dropped_skus: HashSet<&str> = HashSet::new();
     for batch in quantities.chunks(PER_MUTATION) {
         let (mutations, dropped) = send_batch(client, batch, &location).await?;
         requests += mutations;
-        set_skus
-            .extend(batch.iter().filter(|(item, _)| !dropped.contains(item)).map(|(item, _)| sku_of[item]));
+        for (item, _) in batch {
+            if dropped.contains(item) { &mut dropped_skus } else { &mut set_skus }.insert(sku_of[item]);
+        }
     }
-    Ok(StockSent { requests, accepted: set_skus.len(), refused: Vec::new() })
+    for sku in dropped_skus.difference(&set_skus) {
+        left.insert(sku, "Shopify did not set its inventory item at the location");
+    }
+    if !left.is_empty() {
+        log::info!(
+            "sync: Shopify shop {}: {} SKU(s) left as they were; skipped",
+            client.shop.domain,
+            left.len()
+        );
+    }
+    let skipped = left.into_iter().map(|(sku, why)| (sku.to_string(), format!("SKU {sku}: {why}"))).collect();
+    Ok(StockSent { requests, accepted: set_skus.len(), refused: Vec::new(), skipped })
 }
 
 /// Where levels are set: the adapter's location, or the shop's primary one (read once a

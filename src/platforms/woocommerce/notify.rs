@@ -27,19 +27,13 @@ impl Client {
         }
         let wanted = self.api.shop.tracking;
         let known = *self.extension.lock().unwrap_or_else(|p| p.into_inner());
+        // Once the route answered `rest_no_route`, the rest of the pass does not ask again.
         let told = match (wanted, known) {
             (Tracking::Off, _) | (Tracking::Auto, Some(false)) => self.note(notice).await?,
+            (Tracking::Required, Some(false)) => return Err(self.no_extension()),
             _ => match self.tracking_item(notice).await? {
                 Some(told) => told,
-                None if wanted == Tracking::Required => {
-                    return Err(PlatformError::Rejected {
-                        status: 404,
-                        message: format!(
-                            "WooCommerce at {} cannot take tracking items: the Shipment Tracking extension is not active (the adapter's shipment_tracking is true).",
-                            self.api.site()
-                        ),
-                    });
-                }
+                None if wanted == Tracking::Required => return Err(self.no_extension()),
                 None => self.note(notice).await?,
             },
         };
@@ -47,6 +41,17 @@ impl Client {
             self.complete(order).await?;
         }
         Ok(told)
+    }
+
+    /// The refusal of a shipment when the adapter requires the extension the store lacks.
+    fn no_extension(&self) -> PlatformError {
+        PlatformError::Rejected {
+            status: 404,
+            message: format!(
+                "WooCommerce at {} cannot take tracking items: the Shipment Tracking extension is not active (the adapter's shipment_tracking is true).",
+                self.api.site()
+            ),
+        }
     }
 
     /// A tracking item through the extension; `None` when the store does not have it.
@@ -151,18 +156,21 @@ impl Client {
     }
 
     /// Completes the order, if its status is still one the adapter imports: any other was
-    /// set by the merchant and is left alone.
+    /// set by the merchant (or by a `PUT` whose answer was lost) and is left alone. The status
+    /// is read before every `PUT`, so a `PUT` is never sent again blindly.
     async fn complete(&self, order: &str) -> Result<(), PlatformError> {
         let route = format!("wc/v3/orders/{order}");
         let fields = [("_fields", "id,status".to_string())];
-        let now = self.call(Method::GET, &route, &fields, None).await?.json(&self.api, &route)?;
-        let status = now.get("status").and_then(Value::as_str).unwrap_or_default();
-        if !self.api.shop.imports(status) {
-            return Ok(());
-        }
+        let look = || async {
+            let now = self.api.once(&Method::GET, &route, &fields, None).await?.json(&self.api, &route)?;
+            let status = now.get("status").and_then(Value::as_str).unwrap_or_default();
+            Ok((!self.api.shop.imports(status)).then_some(()))
+        };
         let body = json!({"status": "completed"});
-        self.call(Method::PUT, &route, &[], Some(&body)).await?.json(&self.api, &route)?;
-        Ok(())
+        let put = || async {
+            self.api.once(&Method::PUT, &route, &[], Some(&body)).await?.json(&self.api, &route).map(|_| ())
+        };
+        retry::create(&self.policy, self.account(), look, put).await.map(drop)
     }
 }
 

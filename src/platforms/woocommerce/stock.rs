@@ -60,19 +60,26 @@ impl Client {
         }
         // Batches by where they go: `None` for products/batch, a parent for its variations.
         let mut batches: BTreeMap<Option<i64>, Vec<(i64, String, i64)>> = BTreeMap::new();
-        let mut unknown = 0;
+        let mut skipped = Vec::new();
         for (sku, level) in levels {
             match found.get(sku).map(Vec::as_slice) {
                 Some([one]) if one.level == Some(*level) => {}
                 Some([one]) => batches.entry(one.parent).or_default().push((one.id, sku.clone(), *level)),
                 // No product has it, or several do: which one the warehouse means is unknown.
-                _ => unknown += 1,
+                None | Some([]) => {
+                    skipped.push((sku.clone(), format!("SKU {sku}: no WooCommerce product has it")))
+                }
+                Some(several) => skipped.push((
+                    sku.clone(),
+                    format!("SKU {sku}: {} WooCommerce products have it", several.len()),
+                )),
             }
         }
-        if unknown > 0 {
+        if !skipped.is_empty() {
             log::info!(
-                "WooCommerce at {}: {unknown} SKU(s) match no single product; skipped",
-                self.api.site()
+                "WooCommerce at {}: {} SKU(s) match no single product; skipped",
+                self.api.site(),
+                skipped.len()
             );
         }
         let mut refused = Vec::new();
@@ -97,7 +104,7 @@ impl Client {
                 refused.extend(errors);
             }
         }
-        Ok(StockSent { requests, accepted, refused })
+        Ok(StockSent { requests, accepted, refused, skipped })
     }
 }
 
