@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "stores and warehouses record who set their address",
         apply: address_set_by,
     },
+    Migration {
+        version: 6,
+        name: "sync: a run's problems, an order's and a shipment's latest error",
+        apply: sync_problems,
+    },
 ];
 
 /// The version this binary writes.
@@ -103,6 +108,27 @@ fn address_set_by(tx: &Transaction<'_>) -> rusqlite::Result<()> {
         ))?;
     }
     Ok(())
+}
+
+/// CONTRACT §11: runs count their problems and items keep their latest error; the problems'
+/// table comes from `schema.sql`. A shipment's error kept before names its step by the
+/// state it left the shipment in; when it happened was not kept.
+fn sync_problems(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "ALTER TABLE sync_runs ADD COLUMN problems_count INTEGER NOT NULL DEFAULT 0;
+         ALTER TABLE order_sync ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+         ALTER TABLE order_sync ADD COLUMN next_attempt_at INTEGER;
+         ALTER TABLE order_sync ADD COLUMN last_error TEXT;
+         ALTER TABLE order_sync ADD COLUMN last_error_at INTEGER;
+         ALTER TABLE order_sync ADD COLUMN last_error_step TEXT;
+         ALTER TABLE shipment_sync ADD COLUMN last_error_at INTEGER;
+         ALTER TABLE shipment_sync ADD COLUMN last_error_step TEXT;
+         UPDATE shipment_sync SET last_error_step =
+             CASE (SELECT state FROM shipments WHERE id = shipment_id)
+               WHEN 'errored_processing' THEN 'pull_shipments' ELSE 'notify' END
+          WHERE last_error IS NOT NULL AND (SELECT state FROM shipments WHERE id = shipment_id)
+                IN ('errored_processing', 'delayed_notifying_of_shipment', 'errored_notifying_of_shipment');",
+    )
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ impl From<r2d2::Error> for DbError {
 
 pub mod backup;
 pub mod checkpoint;
-mod migrations;
+pub mod migrations;
 pub mod secrets;
 
 /// The schema, embedded in the binary: always the newest shape, applied whole to a new file.

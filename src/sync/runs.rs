@@ -6,6 +6,8 @@ use serde::Serialize;
 
 use crate::dates::{Timestamp, now_ms};
 
+use super::problems::{self, RunProblem};
+
 /// How many runs a connection's list shows, and keeps: older ones are pruned.
 pub const KEPT_RUNS: i64 = 100;
 
@@ -91,6 +93,9 @@ pub struct Run {
     #[serde(flatten)]
     pub counts: RunCounts,
     pub error: Option<RunError>,
+    /// The first problems of the pass (`problems::KEPT_PER_RUN`); `problems_count` counts all.
+    pub problems: Vec<RunProblem>,
+    pub problems_count: u64,
 }
 
 impl Run {
@@ -100,7 +105,8 @@ impl Run {
 }
 
 const COLUMNS: &str = "id, connection_id, trigger, started_at, finished_at, status, orders_pulled, orders_sent,
-                       shipments_pulled, shipments_notified, stock_levels_sent, error_step, error_code, error_message";
+                       shipments_pulled, shipments_notified, stock_levels_sent, error_step, error_code, error_message,
+                       problems_count";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
     let count = |i: usize| r.get::<_, i64>(i).map(|n| u64::try_from(n).unwrap_or_default());
@@ -125,7 +131,21 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
             stock_levels_sent: count(10)?,
         },
         error,
+        problems: Vec::new(),
+        problems_count: count(14)?,
     })
+}
+
+/// Fills in the problems of `runs`, read in one query.
+fn with_problems(conn: &Connection, mut runs: Vec<Run>) -> rusqlite::Result<Vec<Run>> {
+    let ids: Vec<i64> = runs.iter().filter(|r| r.problems_count > 0).map(|r| r.id).collect();
+    let at: std::collections::HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    for (run_id, problem) in problems::of_runs(conn, &ids)? {
+        if let Some(&i) = at.get(&run_id) {
+            runs[i].problems.push(problem);
+        }
+    }
+    Ok(runs)
 }
 
 /// Records a pass that starts now, and prunes the connection's runs past the kept ones.
@@ -197,9 +217,11 @@ pub fn close_interrupted(conn: &mut Connection) -> rusqlite::Result<usize> {
 }
 
 pub fn find(conn: &Connection, id: i64) -> rusqlite::Result<Option<Run>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM sync_runs WHERE id = ?1"))?
+    let run = conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM sync_runs WHERE id = ?1"))?
         .query_row([id], from_row)
-        .optional()
+        .optional()?;
+    Ok(with_problems(conn, run.into_iter().collect())?.pop())
 }
 
 /// The latest runs of a connection, newest first.
@@ -208,7 +230,7 @@ pub fn latest(conn: &Connection, connection_id: i64) -> rusqlite::Result<Vec<Run
         "SELECT {COLUMNS} FROM sync_runs WHERE connection_id = ?1 ORDER BY id DESC LIMIT ?2"
     ))?;
     let rows = stmt.query_map(params![connection_id, KEPT_RUNS], from_row)?;
-    rows.collect()
+    with_problems(conn, rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// When each connection's latest pass started, for the schedule after a restart.
