@@ -105,7 +105,12 @@ pub fn order_error(conn: &Connection, order_id: i64, step: Step, message: &str) 
 
 /// The latest error of a shipment (step, message, now); its `attempts` are the notify
 /// step's to count.
-pub fn shipment_error(conn: &Connection, shipment_id: i64, step: Step, message: &str) -> rusqlite::Result<()> {
+pub fn shipment_error(
+    conn: &Connection,
+    shipment_id: i64,
+    step: Step,
+    message: &str,
+) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO shipment_sync (shipment_id, last_error, last_error_at, last_error_step)
          VALUES (?1, ?2, ?3, ?4)
@@ -127,7 +132,10 @@ pub fn of_runs(conn: &Connection, run_ids: &[i64]) -> rusqlite::Result<Vec<(i64,
          WHERE run_id IN rarray(?1) ORDER BY run_id, position",
     )?;
     let rows = stmt.query_map([std::rc::Rc::new(ids)], |r| {
-        Ok((r.get(0)?, RunProblem { step: r.get(1)?, kind: r.get(2)?, reference: r.get(3)?, message: r.get(4)? }))
+        Ok((
+            r.get(0)?,
+            RunProblem { step: r.get(1)?, kind: r.get(2)?, reference: r.get(3)?, message: r.get(4)? },
+        ))
     })?;
     rows.collect()
 }
@@ -299,7 +307,10 @@ mod tests {
             "INSERT INTO orders (id, customer_id, store_id, external_id, created_at) VALUES (7, 1, 1, 'x', 0)",
         )
         .unwrap();
-        assert_eq!(order_sync(&conn, 7).unwrap(), ItemSync { attempts: 0, last_error: None, next_attempt_at: None });
+        assert_eq!(
+            order_sync(&conn, 7).unwrap(),
+            ItemSync { attempts: 0, last_error: None, next_attempt_at: None }
+        );
         order_error(&conn, 7, Step::SendOrders, "The warehouse refused it: bad address.").unwrap();
         order_error(&conn, 7, Step::SendOrders, "The warehouse refused it: no such SKU.").unwrap();
         let state = order_sync(&conn, 7).unwrap();

@@ -34,6 +34,7 @@ mod stores;
 mod sync;
 mod sync_binary;
 mod sync_files;
+mod sync_problems;
 mod sync_sellbrite;
 mod sync_shopify;
 mod sync_woocommerce;
