@@ -44,16 +44,6 @@ pub struct Problem {
     pub message: String,
 }
 
-/// A problem as a run shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RunProblem {
-    pub step: String,
-    pub kind: String,
-    #[serde(rename = "ref")]
-    pub reference: String,
-    pub message: String,
-}
-
 /// Records a problem of run `run_id`: stored while the run has fewer than 100, counted always.
 pub fn add(conn: &Connection, run_id: i64, problem: &Problem) -> rusqlite::Result<()> {
     let count: Option<i64> = conn
@@ -119,25 +109,6 @@ pub fn shipment_error(
     )?
     .execute(params![shipment_id, message, now_ms(), step.as_str()])?;
     Ok(())
-}
-
-/// The problems of each of `run_ids`, in one query: (run id, problem), by run then position.
-pub fn of_runs(conn: &Connection, run_ids: &[i64]) -> rusqlite::Result<Vec<(i64, RunProblem)>> {
-    if run_ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ids: Vec<rusqlite::types::Value> = run_ids.iter().map(|&id| id.into()).collect();
-    let mut stmt = conn.prepare_cached(
-        "SELECT run_id, step, kind, ref, message FROM sync_run_problems
-         WHERE run_id IN rarray(?1) ORDER BY run_id, position",
-    )?;
-    let rows = stmt.query_map([std::rc::Rc::new(ids)], |r| {
-        Ok((
-            r.get(0)?,
-            RunProblem { step: r.get(1)?, kind: r.get(2)?, reference: r.get(3)?, message: r.get(4)? },
-        ))
-    })?;
-    rows.collect()
 }
 
 /// An item's latest error, as its `/sync` route answers it; `at` and `step` are null for an

@@ -6,8 +6,6 @@ use serde::Serialize;
 
 use crate::dates::{Timestamp, now_ms};
 
-use super::problems::{self, RunProblem};
-
 /// How many runs a connection's list shows, and keeps: older ones are pruned.
 pub const KEPT_RUNS: i64 = 100;
 
@@ -81,6 +79,16 @@ pub struct RunError {
     pub message: String,
 }
 
+/// A problem as a run shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunProblem {
+    pub step: String,
+    pub kind: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub message: String,
+}
+
 /// A run as the API returns it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Run {
@@ -93,7 +101,7 @@ pub struct Run {
     #[serde(flatten)]
     pub counts: RunCounts,
     pub error: Option<RunError>,
-    /// The first problems of the pass (`problems::KEPT_PER_RUN`); `problems_count` counts all.
+    /// The first problems of the pass (`super::problems::KEPT_PER_RUN`); `problems_count` counts all.
     pub problems: Vec<RunProblem>,
     pub problems_count: u64,
 }
@@ -140,7 +148,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
 fn with_problems(conn: &Connection, mut runs: Vec<Run>) -> rusqlite::Result<Vec<Run>> {
     let ids: Vec<i64> = runs.iter().filter(|r| r.problems_count > 0).map(|r| r.id).collect();
     let at: std::collections::HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-    for (run_id, problem) in problems::of_runs(conn, &ids)? {
+    for (run_id, problem) in problems_of(conn, &ids)? {
         if let Some(&i) = at.get(&run_id) {
             runs[i].problems.push(problem);
         }
@@ -214,6 +222,25 @@ pub fn close_interrupted(conn: &mut Connection) -> rusqlite::Result<usize> {
          WHERE status = 'running'",
         [now_ms()],
     )
+}
+
+/// The problems of each of `run_ids`, in one query: (run id, problem), by run then position.
+fn problems_of(conn: &Connection, run_ids: &[i64]) -> rusqlite::Result<Vec<(i64, RunProblem)>> {
+    if run_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<rusqlite::types::Value> = run_ids.iter().map(|&id| id.into()).collect();
+    let mut stmt = conn.prepare_cached(
+        "SELECT run_id, step, kind, ref, message FROM sync_run_problems
+         WHERE run_id IN rarray(?1) ORDER BY run_id, position",
+    )?;
+    let rows = stmt.query_map([std::rc::Rc::new(ids)], |r| {
+        Ok((
+            r.get(0)?,
+            RunProblem { step: r.get(1)?, kind: r.get(2)?, reference: r.get(3)?, message: r.get(4)? },
+        ))
+    })?;
+    rows.collect()
 }
 
 pub fn find(conn: &Connection, id: i64) -> rusqlite::Result<Option<Run>> {
