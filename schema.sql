@@ -318,10 +318,24 @@ CREATE TABLE IF NOT EXISTS sync_runs (
     stock_levels_sent  INTEGER NOT NULL DEFAULT 0,
     error_step         TEXT,
     error_code         TEXT,
-    error_message      TEXT
+    error_message      TEXT,
+    -- Every problem of the pass, also those past the ones kept in sync_run_problems.
+    problems_count     INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 CREATE INDEX IF NOT EXISTS sync_runs_connection ON sync_runs (connection_id, id);
 CREATE INDEX IF NOT EXISTS sync_runs_status ON sync_runs (status);
+
+-- What a pass could not do for one item while it went on (CONTRACT §11, "Runs"): the first
+-- 100 of each run, in the order they happened; pruned with their run.
+CREATE TABLE IF NOT EXISTS sync_run_problems (
+    run_id   INTEGER NOT NULL REFERENCES sync_runs (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    step     TEXT NOT NULL CHECK (step IN ('pull_orders', 'send_orders', 'pull_shipments', 'notify', 'stock')),
+    kind     TEXT NOT NULL CHECK (kind IN ('order', 'shipment', 'file', 'sku')),
+    ref      TEXT NOT NULL,
+    message  TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+) STRICT, WITHOUT ROWID;
 
 -- A store's pull cursor: the platform's modification time (ms) of the last order read.
 CREATE TABLE IF NOT EXISTS store_cursors (
@@ -331,11 +345,17 @@ CREATE TABLE IF NOT EXISTS store_cursors (
 
 -- What sync knows of a pulled order beyond its document: the version it was written at
 -- (BigCommerce's modification time, a fingerprint of Sellbrite's listed order; an unchanged
--- order is not fetched or written again) and its shipping address id.
+-- order is not fetched or written again), its shipping address id, and its tries at the
+-- warehouse with the latest problem (GET /orders/{id}/sync).
 CREATE TABLE IF NOT EXISTS order_sync (
     order_id           INTEGER PRIMARY KEY REFERENCES orders (id),
     source_modified_at INTEGER,
-    address_id         TEXT
+    address_id         TEXT,
+    attempts           INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at    INTEGER,
+    last_error         TEXT,
+    last_error_at      INTEGER,
+    last_error_step    TEXT
 ) STRICT;
 
 -- Order files sent to a warehouse: claimed, written, then marked delivered.
@@ -363,6 +383,8 @@ CREATE TABLE IF NOT EXISTS shipment_sync (
     next_attempt_at INTEGER,
     last_error      TEXT,
     notified_at     INTEGER,
+    last_error_at   INTEGER,
+    last_error_step TEXT,
     -- 1 from a try that may have reached the store until the store's answer settles it: the
     -- next try looks at the store before telling it again, whatever the shipment's state.
     in_doubt        INTEGER NOT NULL DEFAULT 0 CHECK (in_doubt IN (0, 1))

@@ -47,6 +47,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sync: warehouse cancels, cursors and strangers; leases across processes",
         apply: |_| Ok(()),
     },
+    Migration {
+        version: 8,
+        name: "sync: a run's problems, an order's and a shipment's latest error",
+        apply: sync_problems,
+    },
 ];
 
 /// The version this binary writes.
@@ -137,6 +142,41 @@ fn shipment_in_doubt(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     )
 }
 
+/// CONTRACT §11: runs count their problems and items keep their latest error; the problems'
+/// table comes from `schema.sql`. A file older than the sync tables got them in this shape
+/// already (step 4 runs today's `schema.sql`), so only missing columns are added. A
+/// shipment's error kept before names its step by the state it left the shipment in; when
+/// it happened was not kept.
+fn sync_problems(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    for (table, column, kind) in [
+        ("sync_runs", "problems_count", "INTEGER NOT NULL DEFAULT 0"),
+        ("order_sync", "attempts", "INTEGER NOT NULL DEFAULT 0"),
+        ("order_sync", "next_attempt_at", "INTEGER"),
+        ("order_sync", "last_error", "TEXT"),
+        ("order_sync", "last_error_at", "INTEGER"),
+        ("order_sync", "last_error_step", "TEXT"),
+        ("shipment_sync", "last_error_at", "INTEGER"),
+        ("shipment_sync", "last_error_step", "TEXT"),
+    ] {
+        let present: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+            [table, column],
+            |r| r.get(0),
+        )?;
+        if !present {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+        }
+    }
+    tx.execute_batch(
+        "UPDATE shipment_sync SET last_error_step =
+             CASE (SELECT state FROM shipments WHERE id = shipment_id)
+               WHEN 'errored_processing' THEN 'pull_shipments' ELSE 'notify' END
+          WHERE last_error IS NOT NULL AND last_error_step IS NULL
+            AND (SELECT state FROM shipments WHERE id = shipment_id)
+                IN ('errored_processing', 'delayed_notifying_of_shipment', 'errored_notifying_of_shipment');",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +203,55 @@ mod tests {
             )
             .unwrap();
         assert!(has);
+    }
+
+    #[test]
+    fn a_version_5_file_gets_the_problem_columns_and_its_errors_name_their_step() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        // The shape of version 5: today's schema without what step 6 adds.
+        conn.execute_batch(
+            "DROP TABLE sync_run_problems;
+             ALTER TABLE sync_runs DROP COLUMN problems_count;
+             ALTER TABLE order_sync DROP COLUMN attempts;
+             ALTER TABLE order_sync DROP COLUMN next_attempt_at;
+             ALTER TABLE order_sync DROP COLUMN last_error;
+             ALTER TABLE order_sync DROP COLUMN last_error_at;
+             ALTER TABLE order_sync DROP COLUMN last_error_step;
+             ALTER TABLE shipment_sync DROP COLUMN last_error_at;
+             ALTER TABLE shipment_sync DROP COLUMN last_error_step;
+             INSERT INTO shipments (id, customer_id, store_id, order_id, warehouse_id, tracking_number, state, created_at)
+               VALUES (1, 1, 1, 1, 1, 'A', 'errored_processing', 0), (2, 1, 1, 1, 1, 'B', 'errored_notifying_of_shipment', 0),
+                      (3, 1, 1, 1, 1, 'C', 'notified_shipped', 0);
+             INSERT INTO shipment_sync (shipment_id, attempts, last_error)
+               VALUES (1, 0, 'no such item'), (2, 3, 'refused'), (3, 1, NULL);
+             PRAGMA user_version = 5;",
+        )
+        .unwrap();
+        apply(&mut conn).unwrap();
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, newest());
+        let steps: Vec<(i64, Option<String>, Option<i64>)> = conn
+            .prepare(
+                "SELECT shipment_id, last_error_step, last_error_at FROM shipment_sync ORDER BY shipment_id",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            steps,
+            [(1, Some("pull_shipments".into()), None), (2, Some("notify".into()), None), (3, None, None)]
+        );
+        for query in [
+            "SELECT problems_count FROM sync_runs",
+            "SELECT attempts, next_attempt_at, last_error, last_error_at, last_error_step FROM order_sync",
+            "SELECT run_id, position, step, kind, ref, message FROM sync_run_problems",
+        ] {
+            conn.prepare(query).unwrap_or_else(|e| panic!("{query}: {e}"));
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The sync API (CONTRACT §11): start a pass, read a connection's runs, and put an errored
-//! order or shipment back into its step. Tenancy as everywhere: a customer user sees only its
+//! The sync API (CONTRACT §11): start a pass, read a connection's runs, read why an order or
+//! shipment is where it is, and put an errored one back into its step. Tenancy as everywhere: a customer user sees only its
 //! own connections, orders and shipments, and anything else answers 404.
 
 use std::sync::Arc;
@@ -17,12 +17,13 @@ use crate::http::api::{ApiResult, Id, NoContent, owned_row_exists};
 use crate::http::auth::AuthUser;
 use crate::http::error::ApiError;
 
+use crate::sync::problems::{self, ItemSync};
 use crate::sync::runs::{self, Run, Trigger};
 use crate::sync::states::{self, OrderState};
 use crate::sync::{Engine, Link, notify};
 
 pub fn routes() -> Vec<Route> {
-    routes![start, list, get, retry_order, retry_shipment]
+    routes![start, list, get, order_sync, shipment_sync, retry_order, retry_shipment]
 }
 
 #[derive(Serialize)]
@@ -86,6 +87,38 @@ async fn get(id: Id, run_id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResul
     found.map(Json).ok_or_else(|| ApiError::not_found(format!("Sync run {run_id}")))
 }
 
+/// An order's tries at the warehouse, its latest error and when it is tried next; 404 as for
+/// the order itself.
+#[get("/orders/<id>/sync")]
+async fn order_sync(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<ItemSync>> {
+    let id = id.get("Order")?;
+    let found = user
+        .run(pool, move |conn, user| {
+            if !owned_row_exists(conn, "orders", id, user.scope())? {
+                return Err(ApiError::not_found(format!("Order {id}")));
+            }
+            Ok(problems::order_sync(conn, id)?)
+        })
+        .await?;
+    Ok(Json(found))
+}
+
+/// A shipment's tries at the store, its latest error and when it is tried next; 404 as for
+/// the shipment itself.
+#[get("/shipments/<id>/sync")]
+async fn shipment_sync(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<Json<ItemSync>> {
+    let id = id.get("Shipment")?;
+    let found = user
+        .run(pool, move |conn, user| {
+            if !owned_row_exists(conn, "shipments", id, user.scope())? {
+                return Err(ApiError::not_found(format!("Shipment {id}")));
+            }
+            Ok(problems::shipment_sync(conn, id)?)
+        })
+        .await?;
+    Ok(Json(found))
+}
+
 /// An `errored` order goes back to `new`, to be sent again; 409 in any other state.
 #[post("/orders/<id>/retry")]
 async fn retry_order(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<NoContent> {
@@ -101,6 +134,12 @@ async fn retry_order(id: Id, user: AuthUser, pool: &State<Pool>) -> ApiResult<No
             return Err(not_errored("Order", id, state.as_deref()));
         }
         states::move_order(&tx, id, OrderState::New, now_ms())?;
+        // As a shipment's retry: the order starts over, with no tries and no error.
+        tx.prepare_cached(
+            "UPDATE order_sync SET attempts = 0, next_attempt_at = NULL, last_error = NULL, last_error_at = NULL,
+               last_error_step = NULL WHERE order_id = ?1",
+        )?
+        .execute([id])?;
         tx.commit()?;
         Ok(NoContent)
     })

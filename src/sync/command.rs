@@ -64,5 +64,15 @@ pub fn describe(run: &Run) -> String {
     if let Some(e) = &run.error {
         out.push_str(&format!("\n  failed at {} ({}): {}", e.step, e.code, e.message));
     }
+    if run.problems_count > 0 {
+        out.push_str(&format!("\n  {} problem(s):", run.problems_count));
+        for p in &run.problems {
+            out.push_str(&format!("\n    {} {} {}: {}", p.step, p.kind, p.reference, p.message));
+        }
+        let untold = run.problems_count.saturating_sub(run.problems.len() as u64);
+        if untold > 0 {
+            out.push_str(&format!("\n    and {untold} more"));
+        }
+    }
     out
 }

@@ -106,13 +106,18 @@ mod tests {
         let status: String =
             conn.query_row("SELECT status FROM sync_runs WHERE id = ?1", [first], |r| r.get(0)).unwrap();
         assert_eq!(status, "failed");
-        release(&conn, 7, "server").unwrap();
+        release(&conn, 7, "server", first).unwrap();
         assert_eq!(
             take(&mut conn, 7, "server", Trigger::Request).unwrap(),
             Taken::HeldBy(second),
             "not the server's to release"
         );
-        release(&conn, 7, "cli").unwrap();
+        release(&conn, 7, "cli", first).unwrap();
+        assert!(
+            matches!(take(&mut conn, 7, "server", Trigger::Request).unwrap(), Taken::HeldBy(_)),
+            "not that run's lease"
+        );
+        release(&conn, 7, "cli", second).unwrap();
         assert!(matches!(take(&mut conn, 7, "server", Trigger::Request).unwrap(), Taken::Run(_)));
     }
 }

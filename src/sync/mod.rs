@@ -15,6 +15,7 @@ pub(crate) mod notify;
 mod orders_in;
 mod orders_out;
 mod pass;
+pub mod problems;
 pub mod runs;
 mod scheduler;
 mod shipments_in;

@@ -15,6 +15,8 @@ use crate::db;
 use crate::platforms::PlatformError;
 use crate::platforms::store::{NoticeItem, ShipmentNotice};
 
+use super::problems::{self, Problem, ProblemKind};
+use super::runs::Step;
 use super::states::move_shipment;
 use super::step::StepError;
 use super::{Engine, Link, Shared};
@@ -33,11 +35,13 @@ struct Claimed {
     notice: Result<ShipmentNotice, String>,
 }
 
-/// Reports every shipment due; `notified` counts those the store now has.
+/// Reports every shipment due; `notified` counts those the store now has. A shipment the
+/// store refuses, or that uses up its tries, is a problem of run `run_id`.
 pub async fn notify(
     engine: &Engine,
     link: &Link,
     store: &dyn StoreClient,
+    run_id: i64,
     notified: &mut u64,
 ) -> Result<(), StepError> {
     let store_id = link.store_id;
@@ -52,7 +56,7 @@ pub async fn notify(
         if claimed.is_empty() {
             return Ok(());
         }
-        notify_batch(engine, store, claimed, notified).await?;
+        notify_batch(engine, store, claimed, run_id, notified).await?;
     }
 }
 
@@ -61,6 +65,7 @@ async fn notify_batch(
     engine: &Engine,
     store: &dyn StoreClient,
     claimed: Vec<Claimed>,
+    run_id: i64,
     notified: &mut u64,
 ) -> Result<(), StepError> {
     let mut queue = claimed.into_iter();
@@ -85,7 +90,8 @@ async fn notify_batch(
                 Ok(()) => {
                     tx.prepare_cached(
                         "UPDATE shipment_sync SET attempts = attempts + 1, notified_at = ?2, last_error = NULL,
-                           next_attempt_at = NULL, in_doubt = 0 WHERE shipment_id = ?1",
+                           last_error_at = NULL, last_error_step = NULL, next_attempt_at = NULL, in_doubt = 0
+                         WHERE shipment_id = ?1",
                     )?
                     .execute(params![id, now])?;
                     move_shipment(&tx, id, "notified_shipped")?;
@@ -93,13 +99,20 @@ async fn notify_batch(
                 // Refused credentials are the store's account, not this shipment: it waits as it was.
                 Err(PlatformError::Refused(_)) => move_shipment(&tx, id, &shipment.previous)?,
                 Err(e) if e.is_passing() => {
+                    problems::shipment_error(&tx, id, Step::Notify, e.message())?;
                     let attempts: i64 = tx
                         .prepare_cached(
-                            "UPDATE shipment_sync SET attempts = attempts + 1, last_error = ?2 WHERE shipment_id = ?1
-                             RETURNING attempts",
+                            "UPDATE shipment_sync SET attempts = attempts + 1 WHERE shipment_id = ?1 RETURNING attempts",
                         )?
-                        .query_row(params![id, e.message()], |r| r.get(0))?;
+                        .query_row(params![id], |r| r.get(0))?;
                     if attempts >= i64::from(max_attempts) {
+                        let message = format!(
+                            "The store could not be told after {attempts} tries; the last: {}",
+                            e.message()
+                        );
+                        problems::add(&tx, run_id, &refused(id, message))?;
+                        tx.prepare_cached("UPDATE shipment_sync SET next_attempt_at = NULL WHERE shipment_id = ?1")?
+                            .execute([id])?;
                         move_shipment(&tx, id, "errored_notifying_of_shipment")?;
                     } else {
                         let wait = settings.backoff(u32::try_from(attempts).unwrap_or(u32::MAX));
@@ -110,10 +123,12 @@ async fn notify_batch(
                     }
                 }
                 Err(e) => {
+                    problems::shipment_error(&tx, id, Step::Notify, e.message())?;
                     tx.prepare_cached(
-                        "UPDATE shipment_sync SET attempts = attempts + 1, last_error = ?2 WHERE shipment_id = ?1",
+                        "UPDATE shipment_sync SET attempts = attempts + 1, next_attempt_at = NULL WHERE shipment_id = ?1",
                     )?
-                    .execute(params![id, e.message()])?;
+                    .execute([id])?;
+                    problems::add(&tx, run_id, &refused(id, e.message().to_string()))?;
                     move_shipment(&tx, id, "errored_notifying_of_shipment")?;
                 }
             }
@@ -141,6 +156,11 @@ async fn notify_batch(
         }
     }
     Ok(())
+}
+
+/// A shipment the store would not take, as a problem of the run.
+fn refused(shipment_id: i64, message: String) -> Problem {
+    Problem { step: Step::Notify, kind: ProblemKind::Shipment, reference: shipment_id.to_string(), message }
 }
 
 /// Archives old notified shipments, then claims every shipment due for notification.
@@ -303,7 +323,8 @@ pub fn retry(conn: &Connection, shipment_id: i64) -> rusqlite::Result<Option<&'s
         _ => return Ok(None),
     };
     conn.prepare_cached(
-        "UPDATE shipment_sync SET attempts = 0, next_attempt_at = NULL, last_error = NULL WHERE shipment_id = ?1",
+        "UPDATE shipment_sync SET attempts = 0, next_attempt_at = NULL, last_error = NULL, last_error_at = NULL,
+           last_error_step = NULL WHERE shipment_id = ?1",
     )?
     .execute([shipment_id])?;
     move_shipment(conn, shipment_id, to)?;

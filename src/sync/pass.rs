@@ -97,7 +97,7 @@ async fn warehouse_steps(
             .await
             .map_err(fail(Step::PullShipments))?;
         pass.enter(Step::Notify).await?;
-        notify::notify(engine, link, store, &mut counts.shipments_notified)
+        notify::notify(engine, link, store, pass.run_id, &mut counts.shipments_notified)
             .await
             .map_err(fail(Step::Notify))?;
     }

@@ -79,6 +79,16 @@ pub struct RunError {
     pub message: String,
 }
 
+/// A problem as a run shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunProblem {
+    pub step: String,
+    pub kind: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub message: String,
+}
+
 /// A run as the API returns it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Run {
@@ -91,6 +101,9 @@ pub struct Run {
     #[serde(flatten)]
     pub counts: RunCounts,
     pub error: Option<RunError>,
+    /// The first problems of the pass (`super::problems::KEPT_PER_RUN`); `problems_count` counts all.
+    pub problems: Vec<RunProblem>,
+    pub problems_count: u64,
 }
 
 impl Run {
@@ -100,7 +113,8 @@ impl Run {
 }
 
 const COLUMNS: &str = "id, connection_id, trigger, started_at, finished_at, status, orders_pulled, orders_sent,
-                       shipments_pulled, shipments_notified, stock_levels_sent, error_step, error_code, error_message";
+                       shipments_pulled, shipments_notified, stock_levels_sent, error_step, error_code, error_message,
+                       problems_count";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
     let count = |i: usize| r.get::<_, i64>(i).map(|n| u64::try_from(n).unwrap_or_default());
@@ -125,7 +139,21 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Run> {
             stock_levels_sent: count(10)?,
         },
         error,
+        problems: Vec::new(),
+        problems_count: count(14)?,
     })
+}
+
+/// Fills in the problems of `runs`, read in one query.
+fn with_problems(conn: &Connection, mut runs: Vec<Run>) -> rusqlite::Result<Vec<Run>> {
+    let ids: Vec<i64> = runs.iter().filter(|r| r.problems_count > 0).map(|r| r.id).collect();
+    let at: std::collections::HashMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    for (run_id, problem) in problems_of(conn, &ids)? {
+        if let Some(&i) = at.get(&run_id) {
+            runs[i].problems.push(problem);
+        }
+    }
+    Ok(runs)
 }
 
 /// Records a pass that starts now, and prunes the connection's runs past the kept ones.
@@ -226,10 +254,31 @@ pub fn close_broken(conn: &Connection, id: i64) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// The problems of each of `run_ids`, in one query: (run id, problem), by run then position.
+fn problems_of(conn: &Connection, run_ids: &[i64]) -> rusqlite::Result<Vec<(i64, RunProblem)>> {
+    if run_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<rusqlite::types::Value> = run_ids.iter().map(|&id| id.into()).collect();
+    let mut stmt = conn.prepare_cached(
+        "SELECT run_id, step, kind, ref, message FROM sync_run_problems
+         WHERE run_id IN rarray(?1) ORDER BY run_id, position",
+    )?;
+    let rows = stmt.query_map([std::rc::Rc::new(ids)], |r| {
+        Ok((
+            r.get(0)?,
+            RunProblem { step: r.get(1)?, kind: r.get(2)?, reference: r.get(3)?, message: r.get(4)? },
+        ))
+    })?;
+    rows.collect()
+}
+
 pub fn find(conn: &Connection, id: i64) -> rusqlite::Result<Option<Run>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM sync_runs WHERE id = ?1"))?
+    let run = conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM sync_runs WHERE id = ?1"))?
         .query_row([id], from_row)
-        .optional()
+        .optional()?;
+    Ok(with_problems(conn, run.into_iter().collect())?.pop())
 }
 
 /// The latest runs of a connection, newest first.
@@ -238,7 +287,7 @@ pub fn latest(conn: &Connection, connection_id: i64) -> rusqlite::Result<Vec<Run
         "SELECT {COLUMNS} FROM sync_runs WHERE connection_id = ?1 ORDER BY id DESC LIMIT ?2"
     ))?;
     let rows = stmt.query_map(params![connection_id, KEPT_RUNS], from_row)?;
-    rows.collect()
+    with_problems(conn, rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// When each connection's latest pass started, for the schedule after a restart.

@@ -1,7 +1,8 @@
 //! The dashboard in a real browser: headless Chromium driven over WebDriver (chromedriver),
 //! against the real binary serving `serve --demo`. Login, a filtered order list, a
-//! session-mode next page, an order's document, a sync pass started from the page, and a
-//! customer user who cannot see another customer's rows.
+//! session-mode next page, an order's document, a sync pass started from the page, a
+//! shipment the store refused shown with why under its run and beside its state, names
+//! where ids stood alone, and a customer user who cannot see another customer's rows.
 //!
 //! Chromium and chromedriver are Debian's `chromium` and `chromium-driver`; `.ci/run`
 //! installs them and runs this test with `--ignored`. A plain `cargo test` shows it as
@@ -156,6 +157,38 @@ impl Browser {
     }
 }
 
+/// An API answer of the server, as the admin.
+fn admin_get(port: u16, token: &str, path: &str) -> Value {
+    let (status, _, body) =
+        crate::process::http(port, "GET", path, &[("Authorization", &format!("Bearer {token}"))], "")
+            .unwrap();
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// A pass of a connection through the API, waited for (bounded); returns the run.
+async fn pass(port: u16, token: &str, connection: i64) -> Value {
+    let auth = format!("Bearer {token}");
+    let (status, _, body) = crate::process::http(
+        port,
+        "POST",
+        &format!("/connections/{connection}/sync"),
+        &[("Authorization", &auth), ("Content-Type", "application/json")],
+        "{}",
+    )
+    .unwrap();
+    assert_eq!(status, 202, "{body}");
+    let run_id = serde_json::from_str::<Value>(&body).unwrap()["run_id"].as_i64().unwrap();
+    for _ in 0..300 {
+        let run = admin_get(port, token, &format!("/connections/{connection}/sync_runs/{run_id}"));
+        if !run["finished_at"].is_null() {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("run {run_id} did not finish within 30 s");
+}
+
 /// The numbers in the first column of the page's table.
 async fn first_column(browser: &Browser) -> Vec<i64> {
     let ids = browser
@@ -229,7 +262,37 @@ async fn the_dashboard_works_in_a_real_browser_for_an_admin_and_a_customer_user(
     assert_eq!(browser.heading().await, format!("Order {}", second[0]));
     let items = browser.run("return document.querySelectorAll('main table tbody tr').length;").await;
     assert!(items.as_i64().unwrap() >= 1, "the order's items");
+    // Its facts, one term each, with the store by name and linked.
+    let facts = browser.run("return document.querySelectorAll('main dl.facts > dt').length;").await;
+    assert!(facts.as_i64().unwrap() >= 10, "the order's facts as terms: {facts}");
+    let store_link = browser
+        .run("return document.querySelector('main dl.facts a[href^=\"#/stores/\"]')?.textContent;")
+        .await;
+    assert!(store_link.as_str().is_some_and(|t| t.ends_with(')')), "the order's store by name: {store_link}");
     browser.screenshot("order").await;
+
+    // A shipment whose tracking number the store refuses (BigCommerce takes 50 characters),
+    // put where connection 1's folder warehouse reports shipments.
+    let token = crate::process::token(server.port, "admin", PASSWORD);
+    let connection = admin_get(server.port, &token, "/connections/1");
+    let (store_id, warehouse_id) =
+        (connection["store_id"].as_i64().unwrap(), connection["warehouse_id"].as_i64().unwrap());
+    let store = admin_get(server.port, &token, &format!("/stores/{store_id}"));
+    let warehouse = admin_get(server.port, &token, &format!("/warehouses/{warehouse_id}"));
+    let folder =
+        warehouse["adapter"]["connection_string"].as_str().unwrap().trim_start_matches("file://").to_string();
+    let orders = admin_get(
+        server.port,
+        &token,
+        &format!("/orders?page=1&limit=1&store_id={store_id}&state=pending_shipment"),
+    );
+    let refused_order = orders["orders"][0]["id"].as_i64().expect("a pending order of the store");
+    std::fs::create_dir_all(format!("{folder}/shipments")).unwrap();
+    std::fs::write(
+        format!("{folder}/shipments/too-long.csv"),
+        format!("order_id,tracking_number\n{refused_order},1Z{}\n", "4".repeat(49)),
+    )
+    .unwrap();
 
     // A sync pass started from the page, against the demo's simulated store and warehouse.
     browser.go(&format!("{site}/#/connections/1")).await;
@@ -244,7 +307,67 @@ async fn the_dashboard_works_in_a_real_browser_for_an_admin_and_a_customer_user(
         .until("document.getElementById('status').textContent.includes('succeeded')", "the pass to succeed")
         .await;
     browser.until("document.querySelectorAll('main table tbody tr td:first-child').length >= 1 && document.querySelector('main table tbody tr td:first-child').textContent !== 'Nothing to show.'", "the run in the table").await;
+    // The store and warehouse by name and platform, linked to their pages.
+    let named = browser
+        .run("return [...document.querySelectorAll('main p.link-line a')].map(a => [a.getAttribute('href'), a.textContent]);")
+        .await;
+    assert_eq!(
+        named,
+        json!([
+            [
+                format!("#/stores/{store_id}"),
+                format!("{} ({})", store["name"].as_str().unwrap(), store["platform"].as_str().unwrap())
+            ],
+            [
+                format!("#/warehouses/{warehouse_id}"),
+                format!(
+                    "{} ({})",
+                    warehouse["name"].as_str().unwrap(),
+                    warehouse["platform"].as_str().unwrap()
+                )
+            ],
+        ]),
+        "the connection names its store and warehouse"
+    );
+    // A file is read once two looks `file_settle_secs` (1 s) apart saw it the same: when the
+    // pass above came too soon after it was written, the next one reads it.
+    let has_problem =
+        |runs: &Value| runs.as_array().unwrap().iter().any(|r| r["problems_count"].as_i64() > Some(0));
+    if !has_problem(&admin_get(server.port, &token, "/connections/1/sync_runs")) {
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        pass(server.port, &token, 1).await;
+    }
+    assert!(
+        has_problem(&admin_get(server.port, &token, "/connections/1/sync_runs")),
+        "the refused shipment is a problem"
+    );
+    browser.go(&format!("{site}/#/connections")).await;
+    browser.until("document.querySelector('main h1').textContent === 'Connections'", "the connections").await;
+    browser.go(&format!("{site}/#/connections/1")).await;
+    browser.until("document.querySelector('main tr.under .problems')", "the run's problems").await;
+    let problems = browser.run("return document.querySelector('main tr.under .problems').textContent;").await;
+    let problems = problems.as_str().unwrap();
+    assert!(problems.contains("51 characters") && problems.contains("(notify)"), "{problems}");
     browser.screenshot("connection").await;
+    browser
+        .go(&format!(
+            "{site}/#/shipments?state=errored_notifying_of_shipment&limit=25&mode=page&sort=-created_at"
+        ))
+        .await;
+    browser.until("document.querySelector('main tbody tr .why')", "why the shipment is errored").await;
+    let why = browser.run("return document.querySelector('main tbody tr .why').textContent;").await;
+    assert!(why.as_str().unwrap().contains("51 characters"), "{why}");
+    let warehouse_cell = browser
+        .run("return document.querySelector('main tbody a[href^=\"#/warehouses/\"]').textContent;")
+        .await;
+    assert!(
+        warehouse_cell.as_str().unwrap().ends_with(")"),
+        "the warehouse by name and platform: {warehouse_cell}"
+    );
+    browser.screenshot("shipments-errored").await;
+    browser.go(&format!("{site}/#/stores/{store_id}")).await;
+    browser.until("document.querySelector('main h1').textContent.endsWith(')')", "the store's page").await;
+    browser.screenshot("store").await;
     browser.go(&format!("{site}/#/connections")).await;
     browser.until("document.querySelectorAll('main tbody tr').length >= 2", "the connections").await;
     browser.screenshot("connections").await;
@@ -300,7 +423,7 @@ async fn the_dashboard_works_in_a_real_browser_for_an_admin_and_a_customer_user(
     browser.go(&format!("{site}/#/orders?limit=100&mode=page")).await;
     browser.until("document.querySelectorAll('main tbody tr').length > 0", "the customer's orders").await;
     let stores = browser
-        .run("return [...new Set([...document.querySelectorAll('main tbody tr td:nth-child(3)')].map(td => Number(td.textContent)))];")
+        .run("return [...new Set([...document.querySelectorAll('main tbody tr td:nth-child(3) a')].map(a => Number(a.dataset.id)))];")
         .await;
     assert!(
         stores.as_array().unwrap().iter().all(|s| own_stores.contains(&s.as_i64().unwrap())),

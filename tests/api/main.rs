@@ -35,6 +35,7 @@ mod sync;
 mod sync_binary;
 mod sync_files;
 mod sync_lease;
+mod sync_problems;
 mod sync_sellbrite;
 mod sync_shipbob;
 mod sync_shopify;

@@ -255,6 +255,20 @@ async fn real_answers_validate_against_the_described_schemas() {
         "/shipments/{id}/retry",
         &app.post_json(&format!("/shipments/{shipment}/retry"), &admin, json!({})).await,
     );
+    // A shipment the store refuses: a run with a problem, and an item with its latest error.
+    let other = rig.orders().await[1]["id"].as_i64().unwrap();
+    rig.drop_shipments("t.csv", &format!("order_id,tracking_number\n{other},{}\n", "9".repeat(51)));
+    let with_problem = rig.sync().await;
+    assert_eq!(with_problem["problems_count"], 1, "{with_problem}");
+    check(&doc, "get", "/connections/{id}/sync_runs", &app.get(&runs, &admin).await);
+    let refused =
+        rig.shipments().await.iter().find(|s| s["order_id"] == other).unwrap()["id"].as_i64().unwrap();
+    let why = app.get(&format!("/shipments/{refused}/sync"), &admin).await;
+    assert!(why.body["last_error"].is_object(), "{why:?}");
+    check(&doc, "get", "/shipments/{id}/sync", &why);
+    check(&doc, "get", "/shipments/{id}/sync", &app.get("/shipments/999999/sync", &admin).await);
+    check(&doc, "get", "/orders/{id}/sync", &app.get(&format!("/orders/{order}/sync"), &admin).await);
+    check(&doc, "get", "/orders/{id}/sync", &app.get("/orders/999999/sync", &admin).await);
     let imported = app
         .send(
             "POST",

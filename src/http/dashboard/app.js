@@ -34,7 +34,7 @@ function h(tag, attrs, ...children) {
     else if (key === "text") el.textContent = value;
     else el.setAttribute(key, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -103,14 +103,20 @@ function query(params) {
   return text ? `?${text}` : "";
 }
 
-function table(caption, columns, rows) {
+// `under(row)`, when given, may return what to show on a full-width line below the row.
+function table(caption, columns, rows, under) {
+  const lines = (row) => {
+    const below = under ? under(row) : null;
+    return [h("tr", {}, columns.map((c) => h("td", {}, c.cell(row)))),
+      below ? h("tr", { class: "under" }, h("td", { colspan: columns.length }, below)) : null];
+  };
   return h("div", { class: "scroll" },
     h("table", {},
       h("caption", { text: caption }),
       h("thead", {}, h("tr", {}, columns.map((c) => h("th", { scope: "col", text: c.label })))),
       h("tbody", {}, rows.length === 0
         ? h("tr", {}, h("td", { colspan: columns.length, text: "Nothing to show." }))
-        : rows.map((row) => h("tr", {}, columns.map((c) => h("td", {}, c.cell(row))))))));
+        : rows.flatMap(lines))));
 }
 
 function field(label, input) {
@@ -144,6 +150,77 @@ function stateBadge(state) {
   return h("span", { class: `badge${bad ? " bad" : ""}`, text: show(state) });
 }
 
+// ---- names and reasons ---------------------------------------------------------------
+
+// The stores, warehouses and customers this user sees, by id, so a page names them as a
+// person knows them: three requests, shared by the pages of the next half minute.
+let directoryCache = null;
+
+function directory() {
+  if (directoryCache && Date.now() - directoryCache.at < 30000) return directoryCache.promise;
+  const byId = (path) => api(path)
+    .then((body) => new Map((Array.isArray(body) ? body : []).map((row) => [row.id, row])))
+    .catch(() => new Map());
+  const promise = Promise.all([byId("/stores"), byId("/warehouses"), byId("/customers")])
+    .then(([stores, warehouses, customers]) => ({ stores, warehouses, customers }));
+  directoryCache = { at: Date.now(), promise };
+  return promise;
+}
+
+// A store or warehouse as "Name (platform)", linked to its page; a customer by its name.
+function named(kind, id, dir) {
+  if (id === null || id === undefined) return "—";
+  const row = dir && dir[kind] && dir[kind].get(id);
+  if (kind === "customers") return row ? show(row.company_name) : `Customer ${id}`;
+  const noun = kind === "stores" ? "Store" : "Warehouse";
+  const text = row ? `${row.name || `${noun} ${id}`} (${row.platform})` : `${noun} ${id}`;
+  return h("a", { href: `#/${kind}/${id}`, "data-id": id, text });
+}
+
+// An order's or shipment's latest error (its /sync answer), to show beside its state.
+function lastError(sync) {
+  if (!sync || !sync.last_error) return null;
+  const e = sync.last_error;
+  const tries = `${sync.attempts} ${sync.attempts === 1 ? "try" : "tries"}`;
+  const facts = [e.step, e.at ? when(e.at) : null, tries, sync.next_attempt_at ? `next try ${when(sync.next_attempt_at)}` : null];
+  return h("div", { class: "why" }, h("span", { class: "error", text: e.message }), " ",
+    h("span", { class: "muted", text: `(${facts.filter(Boolean).join(" · ")})` }));
+}
+
+// The /sync answers of the listed rows whose state is a problem: at most `MAX_WHY` a page,
+// asked together; the rest get a button that asks for one.
+const MAX_WHY = 25;
+
+async function reasons(kind, rows, isTroubled) {
+  const asked = rows.filter(isTroubled).slice(0, MAX_WHY);
+  const found = await Promise.all(asked.map((row) => api(`/${kind}/${row.id}/sync`).catch(() => null)));
+  return new Map(asked.map((row, i) => [row.id, found[i]]));
+}
+
+function whyCell(kind, row, known, isTroubled) {
+  if (!isTroubled(row)) return null;
+  if (known.has(row.id)) return lastError(known.get(row.id)) || h("div", { class: "muted why", text: "No reason recorded." });
+  const holder = h("div", {});
+  holder.append(h("button", { type: "button", class: "small link", onclick: async () => {
+    const sync = await api(`/${kind}/${row.id}/sync`).catch(() => null);
+    holder.replaceChildren(lastError(sync) || h("span", { class: "muted", text: "No error recorded." }));
+  } }, "Why?"));
+  return holder;
+}
+
+// What a pass could not do for single items, under the pass.
+function runProblems(run) {
+  const problems = run.problems || [];
+  if (problems.length === 0) return null;
+  const total = run.problems_count || problems.length;
+  const ref = (p) => p.kind === "order"
+    ? h("a", { href: `#/orders/${encodeURIComponent(p.ref)}`, text: `Order ${p.ref}` })
+    : h("strong", { text: `${p.kind === "sku" ? "SKU" : p.kind[0].toUpperCase() + p.kind.slice(1)} ${p.ref}` });
+  return h("div", { class: "problems" },
+    h("p", { class: "muted", text: `${total} item${total === 1 ? "" : "s"} this pass could not handle${total > problems.length ? ` (the first ${problems.length} shown)` : ""}:` }),
+    h("ul", {}, problems.map((p) => h("li", {}, ref(p), ` (${p.step}): `, h("span", { text: p.message })))));
+}
+
 // ---- login ---------------------------------------------------------------------------
 
 function login(message) {
@@ -172,6 +249,7 @@ function login(message) {
       }
       sessionStorage.setItem(TOKEN_KEY, body.access_token);
       sessionStorage.setItem(USER_KEY, user.value);
+      directoryCache = null;
       password.value = "";
       start();
     } catch (e) {
@@ -191,6 +269,7 @@ function login(message) {
 function logout(message) {
   sessionStorage.removeItem(TOKEN_KEY);
   sessionStorage.removeItem(USER_KEY);
+  directoryCache = null;
   location.hash = "";
   login(message);
 }
@@ -297,12 +376,16 @@ function listView(kind) {
       return;
     }
     const rows = body[kind] || [];
+    const troubled = isOrders
+      ? (o) => o.fulfillment_state === "errored"
+      : (s) => /^(errored_|delayed_)/.test(s.state || "");
+    const [dir, known] = await Promise.all([directory(), reasons(kind, rows, troubled)]);
     const columns = isOrders ? [
       { label: "Id", cell: (o) => h("a", { href: `#/orders/${o.id}`, text: String(o.id) }) },
       { label: "External id", cell: (o) => show(o.external_display_id || o.external_id) },
-      { label: "Store", cell: (o) => show(o.store_id) },
+      { label: "Store", cell: (o) => named("stores", o.store_id, dir) },
       { label: "Ordered", cell: (o) => when(o.ordered_at) },
-      { label: "State", cell: (o) => stateBadge(o.fulfillment_state) },
+      { label: "State", cell: (o) => [stateBadge(o.fulfillment_state), whyCell("orders", o, known, troubled)] },
       { label: "Items", cell: (o) => String((o.order_items || []).length) },
       { label: "Customer e-mail", cell: (o) => show(o.customer_email) },
     ] : [
@@ -311,8 +394,8 @@ function listView(kind) {
       { label: "Tracking", cell: (s) => show(s.tracking_number) },
       { label: "Carrier", cell: (s) => show(s.carrier_name) },
       { label: "Shipped", cell: (s) => when(s.shipped_at) },
-      { label: "Warehouse", cell: (s) => show(s.warehouse_id) },
-      { label: "State", cell: (s) => stateBadge(s.state) },
+      { label: "Warehouse", cell: (s) => named("warehouses", s.warehouse_id, dir) },
+      { label: "State", cell: (s) => [stateBadge(s.state), whyCell("shipments", s, known, troubled)] },
       { label: "", cell: (s) => /^errored_/.test(s.state || "") ? retryButton("shipments", s.id) : "" },
     ];
     const here = (changes) => {
@@ -363,6 +446,12 @@ async function orderView(id) {
     return;
   }
   const o = body.order;
+  const [dir, sync] = await Promise.all([directory(), api(`/orders/${o.id}/sync`).catch(() => null)]);
+  const fact = (f) => {
+    if (f === "store_id") return named("stores", o.store_id, dir);
+    if (f === "fulfillment_warehouse_id") return named("warehouses", o.fulfillment_warehouse_id, dir);
+    return /_at$/.test(f) ? when(o[f]) : show(o[f]);
+  };
   const facts = ["external_id", "external_display_id", "store_id", "ordered_at", "created_at", "customer_email",
     "fulfillment_state", "fulfillment_warehouse_id", "shipping_carrier_name", "shipping_carrier_service_level",
     "currency_code", "tax_amount", "shipping_amount", "discount_amount", "notes"];
@@ -370,8 +459,9 @@ async function orderView(id) {
     show(a.street1), a.street2 ? [h("br"), a.street2] : null, h("br"),
     [a.postal_code, a.city, a.region, a.country].filter(Boolean).join(" ")) : h("p", { text: "—" });
   page(`Order ${o.id}`,
-    h("p", {}, stateBadge(o.fulfillment_state), " ", o.fulfillment_state === "errored" ? retryButton("orders", o.id) : null),
-    h("dl", { class: "facts" }, facts.map((f) => [h("dt", { text: f.replace(/_/g, " ") }), h("dd", { text: /_at$/.test(f) ? when(o[f]) : show(o[f]) })])),
+    h("div", { class: "state" }, h("p", {}, stateBadge(o.fulfillment_state), " ", o.fulfillment_state === "errored" ? retryButton("orders", o.id) : null),
+      lastError(sync)),
+    h("dl", { class: "facts" }, facts.map((f) => [h("dt", { text: { store_id: "store", fulfillment_warehouse_id: "fulfillment warehouse" }[f] || f.replace(/_/g, " ") }), h("dd", {}, fact(f))])),
     h("section", { "aria-labelledby": "addresses" }, h("h2", { id: "addresses", text: "Addresses" }),
       h("div", { class: "pair" },
         h("div", {}, h("h3", { text: "Shipping" }), address(o.shipping_address)),
@@ -392,6 +482,7 @@ async function orderView(id) {
 async function connectionsView() {
   const list = await api("/connections");
   const connections = list.connections || list || [];
+  const dir = await directory();
   const rows = await Promise.all(connections.map(async (c) => {
     const runs = await api(`/connections/${c.id}/sync_runs`).catch(() => []);
     const items = Array.isArray(runs) ? runs : (runs.sync_runs || []);
@@ -400,10 +491,11 @@ async function connectionsView() {
   page("Connections", table("Connections and their last sync", [
     { label: "Id", cell: (c) => h("a", { href: `#/connections/${c.id}`, text: String(c.id) }) },
     { label: "Name", cell: (c) => h("a", { href: `#/connections/${c.id}`, text: show(c.name) }) },
-    { label: "Store", cell: (c) => show(c.store_id) },
-    { label: "Warehouse", cell: (c) => show(c.warehouse_id) },
+    { label: "Store", cell: (c) => named("stores", c.store_id, dir) },
+    { label: "Warehouse", cell: (c) => named("warehouses", c.warehouse_id, dir) },
     { label: "Enabled", cell: (c) => c.enabled_at ? "yes" : "no" },
-    { label: "Last pass", cell: (c) => c.last ? [stateBadge(c.last.status), " ", when(c.last.finished_at || c.last.started_at)] : "never" },
+    { label: "Last pass", cell: (c) => c.last ? [stateBadge(c.last.status), " ", when(c.last.finished_at || c.last.started_at),
+      c.last.problems_count ? h("span", { class: "muted", text: ` · ${c.last.problems_count} problem${c.last.problems_count === 1 ? "" : "s"}` }) : null] : "never" },
   ], rows));
 }
 
@@ -425,6 +517,7 @@ async function connectionView(id) {
   c = c.connection || c;
   const channels = await api(`/connections/${id}/channels`).catch(() => []);
   const runsBody = await api(`/connections/${id}/sync_runs`).catch(() => []);
+  const dir = await directory();
   const runs = Array.isArray(runsBody) ? runsBody : (runsBody.sync_runs || []);
   const syncNow = h("button", { type: "button", onclick: async (event) => {
     event.target.disabled = true;
@@ -448,7 +541,8 @@ async function connectionView(id) {
   } }, "Sync now");
   const channelList = Array.isArray(channels) ? channels : (channels.channels || []);
   page(`Connection ${c.id}: ${show(c.name)}`,
-    h("p", {}, `Store ${show(c.store_id)} → warehouse ${show(c.warehouse_id)}; ${c.enabled_at ? "enabled" : "switched off"}. `, syncNow),
+    h("p", { class: "link-line" }, named("stores", c.store_id, dir), " → ", named("warehouses", c.warehouse_id, dir),
+      `; ${c.enabled_at ? "enabled" : "switched off"}. `, syncNow),
     h("h2", { text: "Channels" }),
     h("ul", {}, channelList.map((ch) => h("li", { text: `${ch.type}: ${ch.enabled_at ? "on" : "off"}` }))),
     h("h2", { text: "Last sync passes" }),
@@ -460,7 +554,7 @@ async function connectionView(id) {
       { label: "Shipments in / told", cell: (r) => `${show(r.shipments_pulled)} / ${show(r.shipments_notified)}` },
       { label: "Stock levels", cell: (r) => show(r.stock_levels_sent) },
       { label: "What went wrong", cell: runError },
-    ], runs.slice(0, 20)),
+    ], runs.slice(0, 20), runProblems),
     h("p", {}, h("a", { href: `#/orders?state=errored&store_id=${c.store_id}`, text: "Errored orders of this store" }), " · ",
       h("a", { href: `#/shipments?state=errored_notifying_of_shipment&store_id=${c.store_id}`, text: "Shipments the store refused" }), " · ",
       h("a", { href: `#/shipments?state=errored_processing&store_id=${c.store_id}`, text: "Shipments that did not match their order" })));
@@ -470,14 +564,46 @@ function holdersView(kind) {
   return async () => {
     const body = await api(`/${kind}`);
     const rows = body[kind] || body || [];
+    const dir = await directory();
     page(kind === "stores" ? "Stores" : "Warehouses", table(kind === "stores" ? "Stores" : "Warehouses", [
       { label: "Id", cell: (r) => String(r.id) },
-      { label: "Name", cell: (r) => show(r.name) },
-      { label: "Customer", cell: (r) => show(r.customer_id) },
+      { label: "Name", cell: (r) => h("a", { href: `#/${kind}/${r.id}`, text: show(r.name) }) },
+      { label: "Customer", cell: (r) => named("customers", r.customer_id, dir) },
       { label: "Platform", cell: (r) => show(r.platform) },
       { label: "Enabled", cell: (r) => r.enabled_at ? "yes" : "no" },
       { label: "Adapter (secrets masked)", cell: (r) => h("code", { text: show(r.adapter) }) },
     ], rows));
+  };
+}
+
+// One store or warehouse, with the connections it is part of.
+function holderView(kind) {
+  return async (id) => {
+    const noun = kind === "stores" ? "Store" : "Warehouse";
+    let row;
+    try {
+      row = await api(`/${kind}/${encodeURIComponent(id)}`);
+    } catch (e) {
+      page(`${noun} ${id}`, failure(e));
+      return;
+    }
+    const [dir, list] = await Promise.all([directory(), api("/connections").catch(() => [])]);
+    const own = kind === "stores" ? "store_id" : "warehouse_id";
+    const connections = (Array.isArray(list) ? list : []).filter((c) => c[own] === row.id);
+    page(`${show(row.name)} (${row.platform})`,
+      h("dl", { class: "facts" },
+        h("dt", { text: "id" }), h("dd", { text: String(row.id) }),
+        h("dt", { text: "customer" }), h("dd", {}, named("customers", row.customer_id, dir)),
+        h("dt", { text: "platform" }), h("dd", { text: show(row.platform) }),
+        h("dt", { text: "enabled" }), h("dd", { text: row.enabled_at ? `since ${when(row.enabled_at)}` : "no" }),
+        h("dt", { text: "adapter (secrets masked)" }), h("dd", {}, h("code", { text: show(row.adapter) }))),
+      h("h2", { text: "Connections" }),
+      table(`Connections of this ${noun.toLowerCase()}`, [
+        { label: "Name", cell: (c) => h("a", { href: `#/connections/${c.id}`, text: show(c.name) }) },
+        { label: kind === "stores" ? "Warehouse" : "Store",
+          cell: (c) => kind === "stores" ? named("warehouses", c.warehouse_id, dir) : named("stores", c.store_id, dir) },
+        { label: "Enabled", cell: (c) => c.enabled_at ? "yes" : "no" },
+      ], connections));
   };
 }
 
@@ -491,7 +617,9 @@ const VIEWS = [
   [/^\/connections$/, () => connectionsView()],
   [/^\/connections\/(\d+)$/, (m) => connectionView(m[1])],
   [/^\/stores$/, () => holdersView("stores")()],
+  [/^\/stores\/(\d+)$/, (m) => holderView("stores")(m[1])],
   [/^\/warehouses$/, () => holdersView("warehouses")()],
+  [/^\/warehouses\/(\d+)$/, (m) => holderView("warehouses")(m[1])],
 ];
 
 async function route() {
