@@ -203,14 +203,14 @@ impl Sellbrite {
                         || l.get("inventory_sku").and_then(Value::as_str) == Some(sku)
                 })
                 .filter_map(|l| l.get("quantity_fulfilled").and_then(integer))
-                .sum()
+                .fold(0, i64::saturating_add)
         };
         let before = |sku: &str| -> i64 {
             notice.units_told_before.iter().filter(|(s, _)| s == sku).map(|(_, units)| units).sum()
         };
         Ok(notice.items.iter().all(|item| {
             let sku = item.sku.as_deref().unwrap_or_default();
-            fulfilled(sku) >= before(sku) + item.quantity
+            fulfilled(sku) >= before(sku).saturating_add(item.quantity)
         }))
     }
 

@@ -290,7 +290,8 @@ impl Shop {
         Ok(Fetched {
             client_secret: client_secret.to_string(),
             token: grant.access_token,
-            expires: grant.expires_in.map(|s| Instant::now() + Duration::from_secs(s)),
+            // A lifetime past any clock is one that does not end.
+            expires: grant.expires_in.and_then(|s| Instant::now().checked_add(Duration::from_secs(s))),
         })
     }
 }
