@@ -41,6 +41,10 @@ pub struct Settings {
     pub reach: reach::Reach,
     /// Where Shopify shops are: `{shop}` becomes the adapter's shop in lower case.
     pub shopify_api_base: String,
+    /// The largest answer read from a platform's API (`max_platform_body_mib`).
+    pub max_body_bytes: usize,
+    /// The largest file or listing read from a file warehouse (`max_warehouse_file_mib`).
+    pub max_file_bytes: usize,
 }
 
 impl Default for Settings {
@@ -51,6 +55,8 @@ impl Default for Settings {
             sellbrite_api_base: "https://api.sellbrite.com".to_owned(),
             reach: reach::Reach::Anywhere,
             shopify_api_base: "https://{shop}".to_owned(),
+            max_body_bytes: 16 << 20,
+            max_file_bytes: 64 << 20,
         }
     }
 }
@@ -63,6 +69,8 @@ impl Settings {
             sellbrite_api_base: config.sellbrite_api_base.clone(),
             reach: reach::Reach::Anywhere,
             shopify_api_base: config.shopify_api_base.clone(),
+            max_body_bytes: config.max_platform_body_bytes(),
+            max_file_bytes: config.max_warehouse_file_bytes(),
         }
     }
 }

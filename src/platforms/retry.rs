@@ -477,7 +477,8 @@ mod tests {
         });
         tokio::task::yield_now().await;
         let second = tokio::spawn(async move {
-            send(&POLICY, account, || async { Ok::<_, PlatformError>(may_ask_now(account.name).is_ok()) }).await
+            send(&POLICY, account, || async { Ok::<_, PlatformError>(may_ask_now(account.name).is_ok()) })
+                .await
         });
         // The single-threaded test runtime runs the second up to the gate, where it queues.
         for _ in 0..5 {

@@ -377,7 +377,9 @@ fn sum<'a>(
     for bag in bags {
         let amount = decimal(&bag.shop_money.amount)
             .ok_or_else(|| bad(order, &format!("{field} {} is not an amount", bag.shop_money.amount)))?;
-        total = total.checked_add(amount).ok_or_else(|| bad(order, &format!("{field} add up past any amount")))?;
+        total = total
+            .checked_add(amount)
+            .ok_or_else(|| bad(order, &format!("{field} add up past any amount")))?;
     }
     Ok(Value::from(two_places(total)))
 }

@@ -203,13 +203,13 @@ pub fn record(order: &Value) -> Result<PulledOrder, PlatformError> {
             .map(|s| s.checked_div(Decimal::from(quantity)))
             .map(|p| p.ok_or_else(|| bad(id, "line_items[].subtotal", "cannot be divided by the quantity")))
             .transpose()?;
-        let discount = match (subtotal, total) {
-            (Some(s), Some(t)) => Some(
-                s.checked_sub(t)
-                    .ok_or_else(|| bad(id, "line_items[].discount", "(subtotal less total) is out of range"))?,
-            ),
-            _ => None,
-        };
+        let discount =
+            match (subtotal, total) {
+                (Some(s), Some(t)) => Some(s.checked_sub(t).ok_or_else(|| {
+                    bad(id, "line_items[].discount", "(subtotal less total) is out of range")
+                })?),
+                _ => None,
+            };
         let variation = line.get("variation_id").and_then(integer).filter(|v| *v != 0);
         let product = variation.or_else(|| line.get("product_id").and_then(integer).filter(|p| *p != 0));
         items.push(json!({
