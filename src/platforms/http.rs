@@ -93,7 +93,7 @@ pub fn too_large(platform: &str, what: &str, limit: usize) -> PlatformError {
 
 /// `16 MiB`, or a byte count when the limit is not whole MiB.
 pub fn describe_bytes(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")

@@ -177,6 +177,7 @@ impl Engine {
             settle: self.settings.file_settle,
             sightings: self.sightings.clone(),
             reach: crate::platforms::reach::Reach::Anywhere,
+            max_file_bytes: self.settings.platforms.max_file_bytes,
         }
     }
 
