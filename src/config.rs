@@ -94,6 +94,12 @@ pub struct Config {
     /// How long a warehouse's shipment or stock file must stay unchanged (size and
     /// modification time) before it is read (0..3600; 0 reads it at first sight).
     pub file_settle_secs: u64,
+    /// The largest answer read from a store's or warehouse's API, in MiB (1..1024); a larger
+    /// one fails its step with `bad_data`.
+    pub max_platform_body_mib: u64,
+    /// The largest file (and file listing) read from a file warehouse, in MiB (1..16384); a
+    /// larger one fails its step with `bad_data`.
+    pub max_warehouse_file_mib: u64,
 }
 
 impl Default for Config {
@@ -122,6 +128,8 @@ impl Default for Config {
             sync_retry_base_secs: 60,
             tenant_private_targets: false,
             file_settle_secs: 10,
+            max_platform_body_mib: 16,
+            max_warehouse_file_mib: 64,
         }
     }
 }
@@ -175,8 +183,28 @@ impl Config {
         if config.file_settle_secs > 3600 {
             return Err("configuration: file_settle_secs must be between 0 and 3600".to_string());
         }
+        if !(1..=1024).contains(&config.max_platform_body_mib) {
+            return Err("configuration: max_platform_body_mib must be between 1 and 1024".to_string());
+        }
+        if !(1..=16_384).contains(&config.max_warehouse_file_mib) {
+            return Err("configuration: max_warehouse_file_mib must be between 1 and 16384".to_string());
+        }
         Ok(config)
     }
+
+    /// `max_platform_body_mib` in bytes.
+    pub fn max_platform_body_bytes(&self) -> usize {
+        mib(self.max_platform_body_mib)
+    }
+
+    /// `max_warehouse_file_mib` in bytes.
+    pub fn max_warehouse_file_bytes(&self) -> usize {
+        mib(self.max_warehouse_file_mib)
+    }
+}
+
+fn mib(count: u64) -> usize {
+    usize::try_from(count.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
@@ -223,6 +251,30 @@ mod tests {
             jail.set_env("ORDERBRIDGE_FILE_SETTLE_SECS", "3601");
             let refused = Config::from_figment(&Config::figment()).unwrap_err();
             assert!(refused.contains("file_settle_secs"), "{refused}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    #[allow(clippy::result_large_err)] // figment's Jail dictates the closure's error type
+    fn the_platform_read_limits_have_defaults_come_from_the_environment_and_are_bounded() {
+        rocket::figment::Jail::expect_with(|jail| {
+            let config = Config::from_figment(&Config::figment()).unwrap();
+            assert_eq!((config.max_platform_body_mib, config.max_warehouse_file_mib), (16, 64), "defaults");
+            assert_eq!(config.max_platform_body_bytes(), 16 << 20);
+            jail.set_env("ORDERBRIDGE_MAX_PLATFORM_BODY_MIB", "2");
+            jail.set_env("ORDERBRIDGE_MAX_WAREHOUSE_FILE_MIB", "3");
+            let config = Config::from_figment(&Config::figment()).unwrap();
+            assert_eq!(
+                (config.max_platform_body_bytes(), config.max_warehouse_file_bytes()),
+                (2 << 20, 3 << 20)
+            );
+            for (key, value) in [("MAX_PLATFORM_BODY_MIB", "0"), ("MAX_WAREHOUSE_FILE_MIB", "16385")] {
+                jail.set_env(format!("ORDERBRIDGE_{key}"), value);
+                let refused = Config::from_figment(&Config::figment()).unwrap_err();
+                assert!(refused.contains(&key.to_lowercase()), "{refused}");
+                jail.set_env(format!("ORDERBRIDGE_{key}"), "1");
+            }
             Ok(())
         });
     }

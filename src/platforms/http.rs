@@ -47,6 +47,59 @@ pub(crate) fn builder() -> reqwest::ClientBuilder {
 /// How much of an error body is read looking for the platform's reason.
 const MAX_BODY_BYTES: usize = 16 * 1024;
 
+/// The largest answer a client reads unless told otherwise (`max_platform_body_mib`'s
+/// default).
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 << 20;
+
+/// Reads a 2xx answer's body, at most `limit` bytes: a platform that sends more (or says it
+/// will) fails the step with `BadData`, and reading stops there, so no answer makes the
+/// process hold more than the limit. `what` names the request in messages.
+pub async fn read_answer(
+    mut response: Response,
+    limit: usize,
+    platform: &str,
+    what: &str,
+) -> Result<Vec<u8>, PlatformError> {
+    if response.content_length().is_some_and(|len| len > limit as u64) {
+        return Err(too_large(platform, what, limit));
+    }
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > limit {
+                    return Err(too_large(platform, what, limit));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(e) => {
+                return Err(PlatformError::unreachable(format!(
+                    "{platform} broke off its answer to {what}: {}.",
+                    root_cause(&e.without_url())
+                )));
+            }
+        }
+    }
+}
+
+/// The failure of an answer past `limit` bytes.
+pub fn too_large(platform: &str, what: &str, limit: usize) -> PlatformError {
+    PlatformError::BadData(format!(
+        "{platform} sent an answer to {what} larger than {} (max_platform_body_mib); orderbridge stopped reading it.",
+        describe_bytes(limit)
+    ))
+}
+
+/// `16 MiB`, or a byte count when the limit is not whole MiB.
+pub fn describe_bytes(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// Sends with `timeout` on the request. A failure to get any answer (refused connection,
 /// DNS, TLS, timeout) is passing: the platform may be back later.
 pub async fn send(

@@ -45,6 +45,10 @@ pub struct Settings {
     pub shopify_api_base: String,
     /// Where ShipBob's API is (`shipbob_api_base`), without a trailing `/`.
     pub shipbob_api_base: String,
+    /// The largest answer read from a platform's API (`max_platform_body_mib`).
+    pub max_body_bytes: usize,
+    /// The largest file or listing read from a file warehouse (`max_warehouse_file_mib`).
+    pub max_file_bytes: usize,
 }
 
 impl Default for Settings {
@@ -56,6 +60,8 @@ impl Default for Settings {
             reach: reach::Reach::Anywhere,
             shopify_api_base: "https://{shop}".to_owned(),
             shipbob_api_base: "https://api.shipbob.com".to_owned(),
+            max_body_bytes: 16 << 20,
+            max_file_bytes: 64 << 20,
         }
     }
 }
@@ -69,6 +75,8 @@ impl Settings {
             reach: reach::Reach::Anywhere,
             shopify_api_base: config.shopify_api_base.clone(),
             shipbob_api_base: config.shipbob_api_base.trim_end_matches('/').to_owned(),
+            max_body_bytes: config.max_platform_body_bytes(),
+            max_file_bytes: config.max_warehouse_file_bytes(),
         }
     }
 }

@@ -166,11 +166,11 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, PlatformError>>,
 {
+    // The wait is looked at once the permit is ours: a request queued behind one that got a
+    // rate limit must see that limit. The limit is remembered before the permit goes.
+    let _permit = permit(account).await;
     wait_for(account.name, policy.request_timeout).await?;
-    let outcome = {
-        let _permit = permit(account).await;
-        request().await
-    };
+    let outcome = request().await;
     if let Err(e) = &outcome
         && is_rate_limit(e)
     {
@@ -196,12 +196,20 @@ fn not_before() -> &'static Mutex<HashMap<String, NotBefore>> {
     NOT_BEFORE.get_or_init(Default::default)
 }
 
-/// Remembers that the account may not be asked for `wait` from now (never shortening a
-/// wait already known).
+/// The longest wait a platform can put on an account: a `Retry-After` past it (up to
+/// 18446744073709551615 seconds, past any clock) is asked again after a day.
+pub const MAX_HOLD: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Remembers that the account may not be asked for `wait` from now, at most [`MAX_HOLD`]
+/// (never shortening a wait already known).
 pub fn hold_off(account: &str, wait: Duration) {
-    let until = NotBefore { at: Instant::now() + wait, wall: SystemTime::now() + wait };
+    let wait = wait.min(MAX_HOLD);
+    let (now, wall_now) = (Instant::now(), SystemTime::now());
+    let until = NotBefore {
+        at: now.checked_add(wait).unwrap_or(now),
+        wall: wall_now.checked_add(wait).unwrap_or(wall_now),
+    };
     let mut all = not_before().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let now = Instant::now();
     all.retain(|_, nb| nb.at > now);
     let entry = all.entry(account.to_string()).or_insert(until);
     if entry.at < until.at {
@@ -248,10 +256,10 @@ where
 {
     let account = account.into();
     may_ask_now(account.name)?;
-    let outcome = {
-        let _permit = permit(account).await;
-        request.await
-    };
+    let _permit = permit(account).await;
+    // Again under the permit: a request ahead of this one may have been limited meanwhile.
+    may_ask_now(account.name)?;
+    let outcome = request.await;
     if let Err(PlatformError::Unreachable { wait: Some(wait), rate_limited: true, .. }) = &outcome {
         hold_off(account.name, *wait);
     }
@@ -440,6 +448,56 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert!(may_ask_now(account).is_err(), "a ping sends nothing either");
         assert!(may_ask_now("test-hold-other").is_ok(), "other accounts are not held");
+    }
+
+    #[tokio::test]
+    async fn a_request_queued_behind_a_rate_limit_waits_for_it() {
+        // One request in flight at a time: the second is queued at the gate while the first
+        // is out, and the first's answer is a 429 asking for a wait.
+        let account = Account::limited("test-queued-hold", 1);
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let first = tokio::spawn(async move {
+            let mut released = Some(released);
+            let mut tries = 0;
+            send(&POLICY, account, move || {
+                tries += 1;
+                let released = released.take();
+                async move {
+                    if let Some(released) = released {
+                        let _ = released.await;
+                    }
+                    if tries == 1 {
+                        Err(PlatformError::rate_limited("slow down", Some(Duration::from_millis(200))))
+                    } else {
+                        Ok(())
+                    }
+                }
+            })
+            .await
+        });
+        tokio::task::yield_now().await;
+        let second = tokio::spawn(async move {
+            send(&POLICY, account, || async { Ok::<_, PlatformError>(may_ask_now(account.name).is_ok()) })
+                .await
+        });
+        // The single-threaded test runtime runs the second up to the gate, where it queues.
+        for _ in 0..5 {
+            tokio::task::yield_now().await;
+        }
+        release.send(()).unwrap();
+        assert_eq!(first.await.unwrap(), Ok(()));
+        assert_eq!(second.await.unwrap(), Ok(true), "the queued request went out inside the wait");
+    }
+
+    #[test]
+    fn a_wait_past_any_clock_is_held_without_overflowing() {
+        // `Retry-After: 18446744073709551615` seconds.
+        let forever = Duration::from_secs(u64::MAX);
+        let limited = PlatformError::rate_limited("slow down", Some(forever));
+        let wait = wait_before(&POLICY, 2, &limited);
+        hold_off("test-forever", wait);
+        let Err(e) = may_ask_now("test-forever") else { panic!("the account is held") };
+        assert!(e.message().contains("not to call again before"), "{e}");
     }
 
     #[tokio::test]

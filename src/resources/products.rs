@@ -187,6 +187,7 @@ async fn list(
     body: Body,
     pool: &State<Pool>,
 ) -> ApiResult<Json<ProductPage>> {
+    params.check_lengths()?;
     let given = |name: &'static str| (name, params.get(name).map(str::to_string));
     let query = ListQuery::read([given("customer_id"), given("sku"), given("page"), given("limit")], &body)?;
     let scope = user.scope();

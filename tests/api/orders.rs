@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use crate::common::*;
 use crate::fixtures::*;
+use orderbridge::resources::listing;
 use rocket::http::Status;
 use serde_json::{Value, json};
 
@@ -168,6 +169,27 @@ async fn bad_listing_parameters_answer_400_naming_the_parameter() {
         assert!(r.body["error"]["details"][parameter].is_string(), "{query}: {r:?}");
     }
     assert_eq!(app.get("/orders?limit=1000&page=1", &app.admin).await.status, Status::Ok);
+}
+
+#[rocket::async_test]
+async fn an_over_long_query_parameter_answers_422_naming_it() {
+    let app = spawn_app().await;
+    let long = "x".repeat(listing::MAX_PARAMETER_CHARS + 1);
+    for path in ["/orders", "/shipments", "/products"] {
+        for query in [format!("page=1&external_id={long}"), format!("sku={long}&tracking_number={long}")] {
+            let r = app.get(&format!("{path}?{query}"), &app.admin).await;
+            assert_error(&r, 422, "validation_failed");
+            let details = r.body["error"]["details"].as_object().unwrap();
+            let named = details.keys().next().unwrap();
+            assert!(query.contains(&format!("{named}=")), "{path}?{query}: {details:?}");
+            assert!(details[named].as_str().unwrap().contains("1024"), "{details:?}");
+            assert!(!r.text.contains(&long), "the value is not echoed");
+        }
+    }
+    // Exactly at the cap is fine, in characters, not bytes.
+    let at_cap = "%C3%A9".repeat(listing::MAX_PARAMETER_CHARS);
+    let r = app.get(&format!("/orders?page=1&external_id={at_cap}"), &app.admin).await;
+    assert_eq!(r.status, Status::Ok, "{r:?}");
 }
 
 #[rocket::async_test]

@@ -188,6 +188,31 @@ async fn names_a_writer_uses_are_never_taken_and_a_byte_order_mark_is_ignored() 
 }
 
 #[rocket::async_test]
+async fn an_ftp_file_that_never_ends_fails_the_pass_bad_data_at_the_file_limit() {
+    let rig = Rig::with(0, |f| f.merge(("max_warehouse_file_mib", 1)).merge(("file_settle_secs", 0))).await;
+    // With facts, the file is read to be parsed; without them, it is read at the look.
+    for quirks in [
+        Quirks { endless_retr: true, ..Quirks::default() },
+        Quirks { endless_retr: true, no_mlsd: true, no_facts: true, ..Quirks::default() },
+    ] {
+        let drop_box = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(drop_box.path().join("shipments")).unwrap();
+        std::fs::write(drop_box.path().join("shipments/endless.csv"), "order_id\n").unwrap();
+        let server = FtpFiles::start_with(drop_box.path(), quirks).await;
+        let connection = ftp_warehouse(&rig, server.port, json!({})).await;
+        let run = rig.sync_connection(connection).await;
+        assert_eq!(run["status"], "failed", "{quirks:?}: {run}");
+        assert_eq!(run["error"]["code"], "bad_data", "{quirks:?}: {run}");
+        let message = run["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("endless.csv") && message.contains("larger than 1 MiB"),
+            "{quirks:?}: {message}"
+        );
+        assert!(drop_box.path().join("shipments/endless.csv").exists(), "the file is left where it is");
+    }
+}
+
+#[rocket::async_test]
 async fn an_ftp_server_breaking_off_a_large_order_file_is_unreachable_and_the_file_is_sent_again() {
     let rig = Rig::new(1000).await;
     let drop_box = tempfile::tempdir().unwrap();

@@ -436,6 +436,29 @@ async fn retry_after_on_503_and_429_is_waited_out_and_a_long_one_ends_the_pass_n
 }
 
 #[rocket::async_test]
+async fn an_order_list_past_the_body_limit_fails_the_pass_bad_data_naming_the_limit() {
+    let rig = Rig::with_store(StoreKind::WooCommerce, 2, |f| f.merge(("max_platform_body_mib", 1))).await;
+    rig.woo.oversize_next("GET wc/v3/orders", (1 << 20) + 2);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "bad_data", "{run}");
+    let message = run["error"]["message"].as_str().unwrap();
+    assert!(message.contains("wc/v3/orders") && message.contains("larger than 1 MiB"), "{message}");
+    // Under the limit, `[0,0,…]` is still not a list of orders.
+    rig.woo.oversize_next("GET wc/v3/orders", 1 << 19);
+    let run = rig.sync().await;
+    assert_eq!(run["error"]["code"], "bad_data", "{run}");
+    let message = run["error"]["message"].as_str().unwrap();
+    assert!(message.contains("order list"), "{message}");
+    let run = rig.sync().await;
+    assert_eq!(
+        (run["status"].as_str(), run["orders_pulled"].as_i64()),
+        (Some("succeeded"), Some(2)),
+        "{run}"
+    );
+}
+
+#[rocket::async_test]
 async fn html_where_json_was_expected_names_the_route_and_a_firewall_page_is_refused_credentials() {
     let rig = Rig::woocommerce(2).await;
     rig.woo.warn_next(1);

@@ -173,6 +173,20 @@ async fn a_ping_answered_with_503_or_nothing_is_unreachable() {
 }
 
 #[rocket::async_test]
+async fn a_ping_asked_to_wait_past_any_clock_is_unreachable_not_a_500() {
+    let shop = woocommerce::Simulator::start(KEY, SECRET).await;
+    let app = live_app().await;
+    let c = app.post_json("/customers", &app.admin, json!({"company_name": "Acme"})).await.id();
+    shop.retry_after_next(429, u64::MAX, 1);
+    let r = app
+        .post_json("/stores/ping", &app.admin, store(c, "woocommerce", adapter(&shop.url(), KEY, SECRET)))
+        .await;
+    assert_error(&r, 502, "adapter_unreachable");
+    let message = r.body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("18446744073709551615"), "{message}");
+}
+
+#[rocket::async_test]
 async fn a_customer_user_may_not_point_a_store_at_loopback_and_nothing_is_asked() {
     let shop = woocommerce::Simulator::start(KEY, SECRET).await;
     let app = live_app().await;

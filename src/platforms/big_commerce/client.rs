@@ -14,7 +14,7 @@ use time::format_description::well_known::{Rfc2822, Rfc3339};
 use super::carriers;
 use super::wire::{self, Address, Line, Listed, Scalar};
 use crate::platforms::PlatformError;
-use crate::platforms::http::{error_from, send};
+use crate::platforms::http::{DEFAULT_MAX_ANSWER_BYTES, error_from, read_answer, send};
 use crate::platforms::retry::{self, Created, RetryPolicy};
 use crate::platforms::store::{
     Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer,
@@ -48,6 +48,8 @@ pub struct BigCommerce {
     token: HeaderValue,
     secret: String,
     policy: RetryPolicy,
+    /// The largest answer read (`max_platform_body_mib`).
+    max_body_bytes: usize,
     import_status_ids: Vec<i64>,
     location_id: i64,
 }
@@ -98,9 +100,15 @@ impl BigCommerce {
             token,
             secret,
             policy,
+            max_body_bytes: DEFAULT_MAX_ANSWER_BYTES,
             import_status_ids,
             location_id,
         })
+    }
+
+    /// The client reading answers of at most `bytes` (`max_platform_body_mib`).
+    pub fn with_body_limit(self, bytes: usize) -> BigCommerce {
+        BigCommerce { max_body_bytes: bytes, ..self }
     }
 
     /// One page (from 1) of the orders changed since `since_ms`, oldest change first. A
@@ -356,16 +364,11 @@ impl BigCommerce {
             return Ok(None);
         }
         if status.is_success() {
-            let bytes = response.bytes().await.map_err(|e| {
-                PlatformError::unreachable(format!(
-                    "BigCommerce broke off its answer to {path}: {}.",
-                    crate::platforms::root_cause(&e.without_url())
-                ))
-            })?;
+            let bytes = read_answer(response, self.max_body_bytes, NAME, path).await?;
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 return Ok(None);
             }
-            return Ok(Some(bytes.to_vec()));
+            return Ok(Some(bytes));
         }
         if status == StatusCode::NOT_FOUND && scope == Scope::Store {
             return Err(PlatformError::Refused(format!(

@@ -64,7 +64,8 @@ impl StorePlatform for BigCommerce {
             &settings.bigcommerce_api_base,
             adapter,
             policy,
-        )?;
+        )?
+        .with_body_limit(settings.max_body_bytes);
         Ok(Box::new(client))
     }
 }

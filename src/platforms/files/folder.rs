@@ -168,8 +168,12 @@ impl Session {
         Ok(facts(&metadata))
     }
 
-    pub async fn read(&self, path: &str) -> Result<Vec<u8>, PlatformError> {
-        tokio::fs::read(self.at(path)?).await.map_err(|e| failed(path, "read", &e))
+    pub async fn read(&self, path: &str, max: usize) -> Result<Vec<u8>, PlatformError> {
+        let file = tokio::fs::File::open(self.at(path)?).await.map_err(|e| failed(path, "read", &e))?;
+        super::read_at_most(file, max)
+            .await
+            .map_err(|e| failed(path, "read", &e))?
+            .ok_or_else(|| super::too_large("The folder", "a file", path, max))
     }
 
     pub async fn write_from(&self, path: &str, mut chunks: Receiver<Vec<u8>>) -> Result<(), PlatformError> {
@@ -271,11 +275,13 @@ mod tests {
         assert_eq!(listed.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["a.csv"], "files only");
         assert_eq!(listed[0].facts.size, Some(3));
         assert!(listed[0].facts.modified.is_some());
-        assert_eq!(s.read("orders/a.csv").await.unwrap(), b"new");
+        assert_eq!(s.read("orders/a.csv", 3).await.unwrap(), b"new");
+        let e = s.read("orders/a.csv", 2).await.unwrap_err();
+        assert!(matches!(&e, PlatformError::BadData(m) if m.contains("larger than 2 bytes")), "{e:?}");
         assert!(s.list("missing").await.unwrap().is_empty());
         s.remove("orders/a.csv").await.unwrap();
         s.remove("orders/a.csv").await.unwrap();
-        assert!(s.read("../x").await.is_err());
+        assert!(s.read("../x", 3).await.is_err());
         s.check_writable().await.unwrap();
         assert!(Session::open(dir.path().join("nope")).await.is_err());
     }

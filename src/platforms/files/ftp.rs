@@ -236,9 +236,16 @@ impl Session {
         TcpStream::connect((self.peer.ip(), port)).await.map_err(|e| self.broke_off(&e))
     }
 
-    /// A command that answers over a data connection; returns what came over it.
-    async fn fetch(&mut self, verb: &str, path: &str, doing: &str) -> Result<Option<Vec<u8>>, PlatformError> {
-        let mut data = self.data().await?;
+    /// A command that answers over a data connection; returns what came over it, at most
+    /// `max` bytes.
+    async fn fetch(
+        &mut self,
+        verb: &str,
+        path: &str,
+        doing: &str,
+        max: usize,
+    ) -> Result<Option<Vec<u8>>, PlatformError> {
+        let data = self.data().await?;
         let reply = self.command(verb, path).await?;
         if reply.code == 550 || reply.code == 450 && verb != "RETR" {
             return Ok(None);
@@ -246,14 +253,29 @@ impl Session {
         if !matches!(reply.code, 125 | 150) {
             return Err(self.failed(doing, path, &reply));
         }
-        let mut bytes = Vec::new();
-        data.read_to_end(&mut bytes).await.map_err(|e| self.broke_off(&e))?;
-        drop(data);
+        let bytes = self.transfer(data, doing, path, max).await?;
         let done = self.reply().await?;
         if !(200..300).contains(&done.code) {
             return Err(self.failed(doing, path, &done));
         }
         Ok(Some(bytes))
+    }
+
+    /// What a data connection carries, at most `max` bytes: past that the connection is
+    /// dropped (the session is then of no further use, and the pass ends).
+    async fn transfer(
+        &self,
+        data: TcpStream,
+        doing: &str,
+        path: &str,
+        max: usize,
+    ) -> Result<Vec<u8>, PlatformError> {
+        let what = if doing == "list" { "a listing of" } else { "a file" };
+        let server = format!("The FTP server at {}", self.address);
+        super::read_at_most(data, max)
+            .await
+            .map_err(|e| self.broke_off(&e))?
+            .ok_or_else(|| super::too_large(&server, what, path, max))
     }
 
     async fn bounded<T>(
@@ -269,16 +291,14 @@ impl Session {
     /// The files in `dir`. MLSD says which entries are files and gives their `size` and
     /// `modify` facts; NLST, for servers without it, gives names only (directories too), so
     /// the caller's own filter (`*.csv`) decides there and asks [`Session::facts`] after.
-    pub async fn list(&mut self, dir: &str) -> Result<Vec<Entry>, PlatformError> {
+    pub async fn list(&mut self, dir: &str, max: usize) -> Result<Vec<Entry>, PlatformError> {
         let dir = parts(dir)?.join("/");
         self.bounded(async |s| {
             let target = if dir.is_empty() { "." } else { dir.as_str() };
-            let mut data = s.data().await?;
+            let data = s.data().await?;
             let reply = s.command("MLSD", target).await?;
             if matches!(reply.code, 125 | 150) {
-                let mut bytes = Vec::new();
-                data.read_to_end(&mut bytes).await.map_err(|e| s.broke_off(&e))?;
-                drop(data);
+                let bytes = s.transfer(data, "list", target, max).await?;
                 let done = s.reply().await?;
                 if !(200..300).contains(&done.code) {
                     return Err(s.failed("list", &dir, &done));
@@ -289,7 +309,7 @@ impl Session {
             if reply.code == 550 {
                 return Ok(Vec::new());
             }
-            let listing = s.fetch("NLST", target, "list").await?.unwrap_or_default();
+            let listing = s.fetch("NLST", target, "list", max).await?.unwrap_or_default();
             Ok(String::from_utf8_lossy(&listing)
                 .lines()
                 .filter_map(|line| line.trim().rsplit('/').next().map(str::to_string))
@@ -316,10 +336,10 @@ impl Session {
         .await
     }
 
-    pub async fn read(&mut self, path: &str) -> Result<Vec<u8>, PlatformError> {
+    pub async fn read(&mut self, path: &str, max: usize) -> Result<Vec<u8>, PlatformError> {
         let path = parts(path)?.join("/");
         self.bounded(async |s| {
-            s.fetch("RETR", &path, "read").await?.ok_or_else(|| PlatformError::Rejected {
+            s.fetch("RETR", &path, "read", max).await?.ok_or_else(|| PlatformError::Rejected {
                 status: 0,
                 message: format!("The FTP server at {} has no file {path:?}.", s.address),
             })

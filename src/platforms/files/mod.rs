@@ -205,11 +205,12 @@ pub async fn open(location: &Location, timeout: Duration) -> Result<FileSession,
 }
 
 impl FileSession {
-    /// The plain files directly in `dir`, sorted by name; a missing folder has none.
-    pub async fn list(&mut self, dir: &str) -> Result<Vec<Entry>, PlatformError> {
+    /// The plain files directly in `dir`, sorted by name; a missing folder has none. An FTP
+    /// listing longer than `max` bytes is `BadData`.
+    pub async fn list(&mut self, dir: &str, max: usize) -> Result<Vec<Entry>, PlatformError> {
         let mut entries = match self {
             FileSession::Sftp(s) => s.list(dir).await?,
-            FileSession::Ftp(s) => s.list(dir).await?,
+            FileSession::Ftp(s) => s.list(dir, max).await?,
             FileSession::Folder(s) => s.list(dir).await?,
         };
         entries.sort_by(|a, b| a.name.cmp(&b.name));
@@ -225,11 +226,13 @@ impl FileSession {
         }
     }
 
-    pub async fn read(&mut self, path: &str) -> Result<Vec<u8>, PlatformError> {
+    /// The file's bytes, at most `max` of them: a larger file is `BadData`, and reading
+    /// stops there.
+    pub async fn read(&mut self, path: &str, max: usize) -> Result<Vec<u8>, PlatformError> {
         match self {
-            FileSession::Sftp(s) => s.read(path).await,
-            FileSession::Ftp(s) => s.read(path).await,
-            FileSession::Folder(s) => s.read(path).await,
+            FileSession::Sftp(s) => s.read(path, max).await,
+            FileSession::Ftp(s) => s.read(path, max).await,
+            FileSession::Folder(s) => s.read(path, max).await,
         }
     }
 
@@ -299,6 +302,27 @@ fn chunks(bytes: Vec<u8>) -> Receiver<Vec<u8>> {
     // The channel has room for the one chunk, so this never waits or fails.
     let _ = sender.try_send(bytes);
     receiver
+}
+
+/// What `reader` sends until it ends, if that is at most `max` bytes; `None` (having read
+/// one byte more, no further) when it is more.
+async fn read_at_most(
+    reader: impl tokio::io::AsyncRead + Unpin,
+    max: usize,
+) -> std::io::Result<Option<Vec<u8>>> {
+    use tokio::io::AsyncReadExt;
+    let mut bytes = Vec::new();
+    reader.take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1)).read_to_end(&mut bytes).await?;
+    Ok((bytes.len() <= max).then_some(bytes))
+}
+
+/// The failure of a file or listing past `max` bytes; `server` is the subject of the
+/// sentence (`The FTP server at host:21`).
+fn too_large(server: &str, what: &str, path: &str, max: usize) -> PlatformError {
+    PlatformError::BadData(format!(
+        "{server} has {what} {path:?} larger than {} (max_warehouse_file_mib); orderbridge stopped reading it.",
+        crate::platforms::http::describe_bytes(max)
+    ))
 }
 
 /// A relative path's parts, refusing any that could leave the root.

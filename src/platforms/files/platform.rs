@@ -68,6 +68,7 @@ impl WarehousePlatform for FileWarehouse {
             settle: settings.settle,
             sightings: settings.memory.kept(),
             reach: settings.reach(),
+            max_file_bytes: settings.platforms.max_file_bytes,
         };
         Ok(Box::new(Warehouse::new(self.0, adapter, &files)?))
     }

@@ -164,9 +164,15 @@ impl Session {
         Ok(facts(&attributes))
     }
 
-    pub async fn read(&self, path: &str) -> Result<Vec<u8>, PlatformError> {
+    /// The file's bytes, at most `max`: a larger file is `BadData`, and reading stops there.
+    pub async fn read(&self, path: &str, max: usize) -> Result<Vec<u8>, PlatformError> {
         let full = self.at(path)?;
-        self.bounded("read", path, self.sftp.read(full)).await
+        let file = self.bounded("read", path, self.sftp.open(full)).await?;
+        let io = |e: std::io::Error| SftpError::UnexpectedBehavior(e.to_string());
+        let read =
+            self.bounded("read", path, async { super::read_at_most(file, max).await.map_err(io) }).await?;
+        let server = format!("The SFTP server at {}", self.address);
+        read.ok_or_else(|| super::too_large(&server, "a file", path, max))
     }
 
     /// Creates or replaces `path` with what `chunks` delivers. Any failure on the way is

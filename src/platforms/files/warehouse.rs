@@ -28,6 +28,8 @@ pub struct FileSettings {
     pub sightings: Sightings,
     /// Where the warehouse's server may be (CONTRACT §6): the row's, for a pass.
     pub reach: Reach,
+    /// The largest file (or FTP listing) read (`max_warehouse_file_mib`); past it, `BadData`.
+    pub max_file_bytes: usize,
 }
 
 /// The adapter keys naming the warehouse's folders, in the order validation compares them,
@@ -230,8 +232,9 @@ impl Warehouse {
 
     /// The taken names in `dir` with what this look saw of each.
     async fn look(&mut self, dir: &str) -> Result<Vec<(String, Stamp)>, PlatformError> {
+        let max = self.settings.max_file_bytes;
         let session = self.session().await?;
-        let entries = session.list(dir).await?;
+        let entries = session.list(dir, max).await?;
         let mut seen = Vec::new();
         for entry in entries.into_iter().filter(|e| is_taken_name(&e.name)) {
             let path = join(dir, &entry.name);
@@ -240,7 +243,7 @@ impl Warehouse {
             let facts =
                 if entry.facts == Facts::default() { session.facts(&path).await? } else { entry.facts };
             let stamp = if facts == Facts::default() {
-                Stamp::of_content(&session.read(&path).await?)
+                Stamp::of_content(&session.read(&path, max).await?)
             } else {
                 Stamp::Facts(facts)
             };
@@ -251,7 +254,8 @@ impl Warehouse {
 
     pub(super) async fn read(&mut self, file: &Incoming) -> Result<Vec<u8>, PlatformError> {
         let path = join(self.folders.inbox(file.inbox), &file.name);
-        self.session().await?.read(&path).await
+        let max = self.settings.max_file_bytes;
+        self.session().await?.read(&path, max).await
     }
 
     /// A shipment file's rows, or its bad lines.
@@ -346,6 +350,7 @@ mod tests {
             settle,
             sightings: Sightings::default(),
             reach: Reach::Anywhere,
+            max_file_bytes: 1 << 20,
         }
     }
 

@@ -16,7 +16,7 @@ use time::format_description::well_known::Rfc3339;
 use tokio::sync::OnceCell;
 
 use crate::platforms::PlatformError;
-use crate::platforms::http::{error_from, send};
+use crate::platforms::http::{DEFAULT_MAX_ANSWER_BYTES, error_from, read_answer, send};
 use crate::platforms::retry::{self, Created, RetryPolicy};
 use crate::platforms::store::{
     Disposition, ListedOrder, Listing, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
@@ -49,6 +49,8 @@ pub struct Sellbrite {
     authorization: HeaderValue,
     secrets: [String; 2],
     policy: RetryPolicy,
+    /// The largest answer read (`max_platform_body_mib`).
+    max_body_bytes: usize,
     warehouse_uuid: Option<String>,
     /// The warehouse stock is sent to: the adapter's, or the account's first.
     stock_warehouse: OnceCell<String>,
@@ -88,9 +90,15 @@ impl Sellbrite {
             authorization,
             secrets: [token, secret],
             policy,
+            max_body_bytes: DEFAULT_MAX_ANSWER_BYTES,
             warehouse_uuid,
             stock_warehouse: OnceCell::new(),
         })
+    }
+
+    /// The client reading answers of at most `bytes` (`max_platform_body_mib`).
+    pub fn with_body_limit(self, bytes: usize) -> Sellbrite {
+        Sellbrite { max_body_bytes: bytes, ..self }
     }
 
     /// One page (from 1) of a listing of the orders placed since `since_ms`: the open orders
@@ -203,14 +211,14 @@ impl Sellbrite {
                         || l.get("inventory_sku").and_then(Value::as_str) == Some(sku)
                 })
                 .filter_map(|l| l.get("quantity_fulfilled").and_then(integer))
-                .sum()
+                .fold(0, i64::saturating_add)
         };
         let before = |sku: &str| -> i64 {
             notice.units_told_before.iter().filter(|(s, _)| s == sku).map(|(_, units)| units).sum()
         };
         Ok(notice.items.iter().all(|item| {
             let sku = item.sku.as_deref().unwrap_or_default();
-            fulfilled(sku) >= before(sku) + item.quantity
+            fulfilled(sku) >= before(sku).saturating_add(item.quantity)
         }))
     }
 
@@ -295,12 +303,7 @@ impl Sellbrite {
         let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
         let status = response.status();
         if status.is_success() {
-            let bytes = response.bytes().await.map_err(|e| {
-                PlatformError::unreachable(format!(
-                    "Sellbrite broke off its answer to {path}: {}.",
-                    crate::platforms::root_cause(&e.without_url())
-                ))
-            })?;
+            let bytes = read_answer(response, self.max_body_bytes, NAME, path).await?;
             if status == StatusCode::NO_CONTENT || bytes.iter().all(u8::is_ascii_whitespace) {
                 return Ok(None);
             }

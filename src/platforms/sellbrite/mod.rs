@@ -56,7 +56,8 @@ impl StorePlatform for Sellbrite {
         policy: RetryPolicy,
     ) -> Result<Box<dyn StoreClient>, PlatformError> {
         let client =
-            client::Sellbrite::new(http::client().clone(), &settings.sellbrite_api_base, adapter, policy)?;
+            client::Sellbrite::new(http::client().clone(), &settings.sellbrite_api_base, adapter, policy)?
+                .with_body_limit(settings.max_body_bytes);
         Ok(Box::new(client))
     }
 }

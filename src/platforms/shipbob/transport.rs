@@ -18,9 +18,6 @@ use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_te
 /// The ShipBob API version every path is under (annex: pinned, supported until 2027-01-31).
 pub const VERSION: &str = "2026-01";
 
-/// The most of one answer orderbridge reads (a page of 250 orders is about 1.5 MB).
-const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
-
 /// The most pages one walk of a `next` chain follows: more is a loop.
 pub const MAX_PAGES: usize = 1_000;
 
@@ -35,6 +32,9 @@ pub struct Api {
     policy: RetryPolicy,
     /// The account whose gate and waits a request spends: a fingerprint of the token.
     account: String,
+    /// The most of one answer read (`max_platform_body_mib`; a page of 250 orders is about
+    /// 1.5 MB).
+    max_body: usize,
 }
 
 /// An answer: its status and (bounded) body.
@@ -67,6 +67,7 @@ impl Api {
             token: token.to_string(),
             timeout: settings.timeout,
             policy,
+            max_body: settings.max_body_bytes,
         })
     }
 
@@ -104,32 +105,10 @@ impl Api {
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
         }
-        let mut response = http::send(request, self.timeout, NAME, &self.base).await?;
+        let response = http::send(request, self.timeout, NAME, &self.base).await?;
         let status = response.status();
         let headers = response.headers().clone();
-        let mut bytes = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
-                        return Err(PlatformError::BadData(format!(
-                            "{NAME}'s answer to {} was larger than {} MiB and was not read.",
-                            operation(target),
-                            MAX_ANSWER_BYTES / (1024 * 1024)
-                        )));
-                    }
-                    bytes.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    return Err(PlatformError::unreachable(format!(
-                        "{NAME}'s answer to {} broke off: {}.",
-                        operation(target),
-                        crate::platforms::root_cause(&e.without_url())
-                    )));
-                }
-            }
-        }
+        let bytes = http::read_answer(response, self.max_body, NAME, &operation(target)).await?;
         if let Some(error) = self.passing(status, &headers, target) {
             return Err(error);
         }

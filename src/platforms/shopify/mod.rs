@@ -163,7 +163,8 @@ pub fn shop(
         }
         _ => return Err(PlatformError::Refused("The Shopify adapter has no credentials.".into())),
     };
-    Ok(Shop::new(http, &settings.shopify_api_base, domain, credentials, timeout))
+    Ok(Shop::new(http, &settings.shopify_api_base, domain, credentials, timeout)
+        .with_body_limit(settings.max_body_bytes))
 }
 
 /// The ping (annex A.3): the shop's name, and `read_orders` among the app's scopes.

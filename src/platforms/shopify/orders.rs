@@ -375,8 +375,11 @@ fn sum<'a>(
 ) -> Result<Value, PlatformError> {
     let mut total = Decimal::ZERO;
     for bag in bags {
-        total += decimal(&bag.shop_money.amount)
+        let amount = decimal(&bag.shop_money.amount)
             .ok_or_else(|| bad(order, &format!("{field} {} is not an amount", bag.shop_money.amount)))?;
+        total = total
+            .checked_add(amount)
+            .ok_or_else(|| bad(order, &format!("{field} add up past any amount")))?;
     }
     Ok(Value::from(two_places(total)))
 }
@@ -515,5 +518,12 @@ mod tests {
         assert!(e.message().contains("#7"), "{e}");
         let e = money(Some(&MoneyBag { shop_money: Money { amount: json!("1.x") } }), "#8", "f").unwrap_err();
         assert!(e.message().contains("#8"), "{e}");
+    }
+
+    #[test]
+    fn a_sum_past_what_a_decimal_holds_is_bad_data_not_a_panic() {
+        let most = MoneyBag { shop_money: Money { amount: json!("79228162514264337593543950335") } };
+        let e = sum([&most, &most].into_iter(), "#9", "discounts").unwrap_err();
+        assert!(e.message().contains("#9") && e.message().contains("discounts"), "{e}");
     }
 }

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::documents::{API_VERSION, Document};
 use crate::platforms::http::{self, status_text};
-use crate::platforms::{PlatformError, quote_platform_text, root_cause};
+use crate::platforms::{PlatformError, quote_platform_text};
 
 pub const NAME: &str = "Shopify";
 
@@ -46,6 +46,8 @@ pub struct Shop {
     token_url: String,
     credentials: Credentials,
     timeout: Duration,
+    /// The largest answer read (`max_platform_body_mib`).
+    max_body_bytes: usize,
 }
 
 impl Shop {
@@ -66,7 +68,13 @@ impl Shop {
             token_url: format!("{base}/admin/oauth/access_token"),
             credentials,
             timeout,
+            max_body_bytes: http::DEFAULT_MAX_ANSWER_BYTES,
         }
+    }
+
+    /// The shop reading answers of at most `bytes` (`max_platform_body_mib`).
+    pub fn with_body_limit(self, bytes: usize) -> Shop {
+        Shop { max_body_bytes: bytes, ..self }
     }
 
     /// The account whose rate limit and gate this shop's requests share: Shopify limits each
@@ -128,13 +136,7 @@ impl Shop {
             if !status.is_success() {
                 return Err(self.refusal(response).await);
             }
-            let bytes = response.bytes().await.map_err(|e| {
-                PlatformError::unreachable(format!(
-                    "Shopify broke off its answer to {}: {}.",
-                    doc.name,
-                    root_cause(&e.without_url())
-                ))
-            })?;
+            let bytes = http::read_answer(response, self.max_body_bytes, "Shopify", doc.name).await?;
             return self.read_answer(doc, &bytes);
         }
     }
@@ -273,12 +275,7 @@ impl Shop {
                 other => other,
             });
         }
-        let bytes = response.bytes().await.map_err(|e| {
-            PlatformError::unreachable(format!(
-                "Shopify broke off its answer to the token request: {}.",
-                root_cause(&e.without_url())
-            ))
-        })?;
+        let bytes = http::read_answer(response, self.max_body_bytes, "Shopify", "the token request").await?;
         #[derive(Deserialize)]
         struct Grant {
             access_token: String,
@@ -290,7 +287,8 @@ impl Shop {
         Ok(Fetched {
             client_secret: client_secret.to_string(),
             token: grant.access_token,
-            expires: grant.expires_in.map(|s| Instant::now() + Duration::from_secs(s)),
+            // A lifetime past any clock is one that does not end.
+            expires: grant.expires_in.and_then(|s| Instant::now().checked_add(Duration::from_secs(s))),
         })
     }
 }

@@ -11,10 +11,11 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, DATE, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::adapter::{Auth, Shop};
 use super::oauth;
+use crate::platforms::http;
 use crate::platforms::reach::{self, Reach};
 use crate::platforms::{PlatformError, describe_duration, quote_platform_text, root_cause};
 
@@ -22,9 +23,6 @@ pub const NAME: &str = "WooCommerce";
 
 /// The most of an error answer read for its reason.
 const MAX_ERROR_BYTES: usize = 16 * 1024;
-
-/// The largest answer read: a page of 100 orders is well under a megabyte.
-const MAX_ANSWER_BYTES: usize = 64 << 20;
 
 /// How much of a body that should have been JSON a message quotes.
 const QUOTED_CHARS: usize = 80;
@@ -37,6 +35,8 @@ pub struct Api {
     root: Mutex<Root>,
     /// The account the store's requests spend (its address, never a credential).
     pub account: String,
+    /// The largest answer read (`max_platform_body_mib`).
+    max_body_bytes: usize,
 }
 
 /// Where routes are requested.
@@ -53,7 +53,7 @@ enum Root {
 /// A JSON answer: 2xx, or a 404 that WordPress explained.
 #[derive(Debug, Clone)]
 pub enum Answer {
-    Json(Value),
+    Json(Json),
     /// A JSON 404 (`rest_no_route`, or an id the store does not know): the step decides.
     NotFound {
         code: String,
@@ -69,12 +69,81 @@ pub struct Reply {
     pub date_ms: Option<i64>,
 }
 
+/// A 2xx answer's JSON text, checked to be JSON (an object or a list), not yet read into
+/// values: a list of orders is read as such, never as a `Value` as large as the answer.
+#[derive(Debug, Clone)]
+pub struct Json(Vec<u8>);
+
+impl Json {
+    pub fn value(&self) -> Result<Value, PlatformError> {
+        serde_json::from_slice(&self.0).map_err(|e| {
+            PlatformError::BadData(format!("{NAME} answered with JSON that cannot be read: {e}."))
+        })
+    }
+}
+
+/// A JSON list of at most `max` objects, each read on its own: anything else in the list
+/// (`[0,0,…]`) or more objects than asked for ends the reading at once.
+struct Objects {
+    max: usize,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Objects {
+    type Value = Vec<Map<String, Value>>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Objects {
+    type Value = Vec<Map<String, Value>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "a list of at most {} objects", self.max)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut objects = Vec::new();
+        while let Some(object) = seq.next_element::<Map<String, Value>>()? {
+            if objects.len() == self.max {
+                return Err(serde::de::Error::custom(format!("more than {} objects", self.max)));
+            }
+            objects.push(object);
+        }
+        Ok(objects)
+    }
+}
+
 impl Reply {
+    /// The list of at most `max` objects a request that must succeed answers (see
+    /// [`Reply::json`]); `what` names the list in the message of anything else.
+    pub fn objects(
+        self,
+        api: &Api,
+        route: &str,
+        what: &str,
+        max: usize,
+    ) -> Result<Vec<Map<String, Value>>, PlatformError> {
+        let json = self.json_text(api, route)?;
+        let mut reader = serde_json::Deserializer::from_slice(&json.0);
+        serde::de::DeserializeSeed::deserialize(Objects { max }, &mut reader).map_err(|e| {
+            PlatformError::BadData(format!(
+                "{NAME} at {} answered its {what} with JSON that is not a list of at most {max} objects ({e}).",
+                api.site()
+            ))
+        })
+    }
+
     /// The JSON of a request that must succeed: a 404 is a refusal, and `rest_no_route` says
     /// WooCommerce is not there.
     pub fn json(self, api: &Api, route: &str) -> Result<Value, PlatformError> {
+        self.json_text(api, route)?.value()
+    }
+
+    fn json_text(self, api: &Api, route: &str) -> Result<Json, PlatformError> {
         match self.answer {
-            Answer::Json(v) => Ok(v),
+            Answer::Json(json) => Ok(json),
             Answer::NotFound { code, .. } if code == "rest_no_route" => Err(api.no_route(route)),
             Answer::NotFound { code, message } => {
                 let secrets = [api.shop.key.as_str(), api.shop.secret.as_str()];
@@ -110,7 +179,19 @@ impl Api {
         })?;
         let account = format!("woocommerce:{}", shop.base);
         let root = Root::Path { prefix: format!("{}/wp-json/", shop.base), settled: false };
-        Ok(Api { http, shop, timeout, root: Mutex::new(root), account })
+        Ok(Api {
+            http,
+            shop,
+            timeout,
+            root: Mutex::new(root),
+            account,
+            max_body_bytes: http::DEFAULT_MAX_ANSWER_BYTES,
+        })
+    }
+
+    /// The API reading answers of at most `bytes` (`max_platform_body_mib`).
+    pub fn with_body_limit(self, bytes: usize) -> Api {
+        Api { max_body_bytes: bytes, ..self }
     }
 
     fn root(&self) -> Root {
@@ -223,30 +304,11 @@ impl Api {
             )));
         }
         if status.is_success() {
-            let mut response = response;
-            let mut bytes = Vec::new();
-            loop {
-                match response.chunk().await {
-                    Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
-                    Ok(None) => break,
-                    Err(e) => {
-                        return Err(PlatformError::unreachable(format!(
-                            "{NAME} at {} broke off its answer to {route}: {}.",
-                            self.site(),
-                            root_cause(&e.without_url())
-                        )));
-                    }
-                }
-                if bytes.len() > MAX_ANSWER_BYTES {
-                    return Err(PlatformError::BadData(format!(
-                        "{NAME} at {} answered {route} with more than {} MiB; orderbridge stopped reading.",
-                        self.site(),
-                        MAX_ANSWER_BYTES >> 20
-                    )));
-                }
-            }
-            return match json(&bytes) {
-                Some(v) => Ok(Raw::Reply(Reply { answer: Answer::Json(v), date_ms })),
+            // A page of 100 orders is well under a megabyte.
+            let site = format!("{NAME} at {}", self.site());
+            let bytes = http::read_answer(response, self.max_body_bytes, &site, route).await?;
+            return match json_text(&bytes) {
+                Some(text) => Ok(Raw::Reply(Reply { answer: Answer::Json(Json(text.to_vec())), date_ms })),
                 None => Err(PlatformError::BadData(self.not_json(route, status, &headers, &bytes))),
             };
         }
@@ -418,6 +480,18 @@ fn refusal_in<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a re
         cause = e.source();
     }
     None
+}
+
+/// The JSON object or array in `bytes`, after an optional UTF-8 BOM and whitespace, checked
+/// without reading it into values.
+fn json_text(bytes: &[u8]) -> Option<&[u8]> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+    if !matches!(bytes[start], b'{' | b'[') {
+        return None;
+    }
+    serde_json::from_slice::<serde::de::IgnoredAny>(&bytes[start..]).ok()?;
+    Some(&bytes[start..])
 }
 
 /// A JSON object or array, after an optional UTF-8 BOM and whitespace (annex, "Answers").

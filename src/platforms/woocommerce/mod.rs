@@ -66,7 +66,8 @@ impl StorePlatform for WooCommerce {
         adapter: &Adapter,
         policy: RetryPolicy,
     ) -> Result<Box<dyn StoreClient>, PlatformError> {
-        let api = Api::new(Shop::from_adapter(adapter)?, policy.request_timeout, settings.reach)?;
+        let api = Api::new(Shop::from_adapter(adapter)?, policy.request_timeout, settings.reach)?
+            .with_body_limit(settings.max_body_bytes);
         Ok(Box::new(Client {
             api,
             policy,
@@ -81,7 +82,8 @@ impl StorePlatform for WooCommerce {
 /// refuses for a key without write permission. What is not the WooCommerce API at all (no
 /// route, no WordPress, a redirect, a web page) says the `url` is wrong: a refusal.
 pub async fn check(settings: &Settings, adapter: &Adapter) -> Result<(), PlatformError> {
-    let api = Api::new(Shop::from_adapter(adapter)?, settings.timeout, settings.reach)?;
+    let api = Api::new(Shop::from_adapter(adapter)?, settings.timeout, settings.reach)?
+        .with_body_limit(settings.max_body_bytes);
     let account = Account::limited(&api.account, IN_FLIGHT);
     let wrong_address = |e: PlatformError| match e {
         PlatformError::BadData(message) => PlatformError::Refused(message),
@@ -147,13 +149,8 @@ impl Client {
         if since_ms.is_none() && page == 1 {
             self.pull.lock().unwrap_or_else(|p| p.into_inner()).clock = reply.date_ms;
         }
-        let Value::Array(listed) = reply.json(&self.api, "wc/v3/orders")? else {
-            return Err(PlatformError::BadData(format!(
-                "WooCommerce at {} answered its order list with JSON that is not a list.",
-                self.api.site()
-            )));
-        };
-        listed.into_iter().map(|raw| orders::listed(&self.api.shop, raw, after)).collect()
+        let listed = reply.objects(&self.api, "wc/v3/orders", "order list", orders::PAGE_SIZE)?;
+        listed.into_iter().map(|raw| orders::listed(&self.api.shop, Value::Object(raw), after)).collect()
     }
 }
 

@@ -122,9 +122,8 @@ impl Client {
             .get_or_init(|| async {
                 let route = "wc-shipment-tracking/v3/shipment-trackings/providers";
                 let reply = self.call(Method::GET, route, &[], None).await;
-                let Ok(Answer::Json(Value::Object(regions))) = reply.map(|r| r.answer) else {
-                    return Vec::new();
-                };
+                let Ok(Answer::Json(json)) = reply.map(|r| r.answer) else { return Vec::new() };
+                let Ok(Value::Object(regions)) = json.value() else { return Vec::new() };
                 regions
                     .values()
                     .filter_map(Value::as_object)

@@ -48,7 +48,7 @@ pub fn query(
         ("_fields", FIELDS.to_string()),
     ];
     if let Some(after) = after_secs {
-        query.push(("modified_after", wc_date(after * 1000)));
+        query.push(("modified_after", wc_date(after.saturating_mul(1000))));
     }
     query
 }
@@ -68,12 +68,12 @@ pub fn listed(shop: &Shop, raw: Value, after_secs: Option<i64>) -> Result<Listed
     let modified =
         date(&raw, "date_modified_gmt", id)?.ok_or_else(|| bad(id, "date_modified_gmt", "is missing"))?;
     if let Some(after) = after_secs
-        && modified <= after * 1000
+        && modified <= after.saturating_mul(1000)
     {
         return Err(PlatformError::BadData(format!(
             "WooCommerce listed order {id}, modified {}, when asked only for orders modified after {}: the store ignores modified_after (WooCommerce older than 5.8), so orderbridge would read its whole history. Update WooCommerce.",
             wc_date(modified),
-            wc_date(after * 1000)
+            wc_date(after.saturating_mul(1000))
         )));
     }
     let status = raw.get("status").and_then(Value::as_str).unwrap_or_default();
@@ -198,11 +198,18 @@ pub fn record(order: &Value) -> Result<PulledOrder, PlatformError> {
         }
         let subtotal = amount(line, "subtotal", id)?;
         let total = amount(line, "total", id)?;
-        let unit_price = subtotal.map(|s| s / Decimal::from(quantity));
-        let discount = match (subtotal, total) {
-            (Some(s), Some(t)) => Some(s - t),
-            _ => None,
-        };
+        // Checked: a store can send amounts whose difference no decimal holds.
+        let unit_price = subtotal
+            .map(|s| s.checked_div(Decimal::from(quantity)))
+            .map(|p| p.ok_or_else(|| bad(id, "line_items[].subtotal", "cannot be divided by the quantity")))
+            .transpose()?;
+        let discount =
+            match (subtotal, total) {
+                (Some(s), Some(t)) => Some(s.checked_sub(t).ok_or_else(|| {
+                    bad(id, "line_items[].discount", "(subtotal less total) is out of range")
+                })?),
+                _ => None,
+            };
         let variation = line.get("variation_id").and_then(integer).filter(|v| *v != 0);
         let product = variation.or_else(|| line.get("product_id").and_then(integer).filter(|p| *p != 0));
         items.push(json!({
@@ -358,6 +365,16 @@ mod tests {
         let mut order = example();
         order["line_items"][0]["quantity"] = json!(1.5);
         assert!(record(&order).unwrap_err().message().contains("quantity"));
+    }
+
+    #[test]
+    fn amounts_past_what_a_decimal_holds_are_bad_data_not_a_panic() {
+        let mut order = example();
+        order["line_items"][0]["subtotal"] = json!("79228162514264337593543950335");
+        order["line_items"][0]["total"] = json!("-1");
+        let e = record(&order).unwrap_err();
+        assert!(matches!(e, PlatformError::BadData(_)), "{e:?}");
+        assert!(e.message().contains("727") && e.message().contains("discount"), "{e}");
     }
 
     #[test]

@@ -100,7 +100,8 @@ impl Client {
                     self.call(Method::POST, &route, &[], Some(&body)).await?.json(&self.api, &route)?;
                 requests += 1;
                 let errors = item_errors(&answer, chunk);
-                accepted += chunk.len() - errors.len();
+                // A store may name one item's error more than once.
+                accepted += chunk.len().saturating_sub(errors.len());
                 refused.extend(errors);
             }
         }

@@ -19,7 +19,7 @@ use crate::http::auth::AuthUser;
 pub use crate::http::conditional::{JsonText, Tagged};
 use crate::http::error::ApiError;
 pub use cache::{Cache, Counts, Pages};
-pub use query::Params;
+pub use query::{MAX_PARAMETER_CHARS, Params};
 use sessions::Position;
 pub use sessions::Sessions;
 
@@ -407,6 +407,7 @@ pub async fn list(
     sessions: &Sessions,
     cache: &Cache,
 ) -> ApiResult<Tagged> {
+    p.check_lengths()?;
     if let Some(id) = p.get("session_id") {
         let id = id.to_string();
         let sessions = sessions.clone();

@@ -10,6 +10,11 @@ use rocket::request::{FromRequest, Outcome, Request};
 use crate::dates;
 use crate::http::error::ApiError;
 
+/// The longest value a query parameter may have, in characters once decoded. A filter's
+/// text becomes part of the listing caches' keys and of a session's plan; no filter a
+/// person types (an order number, a SKU, a name) comes near it.
+pub const MAX_PARAMETER_CHARS: usize = 1024;
+
 /// Query parameters, the last occurrence of each name winning.
 #[derive(Debug, Clone, Default)]
 pub struct Params(HashMap<String, String>);
@@ -28,6 +33,19 @@ impl Params {
 
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.get(name).map(String::as_str)
+    }
+
+    /// 422 `validation_failed` naming every parameter whose value is longer than
+    /// [`MAX_PARAMETER_CHARS`] (the value itself is not echoed).
+    pub fn check_lengths(&self) -> Result<(), ApiError> {
+        let mut long: Vec<&String> =
+            self.0.iter().filter(|(_, v)| v.chars().count() > MAX_PARAMETER_CHARS).map(|(k, _)| k).collect();
+        if long.is_empty() {
+            return Ok(());
+        }
+        long.sort();
+        let problem = format!("must be at most {MAX_PARAMETER_CHARS} characters");
+        Err(ApiError::Validation(long.into_iter().map(|name| (name.clone(), problem.clone())).collect()))
     }
 
     /// A dateString parameter as milliseconds; unparseable is a 400 naming it.

@@ -193,6 +193,17 @@ fn handle(store: &mut Store, request: &Request) -> Response {
     let mut response = route_to(store, request, &route);
     match fault {
         Some(Fault::AnswerLost(status)) => error(status, "simulated", "Simulated gateway timeout."),
+        Some(Fault::Oversized(bytes)) => {
+            let mut body = Vec::with_capacity(bytes.max(2));
+            body.push(b'[');
+            while body.len() + 2 < bytes {
+                body.extend_from_slice(b"0,");
+            }
+            body.extend_from_slice(b"0]");
+            response.body = body;
+            response.status = 200;
+            response
+        }
         Some(Fault::WarningFirst) if response.status < 300 => {
             let mut body = b"<br />\n<b>Warning</b>:  Undefined array key \"x\" in <b>/var/www/wp-content/plugins/a/a.php</b> on line <b>12</b><br />\n".to_vec();
             body.extend_from_slice(&response.body);

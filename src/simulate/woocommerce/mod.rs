@@ -110,6 +110,9 @@ enum Fault {
     WarningFirst,
     /// Redirected to https.
     Redirect,
+    /// Does what was asked, then answers 200 with a JSON list of this many bytes of `0`s
+    /// instead (a store or proxy gone wrong: `[0,0,…]`).
+    Oversized(usize),
     /// Does what was asked, then answers the status (the answer lost on its way back).
     AnswerLost(u16),
 }
@@ -412,6 +415,12 @@ impl Handle {
     /// As [`Handle::fail_next`], after the faults already set.
     pub fn then_fail_next(&self, path: &str, status: u16, count: usize) {
         self.lock().faults.add(path, Fault::Status(status), count);
+    }
+
+    /// The next request whose method and route contain `path` answers 200 with a JSON list
+    /// `[0,0,…]` of `bytes` bytes.
+    pub fn oversize_next(&self, path: &str, bytes: usize) {
+        self.fault(path, Fault::Oversized(bytes), 1);
     }
 
     /// The next `count` requests answer `status` (429 or 503) with `Retry-After: secs`.

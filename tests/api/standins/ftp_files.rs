@@ -26,6 +26,9 @@ pub struct Quirks {
     /// STOR starts the transfer, then the server drops the data connection and answers
     /// `426` (a disk full, a crash mid-upload).
     pub breaks_stor: bool,
+    /// RETR sends zeros until the client stops reading (at most 1 GiB): a file that never
+    /// ends.
+    pub endless_retr: bool,
 }
 
 pub struct FtpFiles {
@@ -194,6 +197,14 @@ async fn session(stream: TcpStream, root: PathBuf, seen: Arc<Mutex<Vec<String>>>
                             }
                         }
                         let _ = data.write_all(out.as_bytes()).await;
+                    }
+                    "RETR" if quirks.endless_retr => {
+                        let zeros = vec![b'0'; 64 * 1024];
+                        for _ in 0..16 * 1024 {
+                            if data.write_all(&zeros).await.is_err() {
+                                break;
+                            }
+                        }
                     }
                     "RETR" => {
                         let _ = data.write_all(&std::fs::read(&path).unwrap()).await;
