@@ -24,11 +24,27 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::{big_commerce, sellbrite, shopify, woocommerce};
+use super::{big_commerce, sellbrite, shipbob, shopify, woocommerce};
 
 /// The demo WooCommerce store's REST API key (simulated: it opens nothing real).
 const WOO_KEY: &str = "ck_demo0000000000000000000000000000000woo1";
 const WOO_SECRET: &str = "cs_demo0000000000000000000000000000000woo1";
+
+/// The demo ShipBob warehouse's Personal Access Token (simulated: it opens nothing real).
+const SHIPBOB_TOKEN: &str = "pat-demo-shipbob-0000000000000000";
+
+/// How the demo's ShipBob ships: within a minute of an order's arrival, now and then in two
+/// parcels or after a wait for stock, so a newcomer sees tracking come back while watching.
+fn shipbob_pace() -> shipbob::AutoShip {
+    shipbob::AutoShip {
+        after: Duration::from_secs(15),
+        spread: Duration::from_secs(30),
+        split_one_in: 5,
+        split_gap: Duration::from_secs(20),
+        exception_one_in: 8,
+        exception_wait: Duration::from_secs(60),
+    }
+}
 
 /// How often a simulated store takes a new order (one store at a time, in turn).
 const ORDER_EVERY: Duration = Duration::from_secs(4);
@@ -50,6 +66,7 @@ pub struct Demo {
     pub sellbrite: sellbrite::Simulator,
     pub woocommerce: woocommerce::Simulator,
     pub shopify: shopify::Simulator,
+    pub shipbob: shipbob::Simulator,
     stores: usize,
     warehouses: usize,
     tasks: Vec<JoinHandle<()>>,
@@ -125,6 +142,8 @@ impl Demo {
         let sellbrite = sellbrite::Simulator::start().await;
         let woocommerce = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
         let shopify = shopify::Simulator::start().await;
+        let shipbob = shipbob::Simulator::start().await;
+        shipbob.set_auto_ship(Some(shipbob_pace()));
         let mut stores = Vec::with_capacity(plan.stores.len());
         for (store, secret, orders, skus) in plan.stores {
             match &store {
@@ -174,6 +193,7 @@ impl Demo {
             sellbrite,
             woocommerce,
             shopify,
+            shipbob,
             stores: stores.len(),
             warehouses: plan.warehouses.len(),
             tasks: Vec::new(),
@@ -256,16 +276,84 @@ impl Demo {
         Ok(())
     }
 
+    /// Gives one demo customer a ShipBob warehouse. On a database just seeded, the customer of
+    /// the last BigCommerce store gets a `shipbob` warehouse, and that store's orders go there
+    /// (its other connections are switched off, sales and stock switched on); on a later start,
+    /// the simulated ShipBob account is opened again for it. Its inventory holds the customer's
+    /// products, so stock flows to the store too.
+    pub fn attach_shipbob(&mut self, conn: &Connection, seeded: bool) -> Result<(), String> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let now = crate::dates::now_ms();
+        if seeded {
+            let found: Option<(i64, i64)> = conn
+                .query_row(
+                    "SELECT customer_id, id FROM stores WHERE platform IN ('big_commerce', 'bigcommerce')
+                     ORDER BY id DESC LIMIT 1",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(db)?;
+            let Some((customer, store)) = found else { return Ok(()) };
+            let adapter = json!({"access_token": SHIPBOB_TOKEN}).to_string();
+            let tx = conn.unchecked_transaction().map_err(db)?;
+            tx.execute(
+                "INSERT INTO warehouses (customer_id, name, platform, adapter, created_at, enabled_at)
+                 VALUES (?1, 'ShipBob (3PL)', 'shipbob', ob_seal(?2), ?3, ?3)",
+                params![customer, adapter, now],
+            )
+            .map_err(db)?;
+            let warehouse = tx.last_insert_rowid();
+            tx.execute("UPDATE connections SET enabled_at = NULL WHERE store_id = ?1", [store])
+                .map_err(db)?;
+            tx.execute(
+                "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+                 VALUES (?1, ?2, ?3, 'ShipBob fulfillment', 'fulfillment', ?4, ?4)",
+                params![customer, store, warehouse, now],
+            )
+            .map_err(db)?;
+            let connection = tx.last_insert_rowid();
+            tx.execute(
+                "INSERT INTO channels (connection_id, type, created_at, enabled_at)
+                 VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, ?2)",
+                params![connection, now],
+            )
+            .map_err(db)?;
+            tx.commit().map_err(db)?;
+        }
+        let customers = conn
+            .prepare(
+                "SELECT customer_id FROM warehouses
+                 WHERE platform = 'shipbob' AND json_extract(ob_open(adapter), '$.access_token') = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_map([SHIPBOB_TOKEN], |r| r.get::<_, i64>(0))?.collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(db)?;
+        if customers.is_empty() {
+            return Ok(());
+        }
+        self.shipbob.add_account(SHIPBOB_TOKEN);
+        for customer in customers {
+            for (n, sku) in customer_skus(conn, customer).map_err(db)?.iter().enumerate() {
+                self.shipbob.add_inventory(SHIPBOB_TOKEN, sku, sku, 20 + (n as i64 * 7) % 60);
+            }
+        }
+        self.warehouses += 1;
+        Ok(())
+    }
+
     /// One line for the person who started it.
     pub fn describe(&self) -> String {
         format!(
-            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {} and WooCommerce at {} answer for the {} demo stores (a new order every {} s); a simulated worker ships what reaches the {} warehouse folders",
+            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {} and WooCommerce at {} answer for the {} demo stores (a new order every {} s); a simulated ShipBob at {} and a simulated worker at the warehouse folders ship what reaches the {} demo warehouses",
             self.big_commerce.base_url(),
             self.sellbrite.base_url(),
             self.shopify.base_url(),
             self.woocommerce.url(),
             self.stores,
             ORDER_EVERY.as_secs(),
+            self.shipbob.base_url(),
             self.warehouses
         )
     }

@@ -46,7 +46,7 @@ pub fn take(
         .query_row([connection_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     if let Some((other, run_id, expires_at)) = held {
-        if other != holder && expires_at > now {
+        if other != holder && expires_at > now && is_alive(&other, None) {
             return Ok(Taken::HeldBy(run_id));
         }
         // Its holder stopped renewing it: that pass will never finish.
@@ -61,6 +61,55 @@ pub fn take(
     .execute(params![connection_id, holder, run_id, now + lease_ms()])?;
     tx.commit()?;
     Ok(Taken::Run(run_id))
+}
+
+/// Who holds leases: the process id and a random mark, so a process tells its own leases from
+/// those of an earlier process that had the same id.
+pub fn holder() -> String {
+    format!("pid {} #{:016x}", std::process::id(), rand::random::<u64>())
+}
+
+/// Whether the process that took a lease may still run its pass. A process killed without
+/// giving its leases back (kill -9) holds them until they expire; where the system shows its
+/// processes (`/proc`), a holder whose process is gone holds nothing. At start (`starting`
+/// names the engine that starts), a holder with this process's id but another mark is an
+/// earlier process that had the same id (a restart in a container).
+fn is_alive(holder: &str, starting: Option<&str>) -> bool {
+    let Some(pid) = holder.strip_prefix("pid ").and_then(|rest| rest.split(' ').next()) else { return true };
+    let Ok(pid) = pid.parse::<u32>() else { return true };
+    if pid == std::process::id() {
+        return starting.is_none_or(|me| me == holder);
+    }
+    let proc = std::path::Path::new("/proc");
+    if !proc.join("self").exists() {
+        return true;
+    }
+    // Gone, or a zombie (killed, not yet reaped by its parent): `pid (name) Z …`.
+    match std::fs::read_to_string(proc.join(pid.to_string()).join("stat")) {
+        Ok(stat) => stat.rsplit_once(')').is_none_or(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+/// Gives up the leases of passes whose process is gone, when engine `me` starts (before their
+/// runs are closed as interrupted); returns how many.
+pub fn clear_dead(conn: &Connection, me: &str) -> rusqlite::Result<usize> {
+    let mut stmt = conn.prepare_cached("SELECT connection_id, holder, expires_at FROM sync_leases")?;
+    let now = now_ms();
+    let dead: Vec<(i64, String)> = stmt
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?)))?
+        .filter_map(|row| match row {
+            Ok((connection, holder, expires_at)) => {
+                (expires_at <= now || !is_alive(&holder, Some(me))).then_some(Ok((connection, holder)))
+            }
+            Err(e) => Some(Err(e)),
+        })
+        .collect::<rusqlite::Result<_>>()?;
+    for (connection, holder) in &dead {
+        conn.prepare_cached("DELETE FROM sync_leases WHERE connection_id = ?1 AND holder = ?2")?
+            .execute(params![connection, holder])?;
+    }
+    Ok(dead.len())
 }
 
 /// Keeps the lease for another [`LEASE`]; false when it is no longer ours.
@@ -119,5 +168,24 @@ mod tests {
         );
         release(&conn, 7, "cli", second).unwrap();
         assert!(matches!(take(&mut conn, 7, "server", Trigger::Request).unwrap(), Taken::Run(_)));
+    }
+
+    #[test]
+    fn a_lease_of_a_process_that_is_gone_holds_nothing() {
+        let (_dir, pool) = database();
+        let mut conn = pool.get().unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+        // An earlier process with this process's id (a restart in a container) left its lease.
+        let former = format!("pid {} #0000000000000001", std::process::id());
+        let Taken::Run(first) = take(&mut conn, 3, &former, Trigger::Schedule).unwrap() else { panic!() };
+        let me = holder();
+        assert_eq!(take(&mut conn, 3, &me, Trigger::Request).unwrap(), Taken::HeldBy(first), "not at start");
+        assert_eq!(clear_dead(&conn, &me).unwrap(), 1);
+        let Taken::Run(second) = take(&mut conn, 3, &me, Trigger::Request).unwrap() else { panic!() };
+        assert_ne!(first, second);
+        // The starting engine's own lease, and one of a process still running, are kept.
+        assert_eq!(clear_dead(&conn, &me).unwrap(), 0);
+        conn.execute("UPDATE sync_leases SET holder = 'pid 1 #2'", []).unwrap();
+        assert_eq!(clear_dead(&conn, &me).unwrap(), 0, "process 1 runs");
     }
 }

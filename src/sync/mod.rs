@@ -181,7 +181,7 @@ impl Engine {
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
             holds: Mutex::new(HashMap::new()),
             memory: Memory::default(),
-            holder: format!("pid {} #{:016x}", std::process::id(), rand::random::<u64>()),
+            holder: lease::holder(),
         })
     }
 

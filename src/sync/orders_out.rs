@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use crate::dates::now_ms;
 use crate::db;
 
+use super::problems::{self, ProblemKind};
 use super::runs::Step;
 use super::states::{self, OrderState};
 use super::step::{StepError, note};
@@ -163,7 +164,15 @@ async fn cancel(
                     Some(message) => {
                         tx.prepare_cached("UPDATE order_cancels SET reported_at = ?2 WHERE order_id = ?1")?
                             .execute(params![order_id, now])?;
-                        note(&tx, run_id, Step::SendOrders, "order", &order_id.to_string(), message)?;
+                        note(
+                            &tx,
+                            run_id,
+                            Step::SendOrders,
+                            ProblemKind::Order,
+                            &order_id.to_string(),
+                            message,
+                        )?;
+                        problems::order_error(&tx, order_id, Step::SendOrders, message)?;
                     }
                 }
                 tx.commit()?;
@@ -402,7 +411,8 @@ fn deliver(
                     .optional()?;
                 if state.flatten().as_deref() == Some(OrderState::New.as_str()) {
                     states::move_order(&tx, *order_id, OrderState::Errored, now)?;
-                    note(&tx, run_id, Step::SendOrders, "order", &order_id.to_string(), reason)?;
+                    note(&tx, run_id, Step::SendOrders, ProblemKind::Order, &order_id.to_string(), reason)?;
+                    problems::order_error(&tx, *order_id, Step::SendOrders, reason)?;
                 }
             }
         }

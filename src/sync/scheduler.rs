@@ -25,7 +25,12 @@ const REFRESH: Duration = Duration::from_secs(5);
 /// Starts the schedule in the background, until `shutdown` completes (the server's own
 /// shutdown, when `serve` runs it). Runs left `running` by an earlier process are closed first.
 pub async fn start(engine: Arc<Engine>, shutdown: impl Future<Output = ()> + Send + 'static) {
-    if let Err(e) = engine.db(|conn| Ok::<_, DbError>(runs::close_interrupted(conn)?)).await {
+    let me = engine.holder.clone();
+    let closed = engine.db(move |conn| {
+        super::lease::clear_dead(conn, &me)?;
+        Ok::<_, DbError>(runs::close_interrupted(conn)?)
+    });
+    if let Err(e) = closed.await {
         log::error!("sync: could not close interrupted runs: {e}");
     }
     if engine.settings().mode == SyncMode::Off {

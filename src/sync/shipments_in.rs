@@ -27,6 +27,7 @@ use crate::platforms::warehouse::{
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
 
+use super::problems::{self, ProblemKind};
 use super::runs::Step;
 use super::states;
 use super::step::{StepError, note};
@@ -124,7 +125,14 @@ pub async fn pull(
                 let file = name.clone();
                 engine
                     .db(move |conn| {
-                        Ok::<_, StepError>(note(conn, run_id, Step::PullShipments, "file", &file, &message)?)
+                        Ok::<_, StepError>(note(
+                            conn,
+                            run_id,
+                            Step::PullShipments,
+                            ProblemKind::File,
+                            &file,
+                            &message,
+                        )?)
                     })
                     .await?;
                 failed.push(name);
@@ -132,7 +140,7 @@ pub async fn pull(
         }
     }
     let store_id = link.store_id;
-    engine.db(move |conn| Ok::<_, StepError>(process(conn, store_id)?)).await?;
+    engine.db(move |conn| Ok::<_, StepError>(process(conn, store_id, run_id)?)).await?;
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
             "The warehouse's shipment file {} could not be imported; see {} for the lines at fault.",
@@ -251,10 +259,11 @@ fn import_piece(
             units.execute(params![id, position as i64, quantity])?;
         }
         let requested = serde_json::to_string(&group.items).unwrap_or_else(|_| "[]".into());
-        tx.prepare_cached(
-            "INSERT INTO shipment_sync (shipment_id, requested, last_error) VALUES (?1, ?2, ?3)",
-        )?
-        .execute(params![id, requested, problem])?;
+        tx.prepare_cached("INSERT INTO shipment_sync (shipment_id, requested) VALUES (?1, ?2)")?
+            .execute(params![id, requested])?;
+        if let Some(problem) = &problem {
+            processing_failed(&tx, reader.run_id, id, problem)?;
+        }
         states::update_progress(&tx, group.order_id, now)?;
         created += 1;
     }
@@ -299,7 +308,7 @@ fn stranger(tx: &Connection, reader: Reader, piece: &str, row: &ShipmentRow) -> 
         "The warehouse's {reference} is not an order orderbridge sent it; its shipment {} was skipped.",
         row.tracking_number
     );
-    note(tx, reader.run_id, Step::PullShipments, "shipment", &row.tracking_number, &message)
+    note(tx, reader.run_id, Step::PullShipments, ProblemKind::Shipment, &row.tracking_number, &message)
 }
 
 /// One line as a shipment of one item, or what is wrong with it. A line that carries the
@@ -398,7 +407,7 @@ fn values(row: &ShipmentRow, read_at: i64) -> Result<(i64, Option<i64>, Vec<Requ
 
 /// Matches the store's unprocessed shipments (from any warehouse: an import may bring
 /// them) to their orders' items.
-pub fn process(conn: &mut Connection, store_id: i64) -> rusqlite::Result<()> {
+pub fn process(conn: &mut Connection, store_id: i64, run_id: i64) -> rusqlite::Result<()> {
     let waiting: bool = conn
         .prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM shipments WHERE store_id = ?1
@@ -420,19 +429,31 @@ pub fn process(conn: &mut Connection, store_id: i64) -> rusqlite::Result<()> {
     drop(stmt);
     for (shipment_id, order_id) in waiting {
         let outcome = match_items(&tx, shipment_id, order_id)?;
-        let (state, error) = match &outcome {
-            Ok(()) => ("ready_for_shipment_notification", None),
-            Err(problem) => ("errored_processing", Some(problem.as_str())),
+        let state = match &outcome {
+            Ok(()) => {
+                tx.prepare_cached(
+                    "UPDATE shipment_sync SET last_error = NULL, last_error_at = NULL, last_error_step = NULL
+                     WHERE shipment_id = ?1",
+                )?
+                .execute([shipment_id])?;
+                "ready_for_shipment_notification"
+            }
+            Err(problem) => {
+                processing_failed(&tx, run_id, shipment_id, problem)?;
+                "errored_processing"
+            }
         };
-        tx.prepare_cached(
-            "INSERT INTO shipment_sync (shipment_id, last_error) VALUES (?1, ?2)
-             ON CONFLICT (shipment_id) DO UPDATE SET last_error = excluded.last_error",
-        )?
-        .execute(params![shipment_id, error])?;
         states::move_shipment(&tx, shipment_id, state)?;
         states::update_progress(&tx, order_id, now)?;
     }
     tx.commit()
+}
+
+/// A shipment that cannot be matched to its order: its latest error and the run's problem.
+fn processing_failed(tx: &Connection, run_id: i64, shipment_id: i64, problem: &str) -> rusqlite::Result<()> {
+    problems::shipment_error(tx, shipment_id, Step::PullShipments, problem)?;
+    let message = format!("Shipment {shipment_id} {problem}.");
+    note(tx, run_id, Step::PullShipments, ProblemKind::Shipment, &shipment_id.to_string(), &message)
 }
 
 /// Links a shipment to the order items (and units) it ships, or says why it cannot.

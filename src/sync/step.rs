@@ -5,6 +5,7 @@
 use crate::db::DbError;
 use crate::platforms::PlatformError;
 
+use super::problems::{Problem, ProblemKind};
 use super::runs::{Failure, Step};
 
 /// Why a step stopped: the platform said no, or our own database failed (a bug or the
@@ -53,16 +54,15 @@ impl StepError {
 }
 
 /// Records what a pass could not do for one item while it went on (CONTRACT §11, "Runs":
-/// `problems`): `kind` is `order`, `shipment`, `file` or `sku`, `reference` its id or name.
+/// `problems`): `reference` is the item's id or name.
 pub(super) fn note(
     conn: &rusqlite::Connection,
     run_id: i64,
     step: Step,
-    kind: &'static str,
+    kind: ProblemKind,
     reference: &str,
     message: &str,
 ) -> rusqlite::Result<()> {
-    let _ = conn;
-    log::warn!("sync: run {run_id}, step {}: {kind} {reference}: {message}", step.as_str());
-    Ok(())
+    let problem = Problem { step, kind, reference: reference.to_string(), message: message.to_string() };
+    super::problems::add(conn, run_id, &problem)
 }

@@ -19,6 +19,7 @@ use crate::platforms::registry;
 use crate::platforms::store::StoreClient;
 use crate::platforms::warehouse::{Inbox, Since, StockRow, Taken, WarehouseClient};
 
+use super::problems::ProblemKind;
 use super::runs::Step;
 use super::step::{StepError, note};
 use super::{Engine, Link};
@@ -56,7 +57,14 @@ pub async fn sync(
                 let name = piece.name.clone();
                 engine
                     .db(move |conn| {
-                        Ok::<_, StepError>(note(conn, run_id, Step::Stock, "file", &name, &message)?)
+                        Ok::<_, StepError>(note(
+                            conn,
+                            run_id,
+                            Step::Stock,
+                            ProblemKind::File,
+                            &name,
+                            &message,
+                        )?)
                     })
                     .await?;
                 failed.push(piece.name);
@@ -71,10 +79,17 @@ pub async fn sync(
             Ok::<_, StepError>(changed_levels(conn, &at)?)
         })
         .await?;
-    if unknown > 0 {
-        log::info!(
-            "sync: connection {connection_id}: {unknown} warehouse SKU(s) are no product of the customer; skipped"
-        );
+    if !unknown.is_empty() {
+        // Named in the run, each with why it was not sent (CONTRACT §11, "Stock levels").
+        engine
+            .db(move |conn| {
+                for sku in &unknown {
+                    let message = format!("The warehouse holds SKU {sku}, which is no product of the customer; its level was not sent.");
+                    note(conn, run_id, Step::Stock, ProblemKind::Sku, sku, &message)?;
+                }
+                Ok::<_, StepError>(())
+            })
+            .await?;
     }
     // One request's levels per commit, so a crash re-sends one request at most. A level the
     // store refused or skipped (it did not apply it: no such product, an untracked item) is
@@ -87,14 +102,20 @@ pub async fn sync(
             answer.refused.iter().chain(&answer.skipped).map(|(sku, _)| sku.as_str()).collect();
         let levels: Vec<(String, i64)> =
             chunk.iter().filter(|(sku, _)| !unapplied.contains(sku.as_str())).cloned().collect();
-        // `answer.skipped` (SKU, reason) are the run's problems; the store's client logs them.
+        let unapplied_now: Vec<(String, String)> =
+            answer.refused.iter().chain(&answer.skipped).cloned().collect();
         refused.extend(answer.refused);
         // The store's stock counts as updated only while every level was taken.
         let all_taken = refused.is_empty();
         let store_id = link.store_id;
         let taken = accepted as u64;
+        let platform = registry::store(&link.store_platform).map_or("The store", |p| p.name());
         engine
             .db(move |conn| {
+                for (sku, why) in &unapplied_now {
+                    let message = format!("{platform} did not apply the stock level of SKU {sku}: {why}.");
+                    note(conn, run_id, Step::Stock, ProblemKind::Sku, sku, &message)?;
+                }
                 Ok::<_, StepError>(mark_sent(
                     conn,
                     connection_id,
@@ -140,6 +161,9 @@ fn record(conn: &mut Connection, warehouse_id: i64, rows: &[StockRow]) -> rusqli
     tx.commit()
 }
 
+/// Stock levels by SKU.
+type Levels = Vec<(String, i64)>;
+
 /// Whose stock a level is computed for: the connection's customer, warehouse and store.
 struct Holdings {
     connection_id: i64,
@@ -149,13 +173,13 @@ struct Holdings {
 }
 
 /// The store levels that differ from what was last sent for this connection, sorted by
-/// sku, and how many warehouse SKUs match no product of the customer.
+/// sku, and the warehouse SKUs that match no product of the customer.
 ///
 /// The store already counted the units of its orders that were pulled but not yet sent
 /// (`new`), which the warehouse cannot know of: they come off first (CONTRACT §11, "Stock
 /// levels"), from components before a bundle's level is made of them, and a bundle SKU's own
 /// units off the bundle's level after.
-fn changed_levels(conn: &Connection, at: &Holdings) -> rusqlite::Result<(Vec<(String, i64)>, usize)> {
+fn changed_levels(conn: &Connection, at: &Holdings) -> rusqlite::Result<(Levels, Vec<String>)> {
     let Holdings { connection_id, customer_id, warehouse_id, store_id } = *at;
     let mut stmt =
         conn.prepare_cached("SELECT sku, quantity FROM warehouse_stock WHERE warehouse_id = ?1")?;
@@ -182,7 +206,8 @@ fn changed_levels(conn: &Connection, at: &Holdings) -> rusqlite::Result<(Vec<(St
         bundles.entry(bundle).or_default().push((component, qty));
     }
     let known: std::collections::HashSet<&str> = products.values().map(String::as_str).collect();
-    let unknown = held.keys().filter(|sku| !known.contains(sku.as_str())).count();
+    let mut unknown: Vec<String> = held.keys().filter(|sku| !known.contains(sku.as_str())).cloned().collect();
+    unknown.sort();
     for (sku, have) in held.iter_mut() {
         *have = (*have - unsent.get(sku).copied().unwrap_or(0)).max(0);
     }
