@@ -7,9 +7,9 @@
 //! cargo run --release --example sync_bench -- --platform shopify  # one platform's run
 //! ```
 //!
-//! After the BigCommerce run come a Shopify run (`sync_bench_shopify/`) and a WooCommerce run
-//! (`sync_bench_woocommerce/`), alike in shape; `--platform big_commerce|shopify|woocommerce`
-//! runs one.
+//! After the BigCommerce run come a Shopify run (`sync_bench_shopify/`), a WooCommerce run
+//! (`sync_bench_woocommerce/`), alike in shape, and a run with a ShipBob warehouse
+//! (`sync_bench_shipbob/`); `--platform big_commerce|shopify|woocommerce|shipbob` runs one.
 //!
 //! The simulator runs in a child process (this program started again with `--simulator`), so
 //! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
@@ -65,8 +65,8 @@ fn main() {
     } else if args.iter().any(|a| a == "--shipbob-simulator") {
         runtime.block_on(sync_bench_shipbob::serve_simulator(orders));
     } else {
-        if platform.is_some_and(|p| !["big_commerce", "shopify", "woocommerce"].contains(&p)) {
-            fail("--platform takes big_commerce, shopify or woocommerce");
+        if platform.is_some_and(|p| !["big_commerce", "shopify", "woocommerce", "shipbob"].contains(&p)) {
+            fail("--platform takes big_commerce, shopify, woocommerce or shipbob");
         }
         if platform.is_none_or(|p| p == "big_commerce") {
             runtime.block_on(bench(orders));
@@ -76,6 +76,9 @@ fn main() {
         }
         if platform.is_none_or(|p| p == "woocommerce") {
             runtime.block_on(sync_bench_woocommerce::bench(orders));
+        }
+        if platform.is_none_or(|p| p == "shipbob") {
+            runtime.block_on(sync_bench_shipbob::bench(orders));
         }
     }
 }

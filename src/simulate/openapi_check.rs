@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use jsonschema::{Draft, Registry, Validator};
 use serde_json::{Value, json};
 
-pub use super::openapi_readings::Readings;
+pub use super::openapi_readings::{Patch, Readings};
 use super::openapi_readings::{apply, json_of, translate_nullable};
 
 /// One request and the answer it got, as they crossed the wire.
@@ -60,16 +60,6 @@ impl Exchange {
         let query = if query.is_empty() { String::new() } else { format!("?{}", query.join("&")) };
         format!("{} {}{query} -> {}", self.method, self.path, self.status)
     }
-}
-
-/// A change to a description where it contradicts itself: at `pointer` (JSON Pointer into
-/// the file), the file says `was` (`None`: nothing) and is read as `now` (`None`: removed).
-#[derive(Debug, Clone)]
-pub struct Patch {
-    pub pointer: &'static str,
-    pub was: Option<Value>,
-    pub now: Option<Value>,
-    pub why: &'static str,
 }
 
 /// A vendor's OpenAPI 3.0 description, ready to check exchanges against.

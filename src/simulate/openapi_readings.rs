@@ -5,7 +5,15 @@
 
 use serde_json::{Map, Value, json};
 
-use super::openapi_check::Patch;
+/// A change to a description where it contradicts itself: at `pointer` (JSON Pointer into
+/// the file), the file says `was` (`None`: nothing) and is read as `now` (`None`: removed).
+#[derive(Debug, Clone)]
+pub struct Patch {
+    pub pointer: &'static str,
+    pub was: Option<Value>,
+    pub now: Option<Value>,
+    pub why: &'static str,
+}
 
 /// How a description is read where it contradicts itself in many places at once. The
 /// default reads everything literally.

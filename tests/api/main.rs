@@ -32,6 +32,7 @@ mod shipments;
 mod shopify_schema;
 mod stores;
 mod sync;
+mod sync_batches;
 mod sync_binary;
 mod sync_files;
 mod sync_lease;

@@ -135,3 +135,6 @@ mod tests {
         assert_eq!(problems(json!({"access_token": "p", "shipping_methods": []})), ["shipping_methods"]);
     }
 }
+
+#[cfg(test)]
+mod client_tests;
