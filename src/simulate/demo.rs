@@ -238,19 +238,7 @@ impl Demo {
             let store = tx.last_insert_rowid();
             tx.execute("INSERT INTO store_cursors (store_id, cursor) VALUES (?1, ?2)", params![store, now])
                 .map_err(db)?;
-            tx.execute(
-                "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-                 VALUES (?1, ?2, ?3, 'WooCommerce fulfillment', 'fulfillment', ?4, ?4)",
-                params![customer, store, warehouse, now],
-            )
-            .map_err(db)?;
-            let connection = tx.last_insert_rowid();
-            tx.execute(
-                "INSERT INTO channels (connection_id, type, created_at, enabled_at)
-                 VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, NULL)",
-                params![connection, now],
-            )
-            .map_err(db)?;
+            connect(&tx, (customer, store, warehouse), "WooCommerce fulfillment", false, now).map_err(db)?;
             tx.commit().map_err(db)?;
             1
         } else {
@@ -306,19 +294,7 @@ impl Demo {
             let warehouse = tx.last_insert_rowid();
             tx.execute("UPDATE connections SET enabled_at = NULL WHERE store_id = ?1", [store])
                 .map_err(db)?;
-            tx.execute(
-                "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-                 VALUES (?1, ?2, ?3, 'ShipBob fulfillment', 'fulfillment', ?4, ?4)",
-                params![customer, store, warehouse, now],
-            )
-            .map_err(db)?;
-            let connection = tx.last_insert_rowid();
-            tx.execute(
-                "INSERT INTO channels (connection_id, type, created_at, enabled_at)
-                 VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, ?2)",
-                params![connection, now],
-            )
-            .map_err(db)?;
+            connect(&tx, (customer, store, warehouse), "ShipBob fulfillment", true, now).map_err(db)?;
             tx.commit().map_err(db)?;
         }
         let customers = conn
@@ -357,6 +333,28 @@ impl Demo {
             self.warehouses
         )
     }
+}
+
+/// A switched-on connection of a customer's store and warehouse, its sales channel on and its
+/// inventory channel on when `stock`.
+fn connect(
+    conn: &Connection,
+    (customer, store, warehouse): (i64, i64, i64),
+    name: &str,
+    stock: bool,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+         VALUES (?1, ?2, ?3, ?4, 'fulfillment', ?5, ?5)",
+        params![customer, store, warehouse, name, now],
+    )?;
+    let connection = conn.last_insert_rowid();
+    conn.execute(
+        "INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, ?3)",
+        params![connection, now, stock.then_some(now)],
+    )?;
+    Ok(())
 }
 
 /// The orders the demo data says the store had, so their shipments can be reported there;

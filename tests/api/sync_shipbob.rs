@@ -227,3 +227,14 @@ async fn an_order_shipbob_ships_by_itself_comes_back_in_the_pass_that_sent_it() 
     assert_eq!((run["orders_sent"].as_i64(), run["shipments_pulled"].as_i64()), (Some(1), Some(1)), "{run}");
     assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "shipped");
 }
+
+#[rocket::async_test]
+async fn a_429_is_waited_out_for_shipbobs_x_retry_after_and_a_5xx_tried_again() {
+    let t = ShipBobRig::new(2).await;
+    t.sb.rate_limit_next(PAT, 1, 1);
+    t.sb.fail_next(PAT, Some(Operation::GetOrders), 503, 1);
+    let run = t.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_sent"], 2, "{run}");
+    assert_eq!(t.sb.order_count(PAT), 2);
+}

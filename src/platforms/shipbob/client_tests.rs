@@ -175,3 +175,72 @@ async fn every_request_the_client_sends_and_every_answer_it_gets_follow_shipbobs
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(sim.exchanges().len() > 15, "the exchanges were recorded");
 }
+
+/// A server on loopback that answers every request with `status` and `body` (as ShipBob
+/// never should), until dropped.
+struct Hostile(tokio::task::JoinHandle<()>, String);
+
+impl Hostile {
+    async fn start(status: &'static str, content_type: &'static str, body: Vec<u8>) -> Hostile {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let body = body.clone();
+                tokio::spawn(async move {
+                    let mut request = vec![0u8; 8192];
+                    let _ = socket.read(&mut request).await;
+                    let head = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(&body).await;
+                });
+            }
+        });
+        Hostile(task, base)
+    }
+}
+
+impl Drop for Hostile {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[tokio::test]
+async fn what_shipbob_should_never_answer_is_refused_by_name_and_never_panics() {
+    let ping = |base: String| async move { ShipBob.check(&settings(&base), &adapter(json!({}))).await };
+    // HTML where JSON was expected: no verdict on the token.
+    let html = Hostile::start("200 OK", "text/html", b"<html>maintenance</html>".to_vec()).await;
+    let Err(PingError::Unreachable(why)) = ping(html.1.clone()).await else { panic!() };
+    assert!(why.contains("/2026-01/channel") && why.contains("cannot be read"), "{why}");
+    // A channel id past ShipBob's int32.
+    let big = br#"{"items": [{"id": 99999999999, "application_name": "SMA", "scopes": ["orders_write"]}], "next": null}"#;
+    let big = Hostile::start("200 OK", "application/json", big.to_vec()).await;
+    assert!(matches!(ping(big.1.clone()).await, Err(PingError::Unreachable(_))));
+    // An answer past max_platform_body_mib is not read.
+    let huge = Hostile::start("200 OK", "application/json", vec![b' '; 17 << 20]).await;
+    let Err(PingError::Unreachable(why)) = ping(huge.1.clone()).await else { panic!() };
+    assert!(why.contains("larger than 16 MiB"), "{why}");
+    // A next link to another path is not followed.
+    let elsewhere = br#"{"items": [], "next": "https://evil.example/2026-01/order?x=1"}"#;
+    let elsewhere = Hostile::start("200 OK", "application/json", elsewhere.to_vec()).await;
+    let Err(PingError::Unreachable(why)) = ping(elsewhere.1.clone()).await else { panic!() };
+    assert!(why.contains("leads elsewhere"), "{why}");
+    // A 404 names the status and the path: a wrong base, or a version ShipBob no longer serves.
+    let gone = Hostile::start("404 Not Found", "application/json", b"{}".to_vec()).await;
+    let Err(PingError::AuthenticationFailed(why)) = ping(gone.1.clone()).await else { panic!() };
+    assert!(why.contains("404") && why.contains("/2026-01/channel"), "{why}");
+    // A walk page whose quantity is not a number fails the step naming the operation.
+    let page = br#"[{"id": 1, "reference_id": "ob-1", "shipments": [{"status": "Completed",
+        "tracking": {"tracking_number": "T"}, "products": [{"sku": "A", "inventory_items": [{"quantity": "many"}]}]}]}]"#;
+    let page = Hostile::start("200 OK", "application/json", page.to_vec()).await;
+    let mut shipbob = client(&page.1, json!({"channel_id": 5}));
+    shipbob.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0 }).await.unwrap();
+    let Err(e) = shipbob.next_shipments().await else { panic!() };
+    assert_eq!(e.code(), "bad_data", "{e}");
+    assert!(e.message().contains("/2026-01/order"), "{e}");
+}
