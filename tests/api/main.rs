@@ -34,6 +34,7 @@ mod stores;
 mod sync;
 mod sync_batches;
 mod sync_binary;
+mod sync_binary_shipbob;
 mod sync_files;
 mod sync_lease;
 mod sync_problems;

@@ -16,19 +16,19 @@ use crate::process::{Server, http, start, token};
 use crate::sync_rig::{HASH, TOKEN, files_in};
 
 const PASSWORD: &str = "crash-test-admin-password";
-const ORDERS: usize = 1_200;
+pub(crate) const ORDERS: usize = 1_200;
 
-struct Api {
+pub(crate) struct Api {
     port: u16,
     bearer: String,
 }
 
 impl Api {
-    fn new(server: &Server) -> Api {
+    pub(crate) fn new(server: &Server) -> Api {
         Api { port: server.port, bearer: format!("Bearer {}", token(server.port, "admin", PASSWORD)) }
     }
 
-    fn call(&self, method: &str, path: &str, body: Value) -> (u16, Value) {
+    pub(crate) fn call(&self, method: &str, path: &str, body: Value) -> (u16, Value) {
         let (status, _, text) = http(
             self.port,
             method,
@@ -40,14 +40,14 @@ impl Api {
         (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
-    fn create(&self, path: &str, body: Value) -> i64 {
+    pub(crate) fn create(&self, path: &str, body: Value) -> i64 {
         let (status, reply) = self.call("POST", path, body);
         assert_eq!(status, 201, "{path}: {reply}");
         reply["id"].as_i64().unwrap()
     }
 
     /// Asks for a pass of the connection and waits (bounded) until it finished; the run.
-    async fn sync(&self, connection: i64) -> Value {
+    pub(crate) async fn sync(&self, connection: i64) -> Value {
         let (status, started) = self.call("POST", &format!("/connections/{connection}/sync"), json!({}));
         assert_eq!(status, 202, "{started}");
         let run_id = started["run_id"].as_i64().unwrap();
@@ -63,7 +63,7 @@ impl Api {
     }
 
     /// Every row of a listing (`key` is `orders` or `shipments`), walked in session mode.
-    fn all(&self, key: &str) -> Vec<Value> {
+    pub(crate) fn all(&self, key: &str) -> Vec<Value> {
         let mut rows = Vec::new();
         let (status, mut reply) = self.call("GET", &format!("/{key}?limit=1000&sort=id"), Value::Null);
         assert_eq!(status, 200, "{reply}");
@@ -80,7 +80,7 @@ impl Api {
     }
 }
 
-fn envs(folders: &str) -> Vec<(&str, &str)> {
+pub(crate) fn envs(folders: &str) -> Vec<(&str, &str)> {
     vec![
         ("ORDERBRIDGE_ADMIN_PASSWORD", PASSWORD),
         ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders),

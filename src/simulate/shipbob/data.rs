@@ -2,7 +2,7 @@
 //! their shipments) and what happens to them: an order created, shipped in one parcel or two,
 //! held in `Exception`, a label voided, a cancel; and their JSON as ShipBob writes it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Value, json};
 
@@ -115,6 +115,13 @@ pub(super) struct Account {
     pub channels: Vec<Channel>,
     pub items: Vec<Item>,
     pub orders: BTreeMap<i64, Order>,
+    /// Indexes, so a request costs the same with 100,000 orders as with ten: the first item
+    /// of each SKU, each item's place by inventory id, each order by reference, and the
+    /// orders with a shipment waiting for its time to ship.
+    pub(super) skus: HashMap<String, usize>,
+    pub(super) inventory_at: HashMap<i64, usize>,
+    pub(super) references: HashMap<String, i64>,
+    pub(super) due: BTreeSet<i64>,
 }
 
 /// The ids every account draws from, so no two accounts share one.
@@ -145,21 +152,30 @@ impl Account {
     }
 
     pub fn by_reference(&self, reference: &str) -> Option<i64> {
-        self.orders.values().find(|o| o.reference_id == reference).map(|o| o.id)
+        self.references.get(reference).copied()
+    }
+
+    /// The item of an inventory id.
+    fn item_mut(&mut self, inventory_id: i64) -> Option<&mut Item> {
+        let at = *self.inventory_at.get(&inventory_id)?;
+        self.items.get_mut(at)
     }
 
     /// The inventory item a SKU ships from, made (with nothing on hand) for a SKU ShipBob
     /// does not know, as it makes a product from `reference_id` and `name`.
     fn item_for(&mut self, ids: &mut Ids, sku: &str, name: &str) -> usize {
-        if let Some(at) = self.items.iter().position(|i| i.sku == sku) {
+        if let Some(&at) = self.skus.get(sku) {
             return at;
         }
         self.add_item(ids, sku, name, 0, 0)
     }
 
     pub fn add_item(&mut self, ids: &mut Ids, sku: &str, name: &str, on_hand: i64, awaiting: i64) -> usize {
+        let inventory_id = Ids::next(&mut ids.inventory);
+        self.skus.entry(sku.to_string()).or_insert(self.items.len());
+        self.inventory_at.insert(inventory_id, self.items.len());
         self.items.push(Item {
-            inventory_id: Ids::next(&mut ids.inventory),
+            inventory_id,
             product_id: Ids::next(&mut ids.product),
             sku: sku.to_string(),
             name: name.to_string(),
@@ -171,7 +187,7 @@ impl Account {
     }
 
     fn commit(&mut self, inventory_id: i64, units: i64) {
-        if let Some(item) = self.items.iter_mut().find(|i| i.inventory_id == inventory_id) {
+        if let Some(item) = self.item_mut(inventory_id) {
             item.committed = (item.committed + units).max(0);
         }
     }
@@ -230,6 +246,10 @@ impl Account {
                 split_gap_ms = Some(auto.split_gap.as_millis() as i64);
             }
         }
+        if shipment.ship_due.is_some() {
+            self.due.insert(id);
+        }
+        self.references.entry(new.reference_id.clone()).or_insert(id);
         self.orders.insert(
             id,
             Order {
@@ -256,8 +276,9 @@ impl Account {
     /// those times, each at its own time (not at the time of the request that noticed it).
     pub fn advance(&mut self, ids: &mut Ids, rng: &mut Rng, now_ms: i64) {
         let due: Vec<i64> = self
-            .orders
-            .values()
+            .due
+            .iter()
+            .filter_map(|id| self.orders.get(id))
             .filter(|o| {
                 o.cancelled_ms.is_none()
                     && o.shipments.iter().any(|s| {
@@ -314,6 +335,16 @@ impl Account {
                 self.ship_shipment(id, index, tracking);
             }
         }
+        // Only orders with a shipment still waiting for its time stay due.
+        let orders = &self.orders;
+        self.due.retain(|id| {
+            orders.get(id).is_some_and(|o| {
+                o.cancelled_ms.is_none()
+                    && o.shipments
+                        .iter()
+                        .any(|s| unshipped(s.status) && (s.ship_due.is_some() || s.exception_due.is_some()))
+            })
+        });
     }
 
     /// Ships one shipment of an order with `tracking`: its units leave the shelf.
@@ -330,7 +361,7 @@ impl Account {
         let leaving: Vec<(i64, i64)> =
             shipment.units.iter().map(|(line, units)| (order.lines[*line].inventory_id, *units)).collect();
         for (inventory_id, units) in leaving {
-            if let Some(item) = self.items.iter_mut().find(|i| i.inventory_id == inventory_id) {
+            if let Some(item) = self.item_mut(inventory_id) {
                 item.committed = (item.committed - units).max(0);
                 item.on_hand = (item.on_hand - units).max(0);
             }
@@ -470,7 +501,7 @@ impl Account {
             }
         }
         for (inventory_id, units) in &back {
-            if let Some(item) = self.items.iter_mut().find(|i| i.inventory_id == *inventory_id) {
+            if let Some(item) = self.item_mut(*inventory_id) {
                 item.on_hand += units;
             }
         }

@@ -440,6 +440,19 @@ impl Handle {
         self.with(token, |sandbox, _, _| sandbox.account.orders.get(&order_id).map(data::Order::status))
     }
 
+    /// Ships every order of the account with something not yet shipped (and not cancelled),
+    /// each in one parcel; how many.
+    pub fn ship_all(&self, token: &str) -> usize {
+        let waiting: Vec<i64> = self.with(token, |sandbox, _, _| {
+            let orders = sandbox.account.orders.values();
+            let waiting = orders.filter(|o| {
+                o.cancelled_ms.is_none() && o.shipments.iter().any(|s| data::unshipped(s.status))
+            });
+            waiting.map(|o| o.id).collect()
+        });
+        waiting.into_iter().filter(|id| self.ship_order(token, *id, Parcel::default()).is_ok()).count()
+    }
+
     /// How many orders the account holds.
     pub fn order_count(&self, token: &str) -> usize {
         self.with(token, |sandbox, _, _| sandbox.account.orders.len())
