@@ -144,7 +144,7 @@ impl Client {
         let mut per_sku: BTreeMap<String, i64> = BTreeMap::new();
         for _ in 0..MAX_PAGES {
             let answer = self.api.send(Method::GET, &target).await?;
-            if matches!(answer.status.as_u16(), 402 | 403 | 404) {
+            if (402..=404).contains(&answer.status.as_u16()) {
                 let said = self.api.reason(&answer.body, false);
                 return Err(PlatformError::Refused(format!(
                     "{NAME} refused GET {INVENTORY} (HTTP {}: {}): the Inventory API is a paid add-on that this \

@@ -157,3 +157,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod client_tests;
