@@ -17,7 +17,7 @@ use crate::platforms::warehouse::{
     WarehouseClient, WarehouseSettings, order_feed,
 };
 use crate::platforms::{PingError, PlatformError, Settings};
-use crate::simulate::shipstation::{self, Operation};
+use crate::simulate::shipstation::{self, Operation, vendor};
 
 fn settings(base: &str) -> Settings {
     Settings {
@@ -95,6 +95,14 @@ async fn send(client: &mut dyn WarehouseClient, orders: Vec<OutgoingOrder>) -> V
     delivery.orders
 }
 
+/// Every exchange the simulator recorded follows ShipStation's file.
+fn follows_the_file(sim: &shipstation::Simulator) {
+    let exchanges = sim.exchanges();
+    assert!(!exchanges.is_empty(), "the exchanges were recorded");
+    let problems = vendor::problems(&exchanges);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
 fn accepted(sent: &SentOrder) -> String {
     match sent {
         SentOrder::Accepted { warehouse_order_id: Some(id) } => id.clone(),
@@ -105,6 +113,7 @@ fn accepted(sent: &SentOrder) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ping_asks_for_the_warehouse_and_quotes_shipstations_refusal() {
     let sim = shipstation::Simulator::start().await;
+    sim.record_exchanges();
     let warehouse = sim.add_account("key-ping");
     let base = sim.base_url();
     let ping = |extra| {
@@ -122,11 +131,13 @@ async fn the_ping_asks_for_the_warehouse_and_quotes_shipstations_refusal() {
     sim.revoke("key-ping");
     let Err(PingError::AuthenticationFailed(why)) = ping(json!({})).await else { panic!() };
     assert!(why.contains("The API key is invalid. [unauthorized]") && !why.contains("key-ping"), "{why}");
+    follows_the_file(&sim);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn orders_go_in_batches_of_fifty_and_each_is_created_once() {
     let sim = shipstation::Simulator::start().await;
+    sim.record_exchanges();
     let key = "key-batches";
     sim.add_account(key);
     let base = sim.base_url();
@@ -182,7 +193,7 @@ async fn orders_go_in_batches_of_fifty_and_each_is_created_once() {
     assert_eq!(sim.requests(Operation::CreateShipments) - before, 4);
 
     // 5xx then a success: the batch is looked up (nothing there) and created once.
-    sim.fail_next(key, Some(Operation::CreateShipments), 503, 1);
+    sim.fail_next(key, Some(Operation::CreateShipments), 500, 1);
     let answered = send(ss.as_mut(), vec![order(401, "A")]).await;
     accepted(&answered[0].1);
     assert_eq!(sim.shipments_under(key, "ob-401"), 1);
@@ -192,11 +203,13 @@ async fn orders_go_in_batches_of_fifty_and_each_is_created_once() {
     let delivery = deliver(ss.as_mut(), vec![order(501, "A")]).await;
     let Some(PlatformError::Refused(why)) = delivery.failure else { panic!("{:?}", delivery.failure) };
     assert!(why.contains("The API key is invalid.") && !why.contains(key), "{why}");
+    follows_the_file(&sim);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn labels_become_shipments_and_the_cursor_waits_for_a_label_in_progress() {
     let sim = shipstation::Simulator::start().await;
+    sim.record_exchanges();
     let key = "key-labels";
     let warehouse = sim.add_account(key);
     let base = sim.base_url();
@@ -237,11 +250,13 @@ async fn labels_become_shipments_and_the_cursor_waits_for_a_label_in_progress() 
         panic!()
     };
     assert_eq!(why, "Any label associated with the shipment needs to be voided first.");
+    follows_the_file(&sim);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_page_of_labels_walks_on_by_creation_time() {
     let sim = shipstation::Simulator::start().await;
+    sim.record_exchanges();
     let key = "key-walk";
     sim.add_account(key);
     let base = sim.base_url();
@@ -264,11 +279,13 @@ async fn a_full_page_of_labels_walks_on_by_creation_time() {
     assert_eq!(orders.len(), 130, "every label read, some twice");
     assert!(cursor.is_some());
     assert!(sim.requests(Operation::ListLabels) <= 3);
+    follows_the_file(&sim);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stock_sums_available_over_pages_and_an_account_without_inventory_is_a_clear_error() {
     let sim = shipstation::Simulator::start().await;
+    sim.record_exchanges();
     let key = "key-stock";
     sim.add_account(key);
     for n in 0..150 {
@@ -297,11 +314,13 @@ async fn stock_sums_available_over_pages_and_an_account_without_inventory_is_a_c
     };
     assert!(why.starts_with("ShipStation refused GET /v2/inventory (HTTP 403: "), "{why}");
     assert!(why.contains("the Inventory API is a paid add-on"), "{why}");
+    follows_the_file(&sim);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_longer_than_the_pass_allows_ends_the_step_and_is_kept_for_the_account() {
     let sim = shipstation::Simulator::start().await;
+    sim.record_exchanges();
     let key = "key-429";
     sim.add_account(key);
     let base = sim.base_url();
@@ -316,4 +335,5 @@ async fn a_wait_longer_than_the_pass_allows_ends_the_step_and_is_kept_for_the_ac
     next.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0 }).await.unwrap();
     assert!(next.next_shipments().await.is_err());
     assert_eq!(sim.total_requests(), before, "the next pass sends nothing before the wait ends");
+    follows_the_file(&sim);
 }

@@ -71,7 +71,12 @@ fn admit_and_route(state: &mut State, request: &Request) -> Response {
     };
     match account.faults.take(|k| k.is_empty() || k == op.as_str()) {
         Some(Fault::RateLimited(secs)) => return too_many(secs),
-        Some(Fault::Status(500)) => return Response::empty(500),
+        // The file's `ServerError`: an empty `text/plain` body.
+        Some(Fault::Status(500)) => {
+            let mut failed = Response::empty(500);
+            failed.headers.push(("Content-Type".into(), "text/plain".into()));
+            return failed;
+        }
         Some(Fault::Status(status)) => return Response::empty(status),
         None => {}
     }
@@ -312,7 +317,10 @@ fn cancel(account: &mut Account, id: &str, now: i64) -> Response {
     shipment.status = ShipmentStatus::Cancelled;
     shipment.modified_ms = now;
     shipment.label_due = None;
-    Response::empty(204)
+    // The file's `NoContent`: an empty `text/plain` body.
+    let mut done = Response::empty(204);
+    done.headers.push(("Content-Type".into(), "text/plain".into()));
+    done
 }
 
 fn label_view(label: &Label) -> Value {

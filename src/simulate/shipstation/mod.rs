@@ -13,6 +13,10 @@
 //! This module owns the state and the owner's controls; `api` the wire.
 
 mod api;
+#[cfg(test)]
+pub mod vendor;
+#[cfg(test)]
+mod vendor_tests;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
