@@ -337,3 +337,25 @@ async fn a_wait_longer_than_the_pass_allows_ends_the_step_and_is_kept_for_the_ac
     assert_eq!(sim.total_requests(), before, "the next pass sends nothing before the wait ends");
     follows_the_file(&sim);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_is_not_json_is_bad_data_naming_the_operation() {
+    let sim = shipstation::Simulator::start().await;
+    let key = "key-html";
+    sim.add_account(key);
+    let base = sim.base_url();
+    let mut ss = client(&base, key, json!({}));
+    sim.answer_html_next(key, Operation::ListLabels, 1);
+    ss.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0 }).await.unwrap();
+    let Err(PlatformError::BadData(why)) = ss.next_shipments().await else { panic!() };
+    assert!(why.contains("GET /v2/labels"), "{why}");
+
+    // A create answered with a page: the step fails and the order keeps waiting; the next send
+    // creates it, once.
+    sim.answer_html_next(key, Operation::CreateShipments, 1);
+    let delivery = deliver(ss.as_mut(), vec![order(1, "MUG")]).await;
+    assert!(matches!(delivery.failure, Some(PlatformError::BadData(_))), "{:?}", delivery.failure);
+    let again = send(ss.as_mut(), vec![order(1, "MUG")]).await;
+    accepted(&again[0].1);
+    assert_eq!(sim.shipments_under(key, "ob-1"), 1);
+}

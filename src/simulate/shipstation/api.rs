@@ -78,6 +78,13 @@ fn admit_and_route(state: &mut State, request: &Request) -> Response {
             return failed;
         }
         Some(Fault::Status(status)) => return Response::empty(status),
+        Some(Fault::NotJson) => {
+            return Response {
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/html".into())],
+                body: b"<html><body>Service temporarily rerouted</body></html>".to_vec(),
+            };
+        }
         None => {}
     }
     while account.window.front().is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60)) {

@@ -76,6 +76,8 @@ enum Fault {
     Status(u16),
     /// 429 with `Retry-After` seconds.
     RateLimited(u64),
+    /// 200 with a body that is not JSON (a proxy's page).
+    NotJson,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -441,6 +443,11 @@ impl Handle {
         self.with(key, |a| {
             a.faults.add(operation.map_or("", Operation::as_str), Fault::RateLimited(retry_after_secs), count)
         });
+    }
+
+    /// The next `count` requests of `operation` answer 200 with an HTML page, not JSON.
+    pub fn answer_html_next(&self, key: &str, operation: Operation, count: usize) {
+        self.with(key, |a| a.faults.add(operation.as_str(), Fault::NotJson, count));
     }
 
     /// The next `count` create requests are applied, then answered 502 with no body.
