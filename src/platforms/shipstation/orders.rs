@@ -347,7 +347,15 @@ pub async fn lookup(api: &Api, reference: &str) -> Result<Option<String>, Platfo
 /// Cancels a pending shipment (annex §5.4): 2xx done; 400, 404 or 409 refused, quoting
 /// ShipStation (a label that is not voided).
 pub async fn cancel(api: &Api, held: &HeldOrder) -> Result<Cancelled, PlatformError> {
-    let target = format!("/v2/shipments/{}/cancel", held.warehouse_order_id);
+    let id = &held.warehouse_order_id;
+    // Only an id of ShipStation's shape goes into the path: another could lead elsewhere.
+    if !super::is_se_id(id) {
+        return Err(PlatformError::BadData(format!(
+            "order {} is held under {id:?}, which is not a {NAME} shipment id; nothing was sent.",
+            held.order_id
+        )));
+    }
+    let target = format!("/v2/shipments/{id}/cancel");
     let answer = api.send(Method::PUT, &target).await?;
     match answer.status {
         s if s.is_success() => Ok(Cancelled::Done),
