@@ -8,8 +8,9 @@
 //! ```
 //!
 //! After the BigCommerce run come a Shopify run (`sync_bench_shopify/`), a WooCommerce run
-//! (`sync_bench_woocommerce/`), alike in shape, and a run with a ShipBob warehouse
-//! (`sync_bench_shipbob/`); `--platform big_commerce|shopify|woocommerce|shipbob` runs one.
+//! (`sync_bench_woocommerce/`), alike in shape, and runs with a ShipBob warehouse
+//! (`sync_bench_shipbob/`) and a ShipStation warehouse (`sync_bench_shipstation/`);
+//! `--platform big_commerce|shopify|woocommerce|shipbob|shipstation` runs one.
 //!
 //! The simulator runs in a child process (this program started again with `--simulator`), so
 //! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
@@ -38,6 +39,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
 mod sync_bench_shipbob;
+mod sync_bench_shipstation;
 mod sync_bench_shopify;
 mod sync_bench_woocommerce;
 use common::{SimulatorChild, cpu_secs, proc_status_kib};
@@ -64,9 +66,13 @@ fn main() {
         runtime.block_on(sync_bench_woocommerce::serve_simulator(orders));
     } else if args.iter().any(|a| a == "--shipbob-simulator") {
         runtime.block_on(sync_bench_shipbob::serve_simulator(orders));
+    } else if args.iter().any(|a| a == "--shipstation-simulator") {
+        runtime.block_on(sync_bench_shipstation::serve_simulator(orders));
     } else {
-        if platform.is_some_and(|p| !["big_commerce", "shopify", "woocommerce", "shipbob"].contains(&p)) {
-            fail("--platform takes big_commerce, shopify, woocommerce or shipbob");
+        if platform.is_some_and(|p| {
+            !["big_commerce", "shopify", "woocommerce", "shipbob", "shipstation"].contains(&p)
+        }) {
+            fail("--platform takes big_commerce, shopify, woocommerce, shipbob or shipstation");
         }
         if platform.is_none_or(|p| p == "big_commerce") {
             runtime.block_on(bench(orders));
@@ -79,6 +85,9 @@ fn main() {
         }
         if platform.is_none_or(|p| p == "shipbob") {
             runtime.block_on(sync_bench_shipbob::bench(orders));
+        }
+        if platform.is_none_or(|p| p == "shipstation") {
+            runtime.block_on(sync_bench_shipstation::bench(orders));
         }
     }
 }

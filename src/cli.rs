@@ -56,6 +56,7 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
             let conn = pool.get().map_err(|e| format!("database: {e}"))?;
             demo.attach_woocommerce(&conn, seeded.is_some())?;
             demo.attach_shipbob(&conn, seeded.is_some())?;
+            demo.attach_shipstation(&conn, seeded.is_some())?;
             drop(conn);
             eprintln!("orderbridge: demo: {}", demo.describe());
             figment = figment
@@ -63,6 +64,7 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
                 .merge(("sellbrite_api_base", demo.sellbrite.base_url()))
                 .merge(("shopify_api_base", demo.shopify.base_url()))
                 .merge(("shipbob_api_base", demo.shipbob.base_url()))
+                .merge(("shipstation_api_base", demo.shipstation.base_url()))
                 // Passes every 10 s, unless configured: the demo should move while watched.
                 .join(("sync_interval_secs", 10));
             simulation = Some(demo);

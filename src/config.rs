@@ -70,6 +70,9 @@ pub struct Config {
     /// Where `shipbob` warehouses' checks and syncs go (ShipBob's sandbox is
     /// `https://sandbox-api.shipbob.com`); a trailing `/` is dropped.
     pub shipbob_api_base: String,
+    /// Where `shipstation` warehouses' checks and syncs go (ShipStation API V2); a trailing
+    /// `/` is dropped.
+    pub shipstation_api_base: String,
     /// The only place `folder` warehouses may use; relative to the database file's directory.
     pub folder_warehouse_root: PathBuf,
     /// The key that seals stored credentials; `<database name>.key` beside the database
@@ -117,6 +120,7 @@ impl Default for Config {
             sellbrite_api_base: "https://api.sellbrite.com".to_string(),
             shopify_api_base: "https://{shop}".to_string(),
             shipbob_api_base: "https://api.shipbob.com".to_string(),
+            shipstation_api_base: "https://api.shipstation.com".to_string(),
             folder_warehouse_root: PathBuf::from("warehouses"),
             secret_key_file: None,
             db_workers: 0,

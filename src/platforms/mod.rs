@@ -15,6 +15,7 @@ pub mod retry;
 pub mod seam;
 pub mod sellbrite;
 pub mod shipbob;
+pub mod shipstation;
 pub mod shopify;
 pub mod store;
 pub mod warehouse;
@@ -45,6 +46,8 @@ pub struct Settings {
     pub shopify_api_base: String,
     /// Where ShipBob's API is (`shipbob_api_base`), without a trailing `/`.
     pub shipbob_api_base: String,
+    /// Where ShipStation's API V2 is (`shipstation_api_base`), without a trailing `/`.
+    pub shipstation_api_base: String,
     /// The largest answer read from a platform's API (`max_platform_body_mib`).
     pub max_body_bytes: usize,
     /// The largest file or listing read from a file warehouse (`max_warehouse_file_mib`).
@@ -60,6 +63,7 @@ impl Default for Settings {
             reach: reach::Reach::Anywhere,
             shopify_api_base: "https://{shop}".to_owned(),
             shipbob_api_base: "https://api.shipbob.com".to_owned(),
+            shipstation_api_base: "https://api.shipstation.com".to_owned(),
             max_body_bytes: 16 << 20,
             max_file_bytes: 64 << 20,
         }
@@ -75,6 +79,7 @@ impl Settings {
             reach: reach::Reach::Anywhere,
             shopify_api_base: config.shopify_api_base.clone(),
             shipbob_api_base: config.shipbob_api_base.trim_end_matches('/').to_owned(),
+            shipstation_api_base: config.shipstation_api_base.trim_end_matches('/').to_owned(),
             max_body_bytes: config.max_platform_body_bytes(),
             max_file_bytes: config.max_warehouse_file_bytes(),
         }

@@ -9,7 +9,7 @@
 
 use super::files::{FileWarehouse, Kind};
 use super::seam::{Platform, StorePlatform, WarehousePlatform};
-use super::{Owner, big_commerce, sellbrite, shipbob, shopify, woocommerce};
+use super::{Owner, big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.
 static STORES: &[(&str, &dyn StorePlatform)] = &[
@@ -28,6 +28,7 @@ static WAREHOUSES: &[(&str, &dyn WarehousePlatform)] = &[
     ("ftp", &FileWarehouse(Kind::Ftp)),
     ("folder", &FileWarehouse(Kind::Folder)),
     ("shipbob", &shipbob::ShipBob),
+    ("shipstation", &shipstation::ShipStation),
 ];
 
 /// The store platform a token names.
@@ -68,6 +69,8 @@ mod tests {
         assert_eq!(name(Owner::Warehouse, "folder"), Some("The folder"));
         assert_eq!(name(Owner::Warehouse, "shipbob"), Some("ShipBob"));
         assert_eq!(name(Owner::Store, "shipbob"), None);
+        assert_eq!(name(Owner::Warehouse, "shipstation"), Some("ShipStation"));
+        assert_eq!(name(Owner::Store, "shipstation"), None);
         assert_eq!(name(Owner::Warehouse, "bigcommerce"), None);
     }
 }

@@ -24,7 +24,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::{big_commerce, sellbrite, shipbob, shopify, woocommerce};
+use super::{big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
 
 /// The demo WooCommerce store's REST API key (simulated: it opens nothing real).
 const WOO_KEY: &str = "ck_demo0000000000000000000000000000000woo1";
@@ -45,6 +45,11 @@ fn shipbob_pace() -> shipbob::AutoShip {
         exception_wait: Duration::from_secs(60),
     }
 }
+
+/// The demo ShipStation warehouse's API key (simulated: it opens nothing real), and how long
+/// after a shipment arrives its label is bought.
+const SHIPSTATION_KEY: &str = "ss-demo-shipstation-000000000000";
+const SHIPSTATION_LABEL_AFTER: Duration = Duration::from_secs(20);
 
 /// How often a simulated store takes a new order (one store at a time, in turn).
 const ORDER_EVERY: Duration = Duration::from_secs(4);
@@ -67,6 +72,7 @@ pub struct Demo {
     pub woocommerce: woocommerce::Simulator,
     pub shopify: shopify::Simulator,
     pub shipbob: shipbob::Simulator,
+    pub shipstation: shipstation::Simulator,
     stores: usize,
     warehouses: usize,
     tasks: Vec<JoinHandle<()>>,
@@ -144,6 +150,8 @@ impl Demo {
         let shopify = shopify::Simulator::start().await;
         let shipbob = shipbob::Simulator::start().await;
         shipbob.set_auto_ship(Some(shipbob_pace()));
+        let shipstation = shipstation::Simulator::start().await;
+        shipstation.set_label_after(Some(SHIPSTATION_LABEL_AFTER));
         let mut stores = Vec::with_capacity(plan.stores.len());
         for (store, secret, orders, skus) in plan.stores {
             match &store {
@@ -194,6 +202,7 @@ impl Demo {
             woocommerce,
             shopify,
             shipbob,
+            shipstation,
             stores: stores.len(),
             warehouses: plan.warehouses.len(),
             tasks: Vec::new(),
@@ -319,10 +328,78 @@ impl Demo {
         Ok(())
     }
 
+    /// Gives another demo customer a ShipStation warehouse, as [`Demo::attach_shipbob`] does:
+    /// on a database just seeded, the last BigCommerce store not sending to ShipBob sends its
+    /// orders to a `shipstation` warehouse whose labels are bought 20 s after each order
+    /// arrives; on a later start, the simulated account is opened again with its inventory.
+    pub fn attach_shipstation(&mut self, conn: &Connection, seeded: bool) -> Result<(), String> {
+        let db = |e: rusqlite::Error| format!("database: {e}");
+        let now = crate::dates::now_ms();
+        if seeded {
+            let found: Option<(i64, i64)> = conn
+                .query_row(
+                    "SELECT customer_id, id FROM stores WHERE platform IN ('big_commerce', 'bigcommerce')
+                       AND id NOT IN (SELECT c.store_id FROM connections c JOIN warehouses w ON w.id = c.warehouse_id
+                                      WHERE w.platform = 'shipbob')
+                     ORDER BY id DESC LIMIT 1",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(db)?;
+            let Some((customer, store)) = found else { return Ok(()) };
+            let adapter = json!({"access_token": SHIPSTATION_KEY}).to_string();
+            let tx = conn.unchecked_transaction().map_err(db)?;
+            tx.execute(
+                "INSERT INTO warehouses (customer_id, name, platform, adapter, created_at, enabled_at)
+                 VALUES (?1, 'ShipStation (own warehouse)', 'shipstation', ob_seal(?2), ?3, ?3)",
+                params![customer, adapter, now],
+            )
+            .map_err(db)?;
+            let warehouse = tx.last_insert_rowid();
+            tx.execute("UPDATE connections SET enabled_at = NULL WHERE store_id = ?1", [store])
+                .map_err(db)?;
+            tx.execute(
+                "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+                 VALUES (?1, ?2, ?3, 'ShipStation fulfillment', 'fulfillment', ?4, ?4)",
+                params![customer, store, warehouse, now],
+            )
+            .map_err(db)?;
+            let connection = tx.last_insert_rowid();
+            tx.execute(
+                "INSERT INTO channels (connection_id, type, created_at, enabled_at)
+                 VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, ?2)",
+                params![connection, now],
+            )
+            .map_err(db)?;
+            tx.commit().map_err(db)?;
+        }
+        let customers = conn
+            .prepare(
+                "SELECT customer_id FROM warehouses
+                 WHERE platform = 'shipstation' AND json_extract(ob_open(adapter), '$.access_token') = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_map([SHIPSTATION_KEY], |r| r.get::<_, i64>(0))?.collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(db)?;
+        if customers.is_empty() {
+            return Ok(());
+        }
+        self.shipstation.add_account(SHIPSTATION_KEY);
+        for customer in customers {
+            for (n, sku) in customer_skus(conn, customer).map_err(db)?.iter().enumerate() {
+                self.shipstation.add_inventory(SHIPSTATION_KEY, sku, "iw-demo", 30 + (n as i64 * 5) % 50, 0);
+            }
+        }
+        self.warehouses += 1;
+        Ok(())
+    }
+
     /// One line for the person who started it.
     pub fn describe(&self) -> String {
         format!(
-            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {} and WooCommerce at {} answer for the {} demo stores (a new order every {} s); a simulated ShipBob at {} and a simulated worker at the warehouse folders ship what reaches the {} demo warehouses",
+            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {} and WooCommerce at {} answer for the {} demo stores (a new order every {} s); a simulated ShipBob at {}, a simulated ShipStation at {} and a simulated worker at the warehouse folders ship what reaches the {} demo warehouses",
             self.big_commerce.base_url(),
             self.sellbrite.base_url(),
             self.shopify.base_url(),
@@ -330,6 +407,7 @@ impl Demo {
             self.stores,
             ORDER_EVERY.as_secs(),
             self.shipbob.base_url(),
+            self.shipstation.base_url(),
             self.warehouses
         )
     }

@@ -12,6 +12,7 @@ mod openapi_readings;
 mod running;
 pub mod sellbrite;
 pub mod shipbob;
+pub mod shipstation;
 pub mod shopify;
 pub mod woocommerce;
 

@@ -40,6 +40,7 @@ mod sync_lease;
 mod sync_problems;
 mod sync_sellbrite;
 mod sync_shipbob;
+mod sync_shipstation;
 mod sync_shopify;
 mod sync_woocommerce;
 mod variant_collections;

@@ -265,7 +265,7 @@ async fn platforms_without_a_live_check_are_unsupported() {
     for (kind, result) in [
         ("store amazon", check_store(&settings, "amazon", &any_adapter).await),
         ("store sftp", check_store(&settings, "sftp", &any_adapter).await),
-        ("warehouse shipstation", check_warehouse(&settings, "shipstation", &any_adapter).await),
+        ("warehouse shiphero", check_warehouse(&settings, "shiphero", &any_adapter).await),
         ("warehouse bigcommerce", check_warehouse(&settings, "bigcommerce", &any_adapter).await),
     ] {
         assert!(matches!(result, Err(PingError::UnsupportedPlatform)), "{kind}: {result:?}");

@@ -552,6 +552,30 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
         }
     }
     assert!(told, "no WooCommerce order was shipped and notified within 90 s");
+
+    // The demo's ShipStation warehouse buys labels 20 s after an order arrives; the store hears.
+    assert!(printed.contains("ShipStation at http://127.0.0.1:"), "{printed}");
+    let ss = connections
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "ShipStation fulfillment")
+        .unwrap_or_else(|| panic!("the demo's ShipStation connection: {connections}"))["id"]
+        .as_i64()
+        .unwrap();
+    let runs_path = format!("/connections/{ss}/sync_runs");
+    let mut told = false;
+    for _ in 0..180 {
+        let (_, runs) = api.call("GET", &runs_path, Value::Null);
+        let runs = runs.as_array().cloned().unwrap_or_default();
+        assert!(runs.iter().all(|r| r["status"] != "failed"), "every ShipStation pass succeeds: {runs:?}");
+        if runs.iter().any(|r| r["shipments_notified"].as_i64().unwrap_or(0) > 0) {
+            told = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(told, "no ShipStation label came back to its store within 90 s");
     let (out, err) = server.stop();
     let said = out + &err;
     assert!(printed.contains("Shopify at http://127.0.0.1:"), "{printed}");

@@ -1,0 +1,328 @@
+//! How orderbridge speaks to ShipStation API V2 (annex §1, §5.1): the URL under `/v2/`, the
+//! `api-key` header, answers read up to a bound, statuses sorted into what a pass and a ping
+//! do with them (401/403 the key refused, 429 a wait kept for the account across passes by
+//! `retry`, 5xx and no answer passing), and ShipStation's `errors[0].message` quoted without
+//! the key.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+
+use super::NAME;
+use super::wire::ErrorBody;
+use crate::platforms::retry::{self, RetryPolicy};
+use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
+
+/// The most pages one walk follows: more is a loop.
+pub const MAX_PAGES: usize = 1_000;
+
+/// Requests orderbridge sends one account in any 60 seconds, over all its connections
+/// (annex §5.1: ShipStation's own limit).
+pub const PER_MINUTE: usize = 200;
+
+/// The path of the inventory, whose 402, 403 and 404 mean "no Inventory add-on" (annex §5.6).
+pub const INVENTORY: &str = "/v2/inventory";
+
+/// ShipStation for one API key: where it is, the key, and how requests are tried again.
+pub struct Api {
+    base: String,
+    key: String,
+    timeout: Duration,
+    policy: RetryPolicy,
+    /// The account whose gate and waits a request spends: a fingerprint of the key.
+    account: String,
+    max_body: usize,
+    /// [`PER_MINUTE`]; fewer in a test.
+    per_minute: usize,
+}
+
+/// An answer: its status and (bounded) body.
+pub struct Answer {
+    pub status: StatusCode,
+    pub body: Vec<u8>,
+}
+
+impl Api {
+    /// The API of a validated adapter; `policy` for a pass, none for a ping (one try).
+    pub fn new(
+        settings: &Settings,
+        adapter: &Adapter,
+        policy: Option<RetryPolicy>,
+    ) -> Result<Api, PlatformError> {
+        let key = adapter
+            .get("access_token")
+            .and_then(serde_json::Value::as_str)
+            .filter(|t| !t.trim().is_empty())
+            .ok_or_else(|| PlatformError::Refused(format!("The {NAME} adapter has no access_token.")))?;
+        let base = settings.shipstation_api_base.trim_end_matches('/').to_string();
+        let policy = policy.unwrap_or(RetryPolicy {
+            tries: 1,
+            base: Duration::from_secs(1),
+            request_timeout: settings.timeout,
+        });
+        Ok(Api {
+            account: format!("shipstation:{base}:{:016x}", fingerprint(key)),
+            base,
+            key: key.to_string(),
+            timeout: settings.timeout,
+            policy,
+            max_body: settings.max_body_bytes,
+            per_minute: PER_MINUTE,
+        })
+    }
+
+    /// A place among the account's requests of the last minute, waiting for one while the
+    /// pass may; a wait longer than that ends the step as ShipStation's 429 would, and the
+    /// wait is kept for the account.
+    async fn place(&self) -> Result<(), PlatformError> {
+        static SENT: OnceLock<Mutex<HashMap<String, VecDeque<Instant>>>> = OnceLock::new();
+        let minute = Duration::from_secs(60);
+        for _ in 0..3 {
+            let wait = {
+                let mut all = SENT.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+                let now = Instant::now();
+                let sent = all.entry(self.account.clone()).or_default();
+                while sent.front().is_some_and(|t| now.duration_since(*t) >= minute) {
+                    sent.pop_front();
+                }
+                if sent.len() < self.per_minute {
+                    sent.push_back(now);
+                    return Ok(());
+                }
+                sent.front()
+                    .map_or(Duration::ZERO, |oldest| minute.saturating_sub(now.duration_since(*oldest)))
+            };
+            if wait > self.policy.request_timeout {
+                return Err(PlatformError::rate_limited(
+                    format!(
+                        "orderbridge sent this {NAME} account {} requests in the last minute; the next may go in {} s.",
+                        self.per_minute,
+                        wait.as_secs().max(1)
+                    ),
+                    Some(wait),
+                ));
+            }
+            tokio::time::sleep(wait).await;
+        }
+        Err(PlatformError::rate_limited(format!("{NAME}'s limit of requests a minute is taken."), None))
+    }
+
+    /// As [`Api::new`]'s, with a smaller limit a minute, for a test.
+    #[cfg(test)]
+    pub fn with_per_minute(mut self, per_minute: usize) -> Api {
+        self.per_minute = per_minute;
+        self
+    }
+
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    pub fn account(&self) -> &str {
+        &self.account
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// One request, without trying again: `target` is a path with its query, under the base.
+    /// 401, 403 (but the inventory's), 429 and 5xx come back as errors; other statuses as
+    /// answers; no answer at all is passing.
+    pub async fn request(
+        &self,
+        method: Method,
+        target: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<Answer, PlatformError> {
+        let op = operation(&method, target);
+        self.place().await?;
+        let mut request = http::client()
+            .request(method, format!("{}{target}", self.base))
+            .header("api-key", &self.key)
+            .header(ACCEPT, "application/json");
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+        }
+        let response = http::send(request, self.timeout, NAME, &self.base).await?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = http::read_answer(response, self.max_body, NAME, &op).await?;
+        if let Some(error) = self.passing(status, &headers, &bytes, &op, target) {
+            return Err(error);
+        }
+        Ok(Answer { status, body: bytes })
+    }
+
+    /// What a 401, 403, 429 or 5xx means for any request (annex §5.1); `None` for the rest.
+    fn passing(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: &[u8],
+        op: &str,
+        target: &str,
+    ) -> Option<PlatformError> {
+        let inventory = target.split('?').next() == Some(INVENTORY);
+        match status {
+            StatusCode::FORBIDDEN if inventory => None,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Some(PlatformError::Refused(format!(
+                "{NAME} refused the API key ({op}, HTTP {}{}).",
+                status.as_u16(),
+                said(&self.reason(body, true))
+            ))),
+            StatusCode::TOO_MANY_REQUESTS => {
+                let wait = retry_after(headers, SystemTime::now());
+                let asked = wait.map_or_else(
+                    || "without saying how long".to_string(),
+                    |w| format!("after {} s", w.as_secs()),
+                );
+                Some(PlatformError::rate_limited(format!("{NAME} asked to retry {asked} ({op})."), wait))
+            }
+            s if s.is_server_error() || s == StatusCode::REQUEST_TIMEOUT => Some(PlatformError::unreachable(
+                format!("{NAME} answered {op} without a verdict (HTTP {}).", http::status_text(s)),
+            )),
+            _ => None,
+        }
+    }
+
+    /// A read, tried again on passing failures under the account's gate and waits.
+    pub async fn send(&self, method: Method, target: &str) -> Result<Answer, PlatformError> {
+        retry::send(&self.policy, self.account.as_str(), || self.request(method.clone(), target, None)).await
+    }
+
+    /// A 2xx answer's JSON as `T`; another status is refused for good, quoting ShipStation.
+    pub fn read<T: DeserializeOwned>(
+        &self,
+        answer: &Answer,
+        method: &Method,
+        target: &str,
+    ) -> Result<T, PlatformError> {
+        if !answer.status.is_success() {
+            return Err(self.refused(answer, method, target));
+        }
+        decode(&answer.body, method, target)
+    }
+
+    /// A status no step takes: `bad_data` quoting `errors[0].message`.
+    pub fn refused(&self, answer: &Answer, method: &Method, target: &str) -> PlatformError {
+        PlatformError::Rejected {
+            status: answer.status.as_u16(),
+            message: format!(
+                "{NAME} refused {} (HTTP {}{}).",
+                operation(method, target),
+                http::status_text(answer.status),
+                said(&self.reason(&answer.body, false))
+            ),
+        }
+    }
+
+    /// ShipStation's `errors[0].message` (with its `error_code` when `code`), quoted without
+    /// the key; empty when the body says none.
+    pub fn reason(&self, body: &[u8], code: bool) -> String {
+        let Ok(parsed) = serde_json::from_slice::<ErrorBody>(body) else { return String::new() };
+        let Some(first) = parsed.errors.into_iter().next() else { return String::new() };
+        let message = first.message.unwrap_or_default();
+        let text = match first.error_code.filter(|c| code && !c.is_empty()) {
+            Some(error_code) if !message.is_empty() => format!("{message} [{error_code}]"),
+            Some(error_code) => error_code,
+            None => message,
+        };
+        quote_platform_text(&text, &[&self.key])
+    }
+
+    /// The ping (annex §3): the key may list warehouses, or read the adapter's one.
+    pub async fn ping(&self, warehouse: Option<&str>) -> Result<(), PlatformError> {
+        let target = match warehouse {
+            Some(id) => format!("/v2/warehouses/{id}"),
+            None => "/v2/warehouses".to_string(),
+        };
+        let answer = retry::ask_once(self.account.as_str(), self.request(Method::GET, &target, None)).await?;
+        match (answer.status, warehouse) {
+            (StatusCode::NOT_FOUND, Some(id)) => {
+                Err(PlatformError::Refused(format!("{NAME} has no warehouse {id} for this API key.")))
+            }
+            (s, _) if s.is_success() => {
+                decode::<serde_json::Value>(&answer.body, &Method::GET, &target).map(|_| ())
+            }
+            _ => Err(PlatformError::Refused(
+                self.refused(&answer, &Method::GET, &target).message().to_string(),
+            )),
+        }
+    }
+}
+
+fn said(reason: &str) -> String {
+    if reason.is_empty() { String::new() } else { format!(": {reason}") }
+}
+
+/// "GET /v2/labels": how a message names the request of `target`.
+pub fn operation(method: &Method, target: &str) -> String {
+    format!("{method} {}", target.split('?').next().unwrap_or(target))
+}
+
+/// JSON as `T`, or `bad_data` naming the operation and what could not be read.
+pub fn decode<T: DeserializeOwned>(body: &[u8], method: &Method, target: &str) -> Result<T, PlatformError> {
+    serde_json::from_slice(body).map_err(|e| {
+        PlatformError::BadData(format!(
+            "{NAME}'s answer to {} cannot be read: {e}.",
+            operation(method, target)
+        ))
+    })
+}
+
+/// The wait a 429 asks for: `Retry-After` in seconds, or as an HTTP date; at most a day.
+pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let text = headers.get("retry-after")?.to_str().ok()?.trim();
+    let wait = match text.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => httpdate::parse_http_date(text).ok()?.duration_since(now).unwrap_or(Duration::ZERO),
+    };
+    Some(wait.min(retry::MAX_HOLD))
+}
+
+/// A fingerprint of the key, to name its account without it.
+fn fingerprint(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api() -> Api {
+        let adapter = serde_json::json!({"access_token": "key-9"});
+        Api::new(&Settings::default(), adapter.as_object().unwrap(), None).unwrap()
+    }
+
+    #[test]
+    fn the_reason_is_the_first_errors_message_and_never_the_key() {
+        let body = br#"{"request_id": "8a0d", "errors": [{"error_source": "ShipStation", "error_type": "security",
+            "error_code": "unauthorized", "message": "The API key key-9 is invalid."}, {"message": "second"}]}"#;
+        assert_eq!(api().reason(body, true), "The API key [redacted] is invalid. [unauthorized]");
+        assert_eq!(api().reason(body, false), "The API key [redacted] is invalid.");
+        assert_eq!(api().reason(b"", true), "");
+        assert_eq!(api().reason(b"<html>", true), "");
+    }
+
+    #[test]
+    fn the_wait_of_a_429_is_seconds_or_a_date_and_never_overflows() {
+        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "23".parse().unwrap());
+        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(23)));
+        headers.insert("retry-after", "Sun, 06 Nov 1994 08:50:07 GMT".parse().unwrap());
+        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(30)));
+        headers.insert("retry-after", "18446744073709551615".parse().unwrap());
+        assert_eq!(retry_after(&headers, now), Some(retry::MAX_HOLD));
+        headers.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(retry_after(&headers, now), None);
+    }
+}
