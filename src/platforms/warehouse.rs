@@ -249,14 +249,21 @@ pub struct OutgoingOrder {
     pub ordered_at: Option<i64>,
     pub customer_email: Option<String>,
     pub ship_to: ShipTo,
+    /// The billing address, where a warehouse falls back to it (a name, a phone).
+    pub bill_to: ShipTo,
     pub carrier: Option<String>,
     pub service_level: Option<String>,
     pub gift_message: Option<String>,
     pub notes: Option<String>,
+    pub currency_code: Option<String>,
+    /// Hundredths.
+    pub shipping_amount: Option<i64>,
+    /// Hundredths.
+    pub tax_amount: Option<i64>,
     pub items: Vec<OutgoingItem>,
 }
 
-/// The shipping address of an order to send.
+/// An address of an order to send.
 #[derive(Debug, Clone, Default)]
 pub struct ShipTo {
     pub first_name: Option<String>,
@@ -279,6 +286,11 @@ pub struct OutgoingItem {
     pub unit_price: Option<i64>,
     /// Hundredths.
     pub weight: Option<i64>,
+    /// Hundredths.
+    pub tax_amount: Option<i64>,
+    pub upc: Option<String>,
+    /// The store's id of the order line.
+    pub external_order_item_id: Option<String>,
 }
 
 enum Feed {

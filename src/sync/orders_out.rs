@@ -302,24 +302,22 @@ fn render(conn: &mut Connection, order_ids: &[i64], feed: OrderFeed) -> Result<R
     Ok(if feed.finish().is_ok() { Rendered::Complete } else { Rendered::TakerStopped })
 }
 
-/// The orders as the file shows them, with their items in order.
+/// The orders as a warehouse is sent them, with their items in order.
 fn outgoing(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<OutgoingOrder>> {
     let mut order_stmt = conn.prepare_cached(
         "SELECT id, external_id, external_display_id, store_id, ordered_at, customer_email, shipping_address,
-                shipping_carrier_name, shipping_carrier_service_level, gift_message, notes
+                shipping_carrier_name, shipping_carrier_service_level, gift_message, notes, billing_address,
+                currency_code, shipping_amount, tax_amount
          FROM orders WHERE id = ?1",
     )?;
     let mut item_stmt = conn.prepare_cached(
-        "SELECT sku, name, quantity, unit_price, weight FROM order_items WHERE order_id = ?1 ORDER BY position",
+        "SELECT sku, name, quantity, unit_price, weight, tax_amount, upc, external_order_item_id
+         FROM order_items WHERE order_id = ?1 ORDER BY position",
     )?;
     let mut orders = Vec::with_capacity(order_ids.len());
     for &id in order_ids {
         let Some(mut order) = order_stmt
             .query_row([id], |r| {
-                let address: Option<String> = r.get(6)?;
-                let address: Map<String, Value> =
-                    address.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
-                let part = |key: &str| address.get(key).and_then(Value::as_str).map(str::to_string);
                 Ok(OutgoingOrder {
                     order_id: r.get(0)?,
                     external_id: r.get(1)?,
@@ -327,21 +325,15 @@ fn outgoing(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<Outgoi
                     store_id: r.get(3)?,
                     ordered_at: r.get(4)?,
                     customer_email: r.get(5)?,
-                    ship_to: ShipTo {
-                        first_name: part("first_name"),
-                        last_name: part("last_name"),
-                        street1: part("street1"),
-                        street2: part("street2"),
-                        city: part("city"),
-                        region: part("region"),
-                        postal_code: part("postal_code"),
-                        country: part("country"),
-                        telephone: part("telephone"),
-                    },
+                    ship_to: address(r.get(6)?),
+                    bill_to: address(r.get(11)?),
                     carrier: r.get(7)?,
                     service_level: r.get(8)?,
                     gift_message: r.get(9)?,
                     notes: r.get(10)?,
+                    currency_code: r.get(12)?,
+                    shipping_amount: r.get(13)?,
+                    tax_amount: r.get(14)?,
                     items: Vec::new(),
                 })
             })
@@ -357,12 +349,32 @@ fn outgoing(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<Outgoi
                     quantity: r.get(2)?,
                     unit_price: r.get(3)?,
                     weight: r.get(4)?,
+                    tax_amount: r.get(5)?,
+                    upc: r.get(6)?,
+                    external_order_item_id: r.get(7)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
         orders.push(order);
     }
     Ok(orders)
+}
+
+/// An address stored as its JSON document.
+fn address(text: Option<String>) -> ShipTo {
+    let address: Map<String, Value> = text.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
+    let part = |key: &str| address.get(key).and_then(Value::as_str).map(str::to_string);
+    ShipTo {
+        first_name: part("first_name"),
+        last_name: part("last_name"),
+        street1: part("street1"),
+        street2: part("street2"),
+        city: part("city"),
+        region: part("region"),
+        postal_code: part("postal_code"),
+        country: part("country"),
+        telephone: part("telephone"),
+    }
 }
 
 /// Records what became of the orders of batch `batch` (run, batch, warehouse ids), and marks

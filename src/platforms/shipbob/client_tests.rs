@@ -70,7 +70,7 @@ fn order(order_id: i64, sku: &str, country: &str) -> OutgoingOrder {
             name: Some(format!("Item {sku}")),
             quantity: 2,
             unit_price: Some(1250),
-            weight: None,
+            ..OutgoingItem::default()
         }],
         ..OutgoingOrder::default()
     }

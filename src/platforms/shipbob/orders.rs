@@ -374,7 +374,7 @@ mod tests {
             name: Some(name.into()),
             quantity,
             unit_price: price,
-            weight: None,
+            ..OutgoingItem::default()
         };
         OutgoingOrder {
             order_id: 5,
@@ -404,6 +404,7 @@ mod tests {
                 item("MUG-BLUE", "Blue mug again", 1, Some(999)),
                 item("GONE", "Refunded", 0, None),
             ],
+            ..OutgoingOrder::default()
         }
     }
 

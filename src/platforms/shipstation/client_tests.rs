@@ -74,6 +74,7 @@ fn order(order_id: i64, sku: &str) -> OutgoingOrder {
             quantity: 2,
             unit_price: Some(1250),
             weight: Some(75),
+            ..OutgoingItem::default()
         }],
         ..OutgoingOrder::default()
     }

@@ -69,14 +69,19 @@ fn decimal(hundredths: i64) -> Value {
 /// The shipment object of one order (annex §5.2), or the problem that keeps orderbridge from
 /// sending it: ShipStation requires every field of `ship_to` it lacks.
 pub fn body(order: &OutgoingOrder, shaping: &Shaping, ship_from: Option<&Value>) -> Result<Value, String> {
-    let a = &order.ship_to;
-    let name = [a.first_name.as_deref(), a.last_name.as_deref()]
-        .into_iter()
-        .flatten()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let (a, billing) = (&order.ship_to, &order.bill_to);
+    let name_of = |address: &crate::platforms::warehouse::ShipTo| {
+        [address.first_name.as_deref(), address.last_name.as_deref()]
+            .into_iter()
+            .flatten()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // The shipping address's name and phone, else the billing address's (annex §5.2).
+    let name = Some(name_of(a)).filter(|n| !n.is_empty()).unwrap_or_else(|| name_of(billing));
+    let phone = present(&a.telephone).or(present(&billing.telephone)).map(str::to_string);
     let mut ship_to = Map::new();
     let mut missing = None;
     let mut put = |key: &str, value: Option<String>, required: bool| match value {
@@ -89,7 +94,7 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping, ship_from: Option<&Value>)
         None => {}
     };
     put("name", Some(name).filter(|n| !n.is_empty()), true);
-    put("phone", present(&a.telephone).map(str::to_string), true);
+    put("phone", phone, true);
     put("email", present(&order.customer_email).map(str::to_string), false);
     put("address_line1", present(&a.street1).map(str::to_string), true);
     put("address_line2", present(&a.street2).map(str::to_string), false);
@@ -121,6 +126,13 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping, ship_from: Option<&Value>)
         shipment.insert("is_gift".into(), json!(true));
         shipment.insert("notes_for_gift".into(), json!(gift));
     }
+    if let Some(currency) = present(&order.currency_code).map(str::to_lowercase) {
+        for (key, amount) in [("shipping_paid", order.shipping_amount), ("tax_paid", order.tax_amount)] {
+            if let Some(amount) = amount {
+                shipment.insert(key.into(), json!({"currency": currency, "amount": decimal(amount)}));
+            }
+        }
+    }
     let items: Vec<Value> = order
         .items
         .iter()
@@ -134,6 +146,15 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping, ship_from: Option<&Value>)
             }
             if let Some(price) = item.unit_price {
                 out.insert("unit_price".into(), decimal(price));
+            }
+            if let Some(tax) = item.tax_amount {
+                out.insert("tax_amount".into(), decimal(tax));
+            }
+            if let Some(upc) = present(&item.upc) {
+                out.insert("upc".into(), json!(upc));
+            }
+            if let Some(line) = present(&item.external_order_item_id) {
+                out.insert("external_order_item_id".into(), json!(line));
             }
             if let Some(weight) = item.weight.filter(|w| *w > 0) {
                 out.insert("weight".into(), json!({"value": decimal(weight), "unit": shaping.weight_unit}));
@@ -376,11 +397,15 @@ mod tests {
     use super::*;
     use crate::platforms::warehouse::{OutgoingItem, ShipTo};
 
-    /// The annex's order 4312 (§7.1), as far as the engine gives an order.
+    /// The annex's order 4312 (§7.1): no phone in its shipping address, one in its billing.
     pub fn order() -> OutgoingOrder {
         OutgoingOrder {
             order_id: 4312,
             customer_email: Some("ada@example.com".into()),
+            bill_to: ShipTo { telephone: Some("+1 512 555 0100".into()), ..ShipTo::default() },
+            currency_code: Some("USD".into()),
+            shipping_amount: Some(850),
+            tax_amount: Some(140),
             ship_to: ShipTo {
                 first_name: Some("Ada".into()),
                 last_name: Some("Lovelace".into()),
@@ -390,7 +415,7 @@ mod tests {
                 region: Some("TX".into()),
                 postal_code: Some("78701".into()),
                 country: Some("us".into()),
-                telephone: Some("+1 512 555 0100".into()),
+                telephone: None,
             },
             notes: Some("Leave at the blue door".into()),
             items: vec![
@@ -400,6 +425,9 @@ mod tests {
                     quantity: 2,
                     unit_price: Some(1250),
                     weight: Some(75),
+                    tax_amount: Some(70),
+                    upc: Some("0001234".into()),
+                    external_order_item_id: Some("5001".into()),
                 },
                 OutgoingItem {
                     sku: None,
@@ -407,6 +435,9 @@ mod tests {
                     quantity: 1,
                     unit_price: Some(100),
                     weight: Some(0),
+                    tax_amount: Some(0),
+                    upc: None,
+                    external_order_item_id: Some("5002".into()),
                 },
                 OutgoingItem {
                     sku: Some("GONE".into()),
@@ -414,6 +445,7 @@ mod tests {
                     quantity: 0,
                     unit_price: None,
                     weight: None,
+                    ..OutgoingItem::default()
                 },
             ],
             ..OutgoingOrder::default()
@@ -432,9 +464,13 @@ mod tests {
                                "state_province": "TX", "postal_code": "78701", "country_code": "US",
                                "address_residential_indicator": "unknown"},
                    "carrier_id": "se-1001", "notes_from_buyer": "Leave at the blue door",
-                   "items": [{"name": "Tea Mug", "quantity": 2, "sku": "MUG-1", "unit_price": 12.5,
+                   "shipping_paid": {"currency": "usd", "amount": 8.5},
+                   "tax_paid": {"currency": "usd", "amount": 1.4},
+                   "items": [{"name": "Tea Mug", "quantity": 2, "sku": "MUG-1", "unit_price": 12.5, "tax_amount": 0.7,
+                              "upc": "0001234", "external_order_item_id": "5001",
                               "weight": {"value": 0.75, "unit": "pound"}},
-                             {"name": "Gift wrap", "quantity": 1, "unit_price": 1}]})
+                             {"name": "Gift wrap", "quantity": 1, "unit_price": 1, "tax_amount": 0,
+                              "external_order_item_id": "5002"}]})
         );
         let mut gift = order();
         gift.gift_message = Some("Happy birthday".into());
@@ -454,10 +490,18 @@ mod tests {
     fn an_order_without_a_required_field_is_refused_by_orderbridge_naming_it() {
         let mut no_phone = order();
         no_phone.ship_to.telephone = Some(" ".into());
+        no_phone.bill_to.telephone = None;
         assert_eq!(
             body(&no_phone, &Shaping::default(), None).unwrap_err(),
             "ShipStation requires ship_to.phone; order 4312 has none in its shipping or billing address"
         );
+        // A name from the billing address when the shipping address has none.
+        let mut billed = order();
+        billed.ship_to.first_name = None;
+        billed.ship_to.last_name = None;
+        billed.bill_to.first_name = Some("Ada".into());
+        billed.bill_to.last_name = Some("King".into());
+        assert_eq!(body(&billed, &Shaping::default(), None).unwrap()["ship_to"]["name"], "Ada King");
         let mut no_region = order();
         no_region.ship_to.region = None;
         assert!(body(&no_region, &Shaping::default(), None).unwrap_err().contains("ship_to.state_province"));
