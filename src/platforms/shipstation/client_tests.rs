@@ -7,12 +7,9 @@
 
 use std::time::Duration;
 
-use reqwest::Method;
-
 use serde_json::{Map, Value, json};
 
 use super::ShipStation;
-use super::transport::Api;
 use crate::platforms::retry::RetryPolicy;
 use crate::platforms::seam::{Platform, WarehousePlatform};
 use crate::platforms::warehouse::{
@@ -369,23 +366,4 @@ async fn an_answer_that_is_not_json_is_bad_data_naming_the_operation() {
     let again = send(ss.as_mut(), vec![order(1, "MUG")]).await;
     accepted(&again[0].1);
     assert_eq!(sim.shipments_under(key, "ob-1"), 1);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_more_requests_a_minute_leave_than_the_account_takes() {
-    let sim = shipstation::Simulator::start().await;
-    sim.add_account("key-window");
-    let settings = Settings {
-        shipstation_api_base: sim.base_url(),
-        timeout: Duration::from_secs(1),
-        ..Settings::default()
-    };
-    let adapter = serde_json::json!({"access_token": "key-window"});
-    let api = Api::new(&settings, adapter.as_object().unwrap(), None).unwrap().with_per_minute(3);
-    for _ in 0..3 {
-        assert!(api.request(Method::GET, "/v2/warehouses", None).await.is_ok());
-    }
-    let Err(e) = api.request(Method::GET, "/v2/warehouses", None).await else { panic!("a fourth went") };
-    assert!(e.is_passing() && e.message().contains("3 requests in the last minute"), "{e:?}");
-    assert_eq!(sim.total_requests(), 3, "the fourth was not sent");
 }

@@ -4,9 +4,7 @@
 //! `retry`, 5xx and no answer passing), and ShipStation's `errors[0].message` quoted without
 //! the key.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use reqwest::{Method, StatusCode};
@@ -20,10 +18,6 @@ use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_te
 /// The most pages one walk follows: more is a loop.
 pub const MAX_PAGES: usize = 1_000;
 
-/// Requests orderbridge sends one account in any 60 seconds, over all its connections
-/// (annex §5.1: ShipStation's own limit).
-pub const PER_MINUTE: usize = 200;
-
 /// The path of the inventory, whose 402, 403 and 404 mean "no Inventory add-on" (annex §5.6).
 pub const INVENTORY: &str = "/v2/inventory";
 
@@ -36,8 +30,6 @@ pub struct Api {
     /// The account whose gate and waits a request spends: a fingerprint of the key.
     account: String,
     max_body: usize,
-    /// [`PER_MINUTE`]; fewer in a test.
-    per_minute: usize,
 }
 
 /// An answer: its status and (bounded) body.
@@ -71,51 +63,7 @@ impl Api {
             timeout: settings.timeout,
             policy,
             max_body: settings.max_body_bytes,
-            per_minute: PER_MINUTE,
         })
-    }
-
-    /// A place among the account's requests of the last minute, waiting for one while the
-    /// pass may; a wait longer than that ends the step as ShipStation's 429 would, and the
-    /// wait is kept for the account.
-    async fn place(&self) -> Result<(), PlatformError> {
-        static SENT: OnceLock<Mutex<HashMap<String, VecDeque<Instant>>>> = OnceLock::new();
-        let minute = Duration::from_secs(60);
-        for _ in 0..3 {
-            let wait = {
-                let mut all = SENT.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-                let now = Instant::now();
-                let sent = all.entry(self.account.clone()).or_default();
-                while sent.front().is_some_and(|t| now.duration_since(*t) >= minute) {
-                    sent.pop_front();
-                }
-                if sent.len() < self.per_minute {
-                    sent.push_back(now);
-                    return Ok(());
-                }
-                sent.front()
-                    .map_or(Duration::ZERO, |oldest| minute.saturating_sub(now.duration_since(*oldest)))
-            };
-            if wait > self.policy.request_timeout {
-                return Err(PlatformError::rate_limited(
-                    format!(
-                        "orderbridge sent this {NAME} account {} requests in the last minute; the next may go in {} s.",
-                        self.per_minute,
-                        wait.as_secs().max(1)
-                    ),
-                    Some(wait),
-                ));
-            }
-            tokio::time::sleep(wait).await;
-        }
-        Err(PlatformError::rate_limited(format!("{NAME}'s limit of requests a minute is taken."), None))
-    }
-
-    /// As [`Api::new`]'s, with a smaller limit a minute, for a test.
-    #[cfg(test)]
-    pub fn with_per_minute(mut self, per_minute: usize) -> Api {
-        self.per_minute = per_minute;
-        self
     }
 
     pub fn policy(&self) -> &RetryPolicy {
@@ -140,7 +88,6 @@ impl Api {
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, PlatformError> {
         let op = operation(&method, target);
-        self.place().await?;
         let mut request = http::client()
             .request(method, format!("{}{target}", self.base))
             .header("api-key", &self.key)
