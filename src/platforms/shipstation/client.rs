@@ -88,9 +88,10 @@ impl Client {
     async fn walk_page(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
         let Some(walk) = self.walk.as_mut().filter(|w| !w.done) else { return Ok(None) };
         if walk.requests >= MAX_PAGES {
-            return Err(PlatformError::BadData(format!(
-                "{NAME}'s label list went on past {MAX_PAGES} pages of {PAGE}; the walk was stopped."
-            )));
+            // Each page committed its cursor: the next pass goes on from there.
+            log::info!("sync: {NAME}'s label list went on past {MAX_PAGES} pages; the next pass reads on");
+            walk.done = true;
+            return Ok(None);
         }
         let target = format!(
             "/v2/labels?created_at_start={}&sort_by=created_at&sort_dir=asc&page_size={PAGE}&page={}",
@@ -120,17 +121,13 @@ impl Client {
                 _ => walk.page += 1,
             }
         }
-        // The cursor moves once the walk is whole, never past a label not yet done nor past
-        // the walk's start.
-        let cursor = if walk.done {
-            let read = match (walk.latest, walk.held) {
-                (Some(latest), Some(held)) => Some(latest.min(held)),
-                (latest, held) => latest.or(held),
-            };
-            read.map(|r| r.min(walk.started))
-        } else {
-            None
+        // The cursor moves with each page (annex §5.5: the labels come oldest first), to the
+        // latest label read, never past a label not yet done nor past the walk's start.
+        let read = match (walk.latest, walk.held) {
+            (Some(latest), Some(held)) => Some(latest.min(held)),
+            (latest, held) => latest.or(held),
         };
+        let cursor = read.map(|r| r.min(walk.started));
         Ok(Some(Inbound { name, records: Ok(page.rows), cursor, strangers: Strangers::Skip }))
     }
 
