@@ -13,6 +13,10 @@ use super::NAME;
 use super::labels;
 use super::orders::{self, BATCH, Prepared, Shaping};
 use super::transport::{Api, INVENTORY, MAX_PAGES};
+
+/// Label pages one walk reads at most (a million labels); the next pass reads on from the
+/// cursor its pages committed.
+const MAX_LABEL_PAGES: usize = 10_000;
 use super::wire::{Inventory, Labels, Warehouse};
 use crate::dates::{format_ms, now_ms};
 use crate::platforms::warehouse::{
@@ -87,9 +91,11 @@ impl Client {
     /// The next page of the walk, as lines.
     async fn walk_page(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
         let Some(walk) = self.walk.as_mut().filter(|w| !w.done) else { return Ok(None) };
-        if walk.requests >= MAX_PAGES {
+        if walk.requests >= MAX_LABEL_PAGES {
             // Each page committed its cursor: the next pass goes on from there.
-            log::info!("sync: {NAME}'s label list went on past {MAX_PAGES} pages; the next pass reads on");
+            log::info!(
+                "sync: {NAME}'s label list went on past {MAX_LABEL_PAGES} pages; the next pass reads on"
+            );
             walk.done = true;
             return Ok(None);
         }

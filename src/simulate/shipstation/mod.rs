@@ -326,6 +326,21 @@ impl Handle {
         Ok(state.buy(key, at, now_ms(), carrier))
     }
 
+    /// Buys a label for every shipment still pending; how many.
+    pub fn buy_all(&self, key: &str) -> usize {
+        let mut state = self.lock();
+        let pending: Vec<usize> = match state.accounts.get(key) {
+            Some(account) => (0..account.shipments.len())
+                .filter(|&at| account.shipments[at].status == ShipmentStatus::Pending)
+                .collect(),
+            None => return 0,
+        };
+        for &at in &pending {
+            state.buy(key, at, now_ms(), None);
+        }
+        pending.len()
+    }
+
     /// Voids a label; whether there was one to void.
     pub fn void_label(&self, key: &str, label_id: &str) -> bool {
         self.with(key, |account| {
