@@ -279,48 +279,14 @@ impl Demo {
     /// the simulated ShipBob account is opened again for it. Its inventory holds the customer's
     /// products, so stock flows to the store too.
     pub fn attach_shipbob(&mut self, conn: &Connection, seeded: bool) -> Result<(), String> {
-        let db = |e: rusqlite::Error| format!("database: {e}");
-        let now = crate::dates::now_ms();
-        if seeded {
-            let found: Option<(i64, i64)> = conn
-                .query_row(
-                    "SELECT customer_id, id FROM stores WHERE platform IN ('big_commerce', 'bigcommerce')
-                     ORDER BY id DESC LIMIT 1",
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(db)?;
-            let Some((customer, store)) = found else { return Ok(()) };
-            let adapter = json!({"access_token": SHIPBOB_TOKEN}).to_string();
-            let tx = conn.unchecked_transaction().map_err(db)?;
-            tx.execute(
-                "INSERT INTO warehouses (customer_id, name, platform, adapter, created_at, enabled_at)
-                 VALUES (?1, 'ShipBob (3PL)', 'shipbob', ob_seal(?2), ?3, ?3)",
-                params![customer, adapter, now],
-            )
-            .map_err(db)?;
-            let warehouse = tx.last_insert_rowid();
-            tx.execute("UPDATE connections SET enabled_at = NULL WHERE store_id = ?1", [store])
-                .map_err(db)?;
-            connect(&tx, (customer, store, warehouse), "ShipBob fulfillment", true, now).map_err(db)?;
-            tx.commit().map_err(db)?;
-        }
-        let customers = conn
-            .prepare(
-                "SELECT customer_id FROM warehouses
-                 WHERE platform = 'shipbob' AND json_extract(ob_open(adapter), '$.access_token') = ?1",
-            )
-            .and_then(|mut s| {
-                s.query_map([SHIPBOB_TOKEN], |r| r.get::<_, i64>(0))?.collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .map_err(db)?;
+        let customers = api_warehouse(conn, seeded, ("shipbob", "ShipBob (3PL)", SHIPBOB_TOKEN))?;
         if customers.is_empty() {
             return Ok(());
         }
         self.shipbob.add_account(SHIPBOB_TOKEN);
         for customer in customers {
-            for (n, sku) in customer_skus(conn, customer).map_err(db)?.iter().enumerate() {
+            let skus = customer_skus(conn, customer).map_err(|e| format!("database: {e}"))?;
+            for (n, sku) in skus.iter().enumerate() {
                 self.shipbob.add_inventory(SHIPBOB_TOKEN, sku, sku, 20 + (n as i64 * 7) % 60);
             }
         }
@@ -333,62 +299,15 @@ impl Demo {
     /// orders to a `shipstation` warehouse whose labels are bought 20 s after each order
     /// arrives; on a later start, the simulated account is opened again with its inventory.
     pub fn attach_shipstation(&mut self, conn: &Connection, seeded: bool) -> Result<(), String> {
-        let db = |e: rusqlite::Error| format!("database: {e}");
-        let now = crate::dates::now_ms();
-        if seeded {
-            let found: Option<(i64, i64)> = conn
-                .query_row(
-                    "SELECT customer_id, id FROM stores WHERE platform IN ('big_commerce', 'bigcommerce')
-                       AND id NOT IN (SELECT c.store_id FROM connections c JOIN warehouses w ON w.id = c.warehouse_id
-                                      WHERE w.platform = 'shipbob')
-                     ORDER BY id DESC LIMIT 1",
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(db)?;
-            let Some((customer, store)) = found else { return Ok(()) };
-            let adapter = json!({"access_token": SHIPSTATION_KEY}).to_string();
-            let tx = conn.unchecked_transaction().map_err(db)?;
-            tx.execute(
-                "INSERT INTO warehouses (customer_id, name, platform, adapter, created_at, enabled_at)
-                 VALUES (?1, 'ShipStation (own warehouse)', 'shipstation', ob_seal(?2), ?3, ?3)",
-                params![customer, adapter, now],
-            )
-            .map_err(db)?;
-            let warehouse = tx.last_insert_rowid();
-            tx.execute("UPDATE connections SET enabled_at = NULL WHERE store_id = ?1", [store])
-                .map_err(db)?;
-            tx.execute(
-                "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-                 VALUES (?1, ?2, ?3, 'ShipStation fulfillment', 'fulfillment', ?4, ?4)",
-                params![customer, store, warehouse, now],
-            )
-            .map_err(db)?;
-            let connection = tx.last_insert_rowid();
-            tx.execute(
-                "INSERT INTO channels (connection_id, type, created_at, enabled_at)
-                 VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, ?2)",
-                params![connection, now],
-            )
-            .map_err(db)?;
-            tx.commit().map_err(db)?;
-        }
-        let customers = conn
-            .prepare(
-                "SELECT customer_id FROM warehouses
-                 WHERE platform = 'shipstation' AND json_extract(ob_open(adapter), '$.access_token') = ?1",
-            )
-            .and_then(|mut s| {
-                s.query_map([SHIPSTATION_KEY], |r| r.get::<_, i64>(0))?.collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .map_err(db)?;
+        let warehouse = ("shipstation", "ShipStation (own warehouse)", SHIPSTATION_KEY);
+        let customers = api_warehouse(conn, seeded, warehouse)?;
         if customers.is_empty() {
             return Ok(());
         }
         self.shipstation.add_account(SHIPSTATION_KEY);
         for customer in customers {
-            for (n, sku) in customer_skus(conn, customer).map_err(db)?.iter().enumerate() {
+            let skus = customer_skus(conn, customer).map_err(|e| format!("database: {e}"))?;
+            for (n, sku) in skus.iter().enumerate() {
                 self.shipstation.add_inventory(SHIPSTATION_KEY, sku, "iw-demo", 30 + (n as i64 * 5) % 50, 0);
             }
         }
@@ -411,6 +330,53 @@ impl Demo {
             self.warehouses
         )
     }
+}
+
+/// A demo warehouse reached by API, (`platform`, name, credential): on a database just seeded,
+/// the last BigCommerce store not yet sending to one gets it, with its other connections
+/// switched off and a connection with sales and stock on. Returns the customers whose
+/// warehouses of `platform` hold the credential (none: nothing to simulate).
+fn api_warehouse(
+    conn: &Connection,
+    seeded: bool,
+    (platform, name, token): (&str, &str, &str),
+) -> Result<Vec<i64>, String> {
+    let db = |e: rusqlite::Error| format!("database: {e}");
+    let now = crate::dates::now_ms();
+    if seeded {
+        let found: Option<(i64, i64)> = conn
+            .query_row(
+                "SELECT customer_id, id FROM stores WHERE platform IN ('big_commerce', 'bigcommerce')
+                   AND id NOT IN (SELECT c.store_id FROM connections c JOIN warehouses w ON w.id = c.warehouse_id
+                                  WHERE w.platform IN ('shipbob', 'shipstation'))
+                 ORDER BY id DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(db)?;
+        if let Some((customer, store)) = found {
+            let adapter = json!({"access_token": token}).to_string();
+            let tx = conn.unchecked_transaction().map_err(db)?;
+            tx.execute(
+                "INSERT INTO warehouses (customer_id, name, platform, adapter, created_at, enabled_at)
+                 VALUES (?1, ?2, ?3, ob_seal(?4), ?5, ?5)",
+                params![customer, name, platform, adapter, now],
+            )
+            .map_err(db)?;
+            let warehouse = tx.last_insert_rowid();
+            tx.execute("UPDATE connections SET enabled_at = NULL WHERE store_id = ?1", [store])
+                .map_err(db)?;
+            let connection = format!("{} fulfillment", name.split(' ').next().unwrap_or(name));
+            connect(&tx, (customer, store, warehouse), &connection, true, now).map_err(db)?;
+            tx.commit().map_err(db)?;
+        }
+    }
+    conn.prepare(
+        "SELECT customer_id FROM warehouses WHERE platform = ?1 AND json_extract(ob_open(adapter), '$.access_token') = ?2",
+    )
+    .and_then(|mut s| s.query_map([platform, token], |r| r.get::<_, i64>(0))?.collect::<rusqlite::Result<Vec<_>>>())
+    .map_err(db)
 }
 
 /// A switched-on connection of a customer's store and warehouse, its sales channel on and its
