@@ -5,6 +5,7 @@
 //! adapter validation and of the ping's credential check (CONTRACT §6, §8), and the deadline
 //! every check runs under.
 
+pub mod api_key;
 pub mod big_commerce;
 pub mod error;
 pub mod files;

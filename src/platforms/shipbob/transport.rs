@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 
 use super::NAME;
 use super::wire::Channels;
+use crate::platforms::api_key;
 use crate::platforms::retry::{self, RetryPolicy};
 use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
 
@@ -50,19 +51,11 @@ impl Api {
         adapter: &Adapter,
         policy: Option<RetryPolicy>,
     ) -> Result<Api, PlatformError> {
-        let token = adapter
-            .get("access_token")
-            .and_then(serde_json::Value::as_str)
-            .filter(|t| !t.trim().is_empty())
-            .ok_or_else(|| PlatformError::Refused(format!("The {NAME} adapter has no access_token.")))?;
+        let token = api_key::access_token(adapter, NAME)?;
         let base = settings.shipbob_api_base.trim_end_matches('/').to_string();
-        let policy = policy.unwrap_or(RetryPolicy {
-            tries: 1,
-            base: Duration::from_secs(1),
-            request_timeout: settings.timeout,
-        });
+        let policy = policy.unwrap_or_else(|| api_key::one_try(settings.timeout));
         Ok(Api {
-            account: format!("shipbob:{base}:{:016x}", fingerprint(token)),
+            account: api_key::account("shipbob", &base, token),
             base,
             token: token.to_string(),
             timeout: settings.timeout,
@@ -299,14 +292,6 @@ fn reasons(body: &[u8], secrets: &[&str]) -> String {
     };
     let quoted = quote_platform_text(&text, secrets);
     if quoted.chars().count() > 300 { quoted.chars().take(299).collect::<String>() + "…" } else { quoted }
-}
-
-/// A fingerprint of the token, to name its account without it.
-fn fingerprint(token: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    token.hash(&mut hasher);
-    hasher.finish()
 }
 
 /// Whether a request whose answer never came may have reached ShipBob: set by a create that

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 
 use super::NAME;
 use super::wire::ErrorBody;
+use crate::platforms::api_key;
 use crate::platforms::retry::{self, RetryPolicy};
 use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
 
@@ -45,19 +46,11 @@ impl Api {
         adapter: &Adapter,
         policy: Option<RetryPolicy>,
     ) -> Result<Api, PlatformError> {
-        let key = adapter
-            .get("access_token")
-            .and_then(serde_json::Value::as_str)
-            .filter(|t| !t.trim().is_empty())
-            .ok_or_else(|| PlatformError::Refused(format!("The {NAME} adapter has no access_token.")))?;
+        let key = api_key::access_token(adapter, NAME)?;
         let base = settings.shipstation_api_base.trim_end_matches('/').to_string();
-        let policy = policy.unwrap_or(RetryPolicy {
-            tries: 1,
-            base: Duration::from_secs(1),
-            request_timeout: settings.timeout,
-        });
+        let policy = policy.unwrap_or_else(|| api_key::one_try(settings.timeout));
         Ok(Api {
-            account: format!("shipstation:{base}:{:016x}", fingerprint(key)),
+            account: api_key::account("shipstation", &base, key),
             base,
             key: key.to_string(),
             timeout: settings.timeout,
@@ -230,14 +223,6 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
         Err(_) => httpdate::parse_http_date(text).ok()?.duration_since(now).unwrap_or(Duration::ZERO),
     };
     Some(wait.min(retry::MAX_HOLD))
-}
-
-/// A fingerprint of the key, to name its account without it.
-fn fingerprint(key: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut hasher);
-    hasher.finish()
 }
 
 #[cfg(test)]
