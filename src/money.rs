@@ -53,6 +53,13 @@ pub fn write(out: &mut String, hundredths: i64) {
     let _ = write!(out, "{sign}{}.{:02}", abs / 100, abs % 100);
 }
 
+/// Hundredths as a JSON number with no trailing zeros (12.5, 3), as platforms that take a
+/// number for an amount want it.
+pub fn json_number(hundredths: i64) -> serde_json::Value {
+    let value = rust_decimal::Decimal::new(hundredths, 2).normalize();
+    serde_json::from_str(&value.to_string()).unwrap_or(serde_json::Value::Null)
+}
+
 /// Hundredths as text with two fractional digits.
 pub fn format(hundredths: i64) -> String {
     let mut out = String::with_capacity(12);

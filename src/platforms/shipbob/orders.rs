@@ -10,6 +10,7 @@ use super::NAME;
 use super::transport::{Api, Doubt};
 use super::wire::{Canceled, Order};
 use crate::dates::format_ms;
+use crate::money;
 use crate::platforms::PlatformError;
 use crate::platforms::retry::{self, Created};
 use crate::platforms::warehouse::{Cancelled, HeldOrder, OutgoingOrder, SentOrder};
@@ -120,7 +121,7 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping) -> Result<Value, String> {
                 );
                 product.insert("quantity".into(), json!(item.quantity));
                 if let Some(price) = item.unit_price {
-                    product.insert("unit_price".into(), decimal(price));
+                    product.insert("unit_price".into(), money::json_number(price));
                 }
                 products.push((sku.to_string(), product));
             }
@@ -197,12 +198,6 @@ fn cut(text: &str, chars: usize) -> String {
 fn is_email(text: &str) -> bool {
     let mut parts = text.split('@');
     matches!((parts.next(), parts.next(), parts.next()), (Some(l), Some(d), None) if !l.is_empty() && !d.is_empty() && !text.contains(char::is_whitespace))
-}
-
-/// Hundredths as a JSON number (12.5, 3).
-fn decimal(hundredths: i64) -> Value {
-    let value = rust_decimal::Decimal::new(hundredths, 2).normalize();
-    serde_json::from_str(&value.to_string()).unwrap_or(Value::Null)
 }
 
 /// RFC 3339, UTC, whole seconds: `2026-11-28T09:12:40Z`.

@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use crate::money;
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
@@ -58,12 +59,6 @@ impl Shaping {
 
 fn present(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|v| !v.is_empty())
-}
-
-/// Hundredths as a JSON number with at most two decimals (12.5, 3).
-fn decimal(hundredths: i64) -> Value {
-    let value = rust_decimal::Decimal::new(hundredths, 2).normalize();
-    serde_json::from_str(&value.to_string()).unwrap_or(Value::Null)
 }
 
 /// The shipment object of one order (annex §5.2), or the problem that keeps orderbridge from
@@ -129,7 +124,8 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping, ship_from: Option<&Value>)
     if let Some(currency) = present(&order.currency_code).map(str::to_lowercase) {
         for (key, amount) in [("shipping_paid", order.shipping_amount), ("tax_paid", order.tax_amount)] {
             if let Some(amount) = amount {
-                shipment.insert(key.into(), json!({"currency": currency, "amount": decimal(amount)}));
+                shipment
+                    .insert(key.into(), json!({"currency": currency, "amount": money::json_number(amount)}));
             }
         }
     }
@@ -145,10 +141,10 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping, ship_from: Option<&Value>)
                 out.insert("sku".into(), json!(sku));
             }
             if let Some(price) = item.unit_price {
-                out.insert("unit_price".into(), decimal(price));
+                out.insert("unit_price".into(), money::json_number(price));
             }
             if let Some(tax) = item.tax_amount {
-                out.insert("tax_amount".into(), decimal(tax));
+                out.insert("tax_amount".into(), money::json_number(tax));
             }
             if let Some(upc) = present(&item.upc) {
                 out.insert("upc".into(), json!(upc));
@@ -157,7 +153,10 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping, ship_from: Option<&Value>)
                 out.insert("external_order_item_id".into(), json!(line));
             }
             if let Some(weight) = item.weight.filter(|w| *w > 0) {
-                out.insert("weight".into(), json!({"value": decimal(weight), "unit": shaping.weight_unit}));
+                out.insert(
+                    "weight".into(),
+                    json!({"value": money::json_number(weight), "unit": shaping.weight_unit}),
+                );
             }
             Value::Object(out)
         })
