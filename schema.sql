@@ -406,6 +406,18 @@ CREATE TABLE IF NOT EXISTS stock_sent (
     PRIMARY KEY (connection_id, sku)
 ) STRICT, WITHOUT ROWID;
 
+-- Stock levels a store took to apply later (Amazon's feeds): the receipt (a feed's id), the
+-- connection whose levels it carries and their SKUs (a JSON array), read at later passes
+-- until the store says what became of them.
+CREATE TABLE IF NOT EXISTS store_receipts (
+    store_id      INTEGER NOT NULL REFERENCES stores (id),
+    receipt       TEXT NOT NULL,
+    connection_id INTEGER NOT NULL REFERENCES connections (id),
+    skus          TEXT NOT NULL,
+    sent_at       INTEGER NOT NULL,
+    PRIMARY KEY (store_id, receipt)
+) STRICT, WITHOUT ROWID;
+
 -- Warehouses reached by API (CONTRACT §11): the store's cancellations of orders a warehouse
 -- holds, until the warehouse answered (deleted when cancelled; `reported_at` when it could not
 -- be, so the conflict is reported once).

@@ -52,6 +52,7 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sync: a run's problems, an order's and a shipment's latest error",
         apply: sync_problems,
     },
+    Migration { version: 9, name: "sync: stock levels a store applies later (receipts)", apply: |_| Ok(()) },
 ];
 
 /// The version this binary writes.

@@ -22,6 +22,10 @@ pub enum PlatformError {
     /// The address is one the row's reach may not connect to (CONTRACT §6): nothing was
     /// sent, and it will be refused again until the address or the policy changes.
     NotAllowed(String),
+    /// Nothing was sent: the platform's rate limit, which orderbridge paces itself (Amazon's
+    /// token buckets), allows the request only later than this pass may wait. The work waits
+    /// for a later pass without counting a try; the message names the time.
+    NotYet(String),
 }
 
 impl PlatformError {
@@ -37,7 +41,7 @@ impl PlatformError {
 
     /// Whether trying again later may succeed (the engine retries only these).
     pub fn is_passing(&self) -> bool {
-        matches!(self, PlatformError::Unreachable { .. })
+        matches!(self, PlatformError::Unreachable { .. } | PlatformError::NotYet(_))
     }
 
     /// The sentence for a person.
@@ -47,7 +51,8 @@ impl PlatformError {
             | PlatformError::Refused(message)
             | PlatformError::Rejected { message, .. }
             | PlatformError::BadData(message)
-            | PlatformError::NotAllowed(message) => message,
+            | PlatformError::NotAllowed(message)
+            | PlatformError::NotYet(message) => message,
         }
     }
 
@@ -55,7 +60,7 @@ impl PlatformError {
     /// platform telling us our data cannot be used, which a person reads as bad data.
     pub fn code(&self) -> &'static str {
         match self {
-            PlatformError::Unreachable { .. } => "adapter_unreachable",
+            PlatformError::Unreachable { .. } | PlatformError::NotYet(_) => "adapter_unreachable",
             PlatformError::Refused(_) => "adapter_authentication_failed",
             PlatformError::Rejected { .. } | PlatformError::BadData(_) | PlatformError::NotAllowed(_) => {
                 "bad_data"

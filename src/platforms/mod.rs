@@ -199,7 +199,8 @@ impl From<PlatformError> for PingError {
             PlatformError::NotAllowed(message) => PingError::NotAllowed(message),
             PlatformError::Unreachable { message, .. }
             | PlatformError::Rejected { message, .. }
-            | PlatformError::BadData(message) => PingError::Unreachable(message),
+            | PlatformError::BadData(message)
+            | PlatformError::NotYet(message) => PingError::Unreachable(message),
         }
     }
 }

@@ -36,7 +36,7 @@ pub trait StoreClient: Send + Sync {
         let page = after.as_deref().and_then(|t| t.parse::<u32>().ok()).unwrap_or(1);
         let orders = self.orders_page(listing, since_ms, page).await?;
         let full = orders.len() >= self.pull_plan().page_size;
-        Ok(TokenPage { orders, next: full.then(|| (page + 1).to_string()) })
+        Ok(TokenPage { orders, next: full.then(|| (page + 1).to_string()), clock: None })
     }
 
     /// The whole order (items, addresses) as an import record.
@@ -69,6 +69,29 @@ pub trait StoreClient: Send + Sync {
     fn first_pull_clock(&self) -> Option<i64> {
         None
     }
+
+    /// What became of stock levels a store took to apply later ([`StockSent::receipts`]:
+    /// Amazon's feeds), each receipt asked once. A receipt left out of the answer, or
+    /// [`Receipt::Pending`], is asked again at a later pass. By default a store applies
+    /// levels as it takes them and hands out no receipt.
+    async fn read_receipts(&self, receipts: &[String]) -> Result<Vec<(String, Receipt)>, PlatformError> {
+        let _ = receipts;
+        Ok(Vec::new())
+    }
+}
+
+/// What a store did with the levels of one receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Receipt {
+    /// Not processed yet.
+    Pending,
+    /// Every level applied.
+    Applied,
+    /// Some levels refused, by SKU, each with the store's reason (a sentence fragment naming
+    /// the SKU); `message` is the sentence the stock step fails with. The rest stand.
+    Refused { message: String, levels: Vec<(String, String)> },
+    /// Not processed at all: the sentence the stock step fails with.
+    Failed(String),
 }
 
 /// What the store did with the levels of one [`StoreClient::set_stock_partly`].
@@ -87,6 +110,10 @@ pub struct StockSent {
     /// at the next pass, once the merchant may have fixed the product. Every level in
     /// neither list stands as sent.
     pub skipped: Vec<(String, String)>,
+    /// Receipts for levels taken now but applied later (a feed's id): the engine keeps them
+    /// with the store, in the transaction that records the levels as sent, and reads what
+    /// became of them at later passes ([`StoreClient::read_receipts`]).
+    pub receipts: Vec<String>,
 }
 
 /// How a store's order lists are read.
@@ -118,6 +145,13 @@ pub enum Walk {
     /// a key, so an order modified mid-pull moves to the end without shifting an unread one
     /// onto a page already read, and each page may commit the cursor it reached.
     ByToken,
+    /// In no documented order, each page naming the next (Amazon's `nextToken`, which keeps
+    /// the walk's filters): the cursor moves once the walk ends, to the latest change read
+    /// but never past the store's clock when the walk's first page was answered
+    /// ([`TokenPage::clock`]), so an order changed while the walk runs is read by the next
+    /// one. A walk that stops short (the platform's rate limit, a failure) is continued by a
+    /// later pass from the page it stopped at.
+    Resumable,
 }
 
 /// A page of a listing walked by token.
@@ -126,6 +160,9 @@ pub struct TokenPage {
     pub orders: Vec<ListedOrder>,
     /// Where the next page starts; `None` when this page was the last.
     pub next: Option<String>,
+    /// The store's own clock when it answered (its `Date`), where a [`Walk::Resumable`]
+    /// walk caps its cursor.
+    pub clock: Option<i64>,
 }
 
 /// An order as the store's list shows it.
@@ -176,6 +213,9 @@ pub struct PulledOrder {
 /// What the store is told of a shipment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShipmentNotice {
+    /// orderbridge's id of the shipment, for a store that keys a package by the sender's own
+    /// reference (Amazon's `packageReferenceId`).
+    pub shipment_id: i64,
     pub external_order_id: String,
     pub address_id: Option<String>,
     pub tracking_number: String,

@@ -16,6 +16,7 @@ mod orders_in;
 mod orders_out;
 mod pass;
 pub mod problems;
+mod receipts;
 pub mod runs;
 mod scheduler;
 mod shipments_in;
@@ -23,6 +24,7 @@ mod sides;
 pub(crate) mod states;
 mod step;
 mod stock;
+mod walks;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -140,6 +142,8 @@ pub struct Engine {
     memory: Memory,
     /// Who this engine is among the processes on the database file: its passes' leases.
     holder: String,
+    /// Store id → the walk of its orders a pass left unfinished (`walks`).
+    walks: Mutex<HashMap<i64, walks::SavedWalk>>,
 }
 
 /// The lock of one shared thing; held across awaits, so tokio's.
@@ -182,7 +186,18 @@ impl Engine {
             holds: Mutex::new(HashMap::new()),
             memory: Memory::default(),
             holder: lease::holder(),
+            walks: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The walk of a store's orders an earlier pass left unfinished, taken.
+    pub(crate) fn take_walk(&self, store_id: i64) -> Option<walks::SavedWalk> {
+        self.walks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&store_id)
+    }
+
+    /// Keeps a store's unfinished walk for its next pass.
+    pub(crate) fn keep_walk(&self, store_id: i64, walk: walks::SavedWalk) {
+        self.walks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(store_id, walk);
     }
 
     /// Waits until no other pass uses what is shared, then holds it.

@@ -96,8 +96,12 @@ async fn notify_batch(
                     .execute(params![id, now])?;
                     move_shipment(&tx, id, "notified_shipped")?;
                 }
-                // Refused credentials are the store's account, not this shipment: it waits as it was.
-                Err(PlatformError::Refused(_)) => move_shipment(&tx, id, &shipment.previous)?,
+                // Refused credentials are the store's account, not this shipment: it waits as it
+                // was. So it does when nothing was sent because the store's rate limit allows
+                // the request only later: no try is counted.
+                Err(PlatformError::Refused(_) | PlatformError::NotYet(_)) => {
+                    move_shipment(&tx, id, &shipment.previous)?;
+                }
                 Err(e) if e.is_passing() => {
                     problems::shipment_error(&tx, id, Step::Notify, e.message())?;
                     let attempts: i64 = tx
@@ -152,6 +156,12 @@ async fn notify_batch(
                     Ok::<_, StepError>(())
                 })
                 .await?;
+            if let PlatformError::NotYet(why) = e {
+                // Paced, not failed: the shipments wait for a later pass, and the run says why.
+                let problem = refused(id, format!("{why}; the shipment waits for a later pass"));
+                engine.db(move |conn| Ok::<_, StepError>(problems::add(conn, run_id, &problem)?)).await?;
+                return Ok(());
+            }
             return Err(StepError::Platform(e));
         }
     }
@@ -297,6 +307,7 @@ fn notice(
         )?
         .query_row(params![order_id, shipment_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(Ok(ShipmentNotice {
+        shipment_id,
         completes_order,
         external_order_id,
         address_id,

@@ -48,6 +48,10 @@ pub async fn pull(
     let plan = store.pull_plan();
     let overlap = i64::try_from(plan.overlap.as_millis()).unwrap_or(i64::MAX);
     let since = cursor.map(|c| c.saturating_sub(overlap));
+    if plan.walk == Walk::Resumable {
+        let read = Reading { store, plan: &plan, store_id, listing: Listing::Orders, cursor };
+        return super::walks::pull(engine, &read, since, started, pulled).await;
+    }
     for &listing in plan.listings {
         let read = Reading { store, plan: &plan, store_id, listing, cursor };
         let reached = pull_listing(engine, &read, since, pulled).await?;
@@ -66,23 +70,17 @@ pub async fn pull(
                 .await?;
         }
     }
-    engine
-        .db(move |conn| {
-            conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
-                .execute(params![started, store_id])?;
-            Ok::<_, StepError>(())
-        })
-        .await
+    imported(engine, store_id, started).await
 }
 
 /// One listing of one store being read.
-struct Reading<'a> {
-    store: &'a dyn StoreClient,
-    plan: &'a PullPlan,
-    store_id: i64,
-    listing: Listing,
+pub(super) struct Reading<'a> {
+    pub(super) store: &'a dyn StoreClient,
+    pub(super) plan: &'a PullPlan,
+    pub(super) store_id: i64,
+    pub(super) listing: Listing,
     /// The store's cursor when the pull began.
-    cursor: Option<i64>,
+    pub(super) cursor: Option<i64>,
 }
 
 /// Where the next page of a listing starts.
@@ -112,6 +110,17 @@ impl Position {
     }
 }
 
+/// Moves the store's `order_imported_at` to `at`, the start of the pass whose pull read it all.
+pub(super) async fn imported(engine: &Engine, store_id: i64, at: i64) -> Result<(), StepError> {
+    engine
+        .db(move |conn| {
+            conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
+                .execute(params![at, store_id])?;
+            Ok::<_, StepError>(())
+        })
+        .await
+}
+
 /// Reads one listing page by page, writing each page's orders as it goes; returns the
 /// latest cursor time it saw beyond `cursor` (committed already when the list is walked by
 /// key or by token, oldest change first).
@@ -121,7 +130,7 @@ async fn pull_listing(
     since: Option<i64>,
     pulled: &mut u64,
 ) -> Result<Option<i64>, StepError> {
-    let Reading { store, plan, store_id, listing, cursor } = *read;
+    let Reading { store, plan, listing, cursor, .. } = *read;
     let mut reached: Option<i64> = None;
     let mut at = Position { since, page: 1 };
     let mut token: Option<String> = None;
@@ -139,36 +148,6 @@ async fn pull_listing(
         if listed.is_empty() {
             break;
         }
-        let keys: Vec<String> = listed.iter().map(|o| o.external_id.clone()).collect();
-        let known = engine.db(move |conn| Ok::<_, StepError>(lookup(conn, store_id, &keys)?)).await?;
-        let mut wanted = Vec::new();
-        let mut cancels = Vec::new();
-        for order in &listed {
-            let held = known.get(&order.external_id);
-            match order.disposition {
-                Disposition::Import => {
-                    let rewrite = |k: &Known| {
-                        k.version != Some(order.version)
-                            && (plan.rewrites_sent_orders
-                                || OrderState::parse(k.state.as_deref()) == Some(OrderState::New))
-                    };
-                    if held.is_none_or(rewrite) {
-                        wanted.push(order);
-                    }
-                }
-                Disposition::Cancel => {
-                    if let Some(k) = held
-                        && OrderState::parse(k.state.as_deref()).is_some_and(OrderState::can_cancel)
-                    {
-                        cancels.push(k.id);
-                    }
-                }
-                Disposition::Skip => {}
-            }
-        }
-        let requests: Vec<_> = wanted.into_iter().map(|order| whole(store, order)).collect();
-        let fetched: Vec<(String, i64, PulledOrder)> =
-            futures::stream::iter(requests).buffer_unordered(DETAILS_AT_ONCE).try_collect().await?;
         // Cancellations never move the cursor: they are read over the same span again.
         let page_cursor = listed
             .iter()
@@ -177,17 +156,62 @@ async fn pull_listing(
             .filter(|c| listing == Listing::Orders && cursor.is_none_or(|held| *c > held));
         reached = reached.max(page_cursor);
         let commit_cursor = page_cursor.filter(|_| plan.walk != Walk::ByNumber);
-        // A page that brings nothing new and does not move the cursor writes nothing.
-        if !(fetched.is_empty() && cancels.is_empty() && commit_cursor.is_none()) {
-            *pulled +=
-                engine.db(move |conn| write_page(conn, store_id, fetched, &cancels, commit_cursor)).await?;
-        }
+        write_listed(engine, read, &listed, commit_cursor, pulled).await?;
         if last {
             break;
         }
         at = at.after(plan.walk, &listed);
     }
     Ok(reached)
+}
+
+/// Writes one page of a listing: the orders to import that are new or changed (each read
+/// whole first), the cancellations of orders held, and `commit_cursor` with them, in one
+/// transaction; `pulled` counts the orders written.
+pub(super) async fn write_listed(
+    engine: &Engine,
+    read: &Reading<'_>,
+    listed: &[ListedOrder],
+    commit_cursor: Option<i64>,
+    pulled: &mut u64,
+) -> Result<(), StepError> {
+    let Reading { store, plan, store_id, .. } = *read;
+    let keys: Vec<String> = listed.iter().map(|o| o.external_id.clone()).collect();
+    let known = engine.db(move |conn| Ok::<_, StepError>(lookup(conn, store_id, &keys)?)).await?;
+    let mut wanted = Vec::new();
+    let mut cancels = Vec::new();
+    for order in listed {
+        let held = known.get(&order.external_id);
+        match order.disposition {
+            Disposition::Import => {
+                let rewrite = |k: &Known| {
+                    k.version != Some(order.version)
+                        && (plan.rewrites_sent_orders
+                            || OrderState::parse(k.state.as_deref()) == Some(OrderState::New))
+                };
+                if held.is_none_or(rewrite) {
+                    wanted.push(order);
+                }
+            }
+            Disposition::Cancel => {
+                if let Some(k) = held
+                    && OrderState::parse(k.state.as_deref()).is_some_and(OrderState::can_cancel)
+                {
+                    cancels.push(k.id);
+                }
+            }
+            Disposition::Skip => {}
+        }
+    }
+    let requests: Vec<_> = wanted.into_iter().map(|order| whole(store, order)).collect();
+    let fetched: Vec<(String, i64, PulledOrder)> =
+        futures::stream::iter(requests).buffer_unordered(DETAILS_AT_ONCE).try_collect().await?;
+    // A page that brings nothing new and does not move the cursor writes nothing.
+    if !(fetched.is_empty() && cancels.is_empty() && commit_cursor.is_none()) {
+        *pulled +=
+            engine.db(move |conn| write_page(conn, store_id, fetched, &cancels, commit_cursor)).await?;
+    }
+    Ok(())
 }
 
 /// A listed order with its items and addresses: (external id, version, the order).
@@ -290,7 +314,7 @@ fn write_page(
 }
 
 /// Moves the store's cursor forward (never back) to `cursor`.
-fn save_cursor(conn: &Connection, store_id: i64, cursor: i64) -> rusqlite::Result<()> {
+pub(super) fn save_cursor(conn: &Connection, store_id: i64, cursor: i64) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO store_cursors (store_id, cursor) VALUES (?1, ?2)
          ON CONFLICT (store_id) DO UPDATE SET cursor = max(cursor, excluded.cursor)",

@@ -36,6 +36,8 @@ pub async fn sync(
     (store, warehouse): (&dyn StoreClient, &mut dyn WarehouseClient),
     sent: &mut u64,
 ) -> Result<(), StepError> {
+    // What became of levels the store took to apply later, before new ones go.
+    let receipt_failure = super::receipts::settle(engine, link, run_id, store).await?;
     let mut failed = Vec::new();
     let since = Since { cursor: None, created_at: 0 };
     warehouse.open_inbox(Inbox::Stock, since).await?;
@@ -105,6 +107,7 @@ pub async fn sync(
         let unapplied_now: Vec<(String, String)> =
             answer.refused.iter().chain(&answer.skipped).cloned().collect();
         refused.extend(answer.refused);
+        let receipts = answer.receipts;
         // The store's stock counts as updated only while every level was taken.
         let all_taken = refused.is_empty();
         let store_id = link.store_id;
@@ -116,14 +119,8 @@ pub async fn sync(
                     let message = format!("{platform} did not apply the stock level of SKU {sku}: {why}.");
                     note(conn, run_id, Step::Stock, ProblemKind::Sku, sku, &message)?;
                 }
-                Ok::<_, StepError>(mark_sent(
-                    conn,
-                    connection_id,
-                    store_id,
-                    warehouse_id,
-                    &levels,
-                    all_taken,
-                )?)
+                let sent = Sent { connection_id, store_id, warehouse_id, receipts: &receipts };
+                Ok::<_, StepError>(mark_sent(conn, &sent, &levels, all_taken)?)
             })
             .await?;
         *sent += taken;
@@ -135,6 +132,9 @@ pub async fn sync(
             refused.len(),
             changed.len()
         ))));
+    }
+    if let Some(message) = receipt_failure {
+        return Err(StepError::Platform(PlatformError::BadData(message)));
     }
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
@@ -236,16 +236,23 @@ fn changed_levels(conn: &Connection, at: &Holdings) -> rusqlite::Result<(Levels,
     Ok((changed, unknown))
 }
 
-/// Records levels the store accepted, and (`touch`) when the store's and warehouse's stock
-/// moved.
-fn mark_sent(
-    conn: &mut Connection,
+/// Where levels went, and the receipts the store handed out for them.
+struct Sent<'a> {
     connection_id: i64,
     store_id: i64,
     warehouse_id: i64,
+    receipts: &'a [String],
+}
+
+/// Records levels the store accepted (with any receipts for them), and (`touch`) when the
+/// store's and warehouse's stock moved.
+fn mark_sent(
+    conn: &mut Connection,
+    sent: &Sent<'_>,
     levels: &[(String, i64)],
     touch: bool,
 ) -> rusqlite::Result<()> {
+    let Sent { connection_id, store_id, warehouse_id, receipts } = *sent;
     let tx = db::write(conn)?;
     let now = now_ms();
     let mut upsert = tx.prepare_cached(
@@ -256,6 +263,7 @@ fn mark_sent(
         upsert.execute(params![connection_id, sku, level, now])?;
     }
     drop(upsert);
+    super::receipts::keep(&tx, store_id, connection_id, receipts, levels, now)?;
     if touch {
         tx.prepare_cached("UPDATE stores SET inventory_updated_at = ?2 WHERE id = ?1")?
             .execute(params![store_id, now])?;

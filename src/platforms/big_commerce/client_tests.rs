@@ -38,6 +38,7 @@ async fn pull(client: &BigCommerce) -> Vec<PulledOrder> {
 
 fn notice(order: &PulledOrder, line: usize, tracking: &str, carrier: &str) -> ShipmentNotice {
     ShipmentNotice {
+        shipment_id: 1,
         external_order_id: order.record["external_id"].as_str().unwrap().to_string(),
         address_id: order.address_id.clone(),
         tracking_number: tracking.to_string(),

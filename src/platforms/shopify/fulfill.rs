@@ -338,6 +338,7 @@ mod tests {
 
     fn notice(items: &[(&str, i64)], carrier: Option<&str>) -> ShipmentNotice {
         ShipmentNotice {
+            shipment_id: 1,
             external_order_id: "1001".into(),
             address_id: None,
             tracking_number: "1Z999".into(),

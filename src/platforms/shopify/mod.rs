@@ -276,7 +276,7 @@ impl StoreClient for Client {
     ) -> Result<TokenPage, PlatformError> {
         match listing {
             Listing::Orders => orders::page(self, since_ms, after).await,
-            Listing::Cancellations => Ok(TokenPage { orders: Vec::new(), next: None }),
+            Listing::Cancellations => Ok(TokenPage { orders: Vec::new(), next: None, clock: None }),
         }
     }
 

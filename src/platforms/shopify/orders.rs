@@ -199,7 +199,7 @@ pub(super) async fn page(
         orders.push(listed(client, &order, node)?);
     }
     let next = data.orders.page_info.end_cursor.filter(|_| data.orders.page_info.has_next_page);
-    Ok(TokenPage { orders, next })
+    Ok(TokenPage { orders, next, clock: None })
 }
 
 fn listed(client: &Client, order: &Order, raw: Value) -> Result<ListedOrder, PlatformError> {

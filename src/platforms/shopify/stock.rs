@@ -88,7 +88,7 @@ pub(super) async fn set(client: &Client, levels: &[(String, i64)]) -> Result<Sto
         );
     }
     let skipped = left.into_iter().map(|(sku, why)| (sku.to_string(), format!("SKU {sku}: {why}"))).collect();
-    Ok(StockSent { requests, accepted: set_skus.len(), refused: Vec::new(), skipped })
+    Ok(StockSent { requests, accepted: set_skus.len(), refused: Vec::new(), skipped, receipts: Vec::new() })
 }
 
 /// Where levels are set: the adapter's location, or the shop's primary one (read once a

@@ -217,6 +217,7 @@ mod tests {
 
     fn notice() -> ShipmentNotice {
         ShipmentNotice {
+            shipment_id: 1,
             external_order_id: "727".into(),
             address_id: None,
             tracking_number: "1Z999AA10123456784".into(),

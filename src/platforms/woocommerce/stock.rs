@@ -105,7 +105,7 @@ impl Client {
                 refused.extend(errors);
             }
         }
-        Ok(StockSent { requests, accepted, refused, skipped })
+        Ok(StockSent { requests, accepted, refused, skipped, receipts: Vec::new() })
     }
 }
 

@@ -246,6 +246,7 @@ async fn raw(
 
 fn notice(order: &str, address: Option<String>, line: &str, tracking: &str, carrier: &str) -> ShipmentNotice {
     ShipmentNotice {
+        shipment_id: 1,
         external_order_id: order.to_string(),
         address_id: address,
         tracking_number: tracking.to_string(),
