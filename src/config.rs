@@ -73,6 +73,11 @@ pub struct Config {
     /// Where `shipstation` warehouses' checks and syncs go (ShipStation API V2); a trailing
     /// `/` is dropped.
     pub shipstation_api_base: String,
+    /// Where `amazon` stores' Selling Partner API is: `{region}` becomes the adapter's region
+    /// in lower case; a base without it is used as it is.
+    pub amazon_api_base: String,
+    /// Where `amazon` stores fetch access tokens: `{amazon_lwa_base}/auth/o2/token`.
+    pub amazon_lwa_base: String,
     /// The only place `folder` warehouses may use; relative to the database file's directory.
     pub folder_warehouse_root: PathBuf,
     /// The key that seals stored credentials; `<database name>.key` beside the database
@@ -121,6 +126,8 @@ impl Default for Config {
             shopify_api_base: "https://{shop}".to_string(),
             shipbob_api_base: "https://api.shipbob.com".to_string(),
             shipstation_api_base: "https://api.shipstation.com".to_string(),
+            amazon_api_base: "https://sellingpartnerapi-{region}.amazon.com".to_string(),
+            amazon_lwa_base: "https://api.amazon.com".to_string(),
             folder_warehouse_root: PathBuf::from("warehouses"),
             secret_key_file: None,
             db_workers: 0,

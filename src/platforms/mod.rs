@@ -5,6 +5,7 @@
 //! adapter validation and of the ping's credential check (CONTRACT §6, §8), and the deadline
 //! every check runs under.
 
+pub mod amazon;
 pub mod api_key;
 pub mod big_commerce;
 pub mod error;
@@ -49,6 +50,11 @@ pub struct Settings {
     pub shipbob_api_base: String,
     /// Where ShipStation's API V2 is (`shipstation_api_base`), without a trailing `/`.
     pub shipstation_api_base: String,
+    /// Where Amazon's Selling Partner API is (`amazon_api_base`, `{region}` to fill in),
+    /// without a trailing `/`.
+    pub amazon_api_base: String,
+    /// Where Amazon's access tokens come from (`amazon_lwa_base`), without a trailing `/`.
+    pub amazon_lwa_base: String,
     /// The largest answer read from a platform's API (`max_platform_body_mib`).
     pub max_body_bytes: usize,
     /// The largest file or listing read from a file warehouse (`max_warehouse_file_mib`).
@@ -65,6 +71,8 @@ impl Default for Settings {
             shopify_api_base: "https://{shop}".to_owned(),
             shipbob_api_base: "https://api.shipbob.com".to_owned(),
             shipstation_api_base: "https://api.shipstation.com".to_owned(),
+            amazon_api_base: "https://sellingpartnerapi-{region}.amazon.com".to_owned(),
+            amazon_lwa_base: "https://api.amazon.com".to_owned(),
             max_body_bytes: 16 << 20,
             max_file_bytes: 64 << 20,
         }
@@ -81,6 +89,8 @@ impl Settings {
             shopify_api_base: config.shopify_api_base.clone(),
             shipbob_api_base: config.shipbob_api_base.trim_end_matches('/').to_owned(),
             shipstation_api_base: config.shipstation_api_base.trim_end_matches('/').to_owned(),
+            amazon_api_base: config.amazon_api_base.trim_end_matches('/').to_owned(),
+            amazon_lwa_base: config.amazon_lwa_base.trim_end_matches('/').to_owned(),
             max_body_bytes: config.max_platform_body_bytes(),
             max_file_bytes: config.max_warehouse_file_bytes(),
         }

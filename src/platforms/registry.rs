@@ -9,7 +9,7 @@
 
 use super::files::{FileWarehouse, Kind};
 use super::seam::{Platform, StorePlatform, WarehousePlatform};
-use super::{Owner, big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
+use super::{Owner, amazon, big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.
 static STORES: &[(&str, &dyn StorePlatform)] = &[
@@ -19,6 +19,7 @@ static STORES: &[(&str, &dyn StorePlatform)] = &[
     ("woocommerce", &woocommerce::WooCommerce),
     ("woo_commerce", &woocommerce::WooCommerce),
     ("shopify", &shopify::Shopify),
+    ("amazon", &amazon::Amazon),
 ];
 
 /// Warehouse platforms by token. `dropstream` is the hosted service's own SFTP file drop.
@@ -62,7 +63,8 @@ mod tests {
         assert_eq!(name(Owner::Store, "woocommerce"), Some("WooCommerce"));
         assert_eq!(name(Owner::Store, "woo_commerce"), Some("WooCommerce"));
         assert_eq!(name(Owner::Store, "shopify"), Some("Shopify"));
-        assert_eq!(name(Owner::Store, "amazon"), None);
+        assert_eq!(name(Owner::Store, "amazon"), Some("Amazon"));
+        assert_eq!(name(Owner::Warehouse, "amazon"), None);
         assert_eq!(name(Owner::Store, "sftp"), None);
         assert_eq!(name(Owner::Warehouse, "dropstream"), Some("The SFTP server"));
         assert_eq!(name(Owner::Warehouse, "ftp"), Some("The FTP server"));

@@ -1,0 +1,531 @@
+//! How orderbridge speaks to Amazon (annex §5, *Transport*, *Token*, *Rate limits*,
+//! *Errors*): the regional base, the headers of every SP-API request, Login with Amazon's
+//! token exchange with the access token kept in memory only (shared by every store with the
+//! same credentials, fetched again 60 s before it runs out and once after a 401/403), the
+//! pacing of [`super::pacing`], answers read up to a bound, and Amazon's `errors[].message`
+//! quoted without any credential.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::{Method, StatusCode};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::NAME;
+use super::pacing::{self, Operation};
+use crate::platforms::retry::{self, Account, RetryPolicy};
+use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
+
+/// `User-Agent`: Amazon asks for `AppId/AppVersion (Language=…)`.
+const USER_AGENT: &str = concat!("orderbridge/", env!("CARGO_PKG_VERSION"), " (Language=Rust)");
+
+/// 429s one request takes in one pass before it is not sent again in it.
+const MAX_429: u32 = 3;
+
+/// A token is fetched again this long before Amazon says it runs out.
+const TOKEN_MARGIN: Duration = Duration::from_secs(60);
+
+/// One seller account of a validated adapter, in one region.
+pub struct Seller {
+    pub region: String,
+    pub marketplace_ids: Vec<String>,
+    pub seller_id: String,
+    client_id: String,
+    client_secret: String,
+    refresh_token: String,
+    /// The SP-API base with the region filled in, without a trailing `/`.
+    base: String,
+    /// The token endpoint.
+    token_url: String,
+    /// The bound on one answer, and on a wait for a rate-limit token.
+    timeout: Duration,
+    policy: RetryPolicy,
+    max_body: usize,
+    /// Whose buckets requests spend: `client_id`, `seller_id` and region (no secret).
+    account: String,
+    /// Whose access token requests carry: a fingerprint of the three credentials.
+    credentials: String,
+}
+
+/// An SP-API answer that is not one the transport handles itself: its status, body and
+/// `Date` (ms).
+pub struct Answer {
+    pub status: StatusCode,
+    pub body: Vec<u8>,
+    pub date: Option<i64>,
+}
+
+impl Answer {
+    /// The answer's JSON, or `bad_data` naming the operation.
+    pub fn json<T: serde::de::DeserializeOwned>(&self, op: Operation) -> Result<T, PlatformError> {
+        serde_json::from_slice(&self.body).map_err(|e| {
+            PlatformError::BadData(format!(
+                "Amazon's answer to {} is not the documented JSON: {}.",
+                op.name(),
+                e.to_string().split(" at line").next().unwrap_or_default()
+            ))
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Cached {
+    token: String,
+    until: Instant,
+}
+
+fn tokens() -> &'static Mutex<HashMap<String, Cached>> {
+    static TOKENS: OnceLock<Mutex<HashMap<String, Cached>>> = OnceLock::new();
+    TOKENS.get_or_init(Default::default)
+}
+
+fn fingerprint(parts: &[&str]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// Amazon's error body: `{"errors": [{"code", "message", "details"}]}`.
+#[derive(Deserialize, Default)]
+struct Errors {
+    #[serde(default)]
+    errors: Vec<ErrorItem>,
+}
+
+#[derive(Deserialize, Default)]
+struct ErrorItem {
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    code: Option<String>,
+}
+
+impl Seller {
+    /// The seller of a validated adapter; `policy` for a pass (a ping: one try).
+    pub fn new(
+        settings: &Settings,
+        adapter: &Adapter,
+        policy: Option<RetryPolicy>,
+    ) -> Result<Seller, PlatformError> {
+        let text = |key: &str| {
+            adapter
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .ok_or_else(|| PlatformError::Refused(format!("The Amazon adapter has no {key}.")))
+        };
+        let region = text("region")?.to_ascii_lowercase();
+        let marketplace_ids: Vec<String> = match adapter.get("marketplace_ids") {
+            Some(Value::Array(ids)) => ids.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            _ => Vec::new(),
+        };
+        if marketplace_ids.is_empty() {
+            return Err(PlatformError::Refused("The Amazon adapter has no marketplace_ids.".into()));
+        }
+        let (seller_id, client_id) = (text("seller_id")?, text("client_id")?);
+        let (client_secret, refresh_token) = (text("client_secret")?, text("refresh_token")?);
+        let base = settings.amazon_api_base.replace("{region}", &region).trim_end_matches('/').to_string();
+        let token_url = format!("{}/auth/o2/token", settings.amazon_lwa_base.trim_end_matches('/'));
+        let policy = policy.unwrap_or(RetryPolicy {
+            tries: 1,
+            base: Duration::from_secs(1),
+            request_timeout: settings.timeout,
+        });
+        Ok(Seller {
+            account: format!("amazon:{client_id}:{seller_id}:{region}"),
+            credentials: fingerprint(&[&client_id, &client_secret, &refresh_token, &token_url]),
+            region,
+            marketplace_ids,
+            seller_id,
+            client_id,
+            client_secret,
+            refresh_token,
+            base,
+            token_url,
+            timeout: settings.timeout,
+            policy,
+            max_body: settings.max_body_bytes,
+        })
+    }
+
+    pub fn account(&self) -> &str {
+        &self.account
+    }
+
+    pub fn max_body(&self) -> usize {
+        self.max_body
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// What a message never shows.
+    fn secrets<'a>(&'a self, token: &'a str) -> [&'a str; 3] {
+        [self.client_secret.as_str(), self.refresh_token.as_str(), token]
+    }
+
+    /// The marketplace ids as a query value: comma-separated, each encoded.
+    pub fn marketplaces(&self) -> String {
+        self.marketplace_ids.iter().map(|id| encode(id)).collect::<Vec<_>>().join(",")
+    }
+
+    /// An access token: the one in memory while it has more than a minute left, unless
+    /// `fresh`, else a new one from Login with Amazon.
+    pub async fn token(&self, fresh: bool) -> Result<String, PlatformError> {
+        if !fresh {
+            let cached = tokens().lock().unwrap_or_else(|p| p.into_inner()).get(&self.credentials).cloned();
+            if let Some(cached) = cached.filter(|c| c.until > Instant::now()) {
+                return Ok(cached.token);
+            }
+        }
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("grant_type", "refresh_token")
+            .append_pair("refresh_token", &self.refresh_token)
+            .append_pair("client_id", &self.client_id)
+            .append_pair("client_secret", &self.client_secret)
+            .finish();
+        let request = http::client()
+            .post(&self.token_url)
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(ACCEPT, "application/json")
+            .body(body);
+        let response = http::send(request, self.timeout, "Login with Amazon", &self.token_url).await?;
+        let status = response.status();
+        let body = read_bounded(response, 64 * 1024, "the token exchange").await?;
+        if status.is_success() {
+            #[derive(Deserialize)]
+            struct Granted {
+                access_token: String,
+                #[serde(default)]
+                expires_in: Option<u64>,
+            }
+            let granted: Granted = serde_json::from_slice(&body).map_err(|_| {
+                PlatformError::unreachable(
+                    "Login with Amazon answered the token exchange without an access_token.",
+                )
+            })?;
+            let lives = Duration::from_secs(granted.expires_in.unwrap_or(3600));
+            let until = Instant::now() + lives.saturating_sub(TOKEN_MARGIN);
+            tokens()
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(self.credentials.clone(), Cached { token: granted.access_token.clone(), until });
+            return Ok(granted.access_token);
+        }
+        #[derive(Deserialize, Default)]
+        struct Refusal {
+            #[serde(default)]
+            error: Option<String>,
+            #[serde(default)]
+            error_description: Option<String>,
+        }
+        let refusal: Refusal = serde_json::from_slice(&body).unwrap_or_default();
+        let reason =
+            [refusal.error, refusal.error_description].into_iter().flatten().collect::<Vec<_>>().join(": ");
+        let said = if reason.is_empty() {
+            format!("HTTP {}", http::status_text(status))
+        } else {
+            format!("HTTP {}: {}", http::status_text(status), quote_platform_text(&reason, &self.secrets("")))
+        };
+        if status.is_client_error() && status != StatusCode::TOO_MANY_REQUESTS {
+            return Err(PlatformError::Refused(format!(
+                "Login with Amazon refused the credentials ({said})."
+            )));
+        }
+        Err(PlatformError::unreachable(format!("Login with Amazon gave no token ({said}).")))
+    }
+
+    /// Forgets the access token in memory (Amazon refused it).
+    fn forget_token(&self) {
+        tokens().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.credentials);
+    }
+
+    /// Whether `op` may be sent now without waiting: a ping never waits (annex §3).
+    pub fn may_ask_now(&self, ops: &[Operation]) -> Result<(), PlatformError> {
+        for &op in ops {
+            let wait = pacing::wait(&self.account, op);
+            if !wait.is_zero() {
+                return Err(PlatformError::unreachable(format!(
+                    "Amazon allows the next {} at {}; nothing was sent.",
+                    op.name(),
+                    pacing::at(wait)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A ping's one request: one token from the bucket (none: nothing sent), a 429 empties
+    /// it; every status comes back as an answer but for no answer at all.
+    pub async fn ask_once(
+        &self,
+        op: Operation,
+        token: &str,
+        target: &str,
+    ) -> Result<(StatusCode, Vec<u8>), PlatformError> {
+        if let Err(wait) = pacing::take(&self.account, op) {
+            return Err(PlatformError::unreachable(format!(
+                "Amazon allows the next {} at {}; nothing was sent.",
+                op.name(),
+                pacing::at(wait)
+            )));
+        }
+        let _permit = retry::permit(Account::from(self.account.as_str())).await;
+        let response = self.send_once(Method::GET, target, token, None).await?;
+        let status = response.status();
+        pacing::learn_rate(&self.account, op, header(response.headers(), "x-amzn-ratelimit-limit"));
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            pacing::empty(&self.account, op);
+        }
+        let body = read_bounded(response, self.max_body, op.name()).await?;
+        Ok((status, body))
+    }
+
+    /// The request itself, with Amazon's headers.
+    async fn send_once(
+        &self,
+        method: Method,
+        target: &str,
+        token: &str,
+        body: Option<&Value>,
+    ) -> Result<reqwest::Response, PlatformError> {
+        let url = format!("{}{target}", self.base);
+        let mut request = http::client()
+            .request(method, &url)
+            .header("x-amz-access-token", token)
+            .header(ACCEPT, "application/json")
+            .header(reqwest::header::USER_AGENT, USER_AGENT);
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+        }
+        http::send(request, self.timeout, NAME, &self.base).await
+    }
+
+    /// One SP-API operation in a pass: paced by the account's bucket (waiting for a token at
+    /// most the timeout, else [`PlatformError::NotYet`]), a new token and one more try after
+    /// a 401/403, passing failures tried again per the policy, 429s waited out by the bucket
+    /// up to three. 2xx and the 4xx an operation reads itself (400, 404, 413, 415, …) come
+    /// back as answers.
+    pub async fn call(
+        &self,
+        op: Operation,
+        method: Method,
+        target: &str,
+        body: Option<&Value>,
+    ) -> Result<Answer, PlatformError> {
+        let (mut limited, mut refreshed, mut tries) = (0u32, false, 1u32);
+        loop {
+            self.pace(op).await?;
+            let token = self.token(false).await?;
+            let permit = retry::permit(Account::from(self.account.as_str())).await;
+            let sent = self.send_once(method.clone(), target, &token, body).await;
+            let outcome = match sent {
+                Ok(response) => {
+                    let status = response.status();
+                    let headers = response.headers().clone();
+                    if status.is_success() {
+                        pacing::learn_rate(&self.account, op, header(&headers, "x-amzn-ratelimit-limit"));
+                    }
+                    let body = read_bounded(response, self.max_body, op.name()).await;
+                    body.map(|body| (status, headers, body))
+                }
+                Err(e) => Err(e),
+            };
+            drop(permit);
+            let failure = match outcome {
+                Ok((status, headers, body)) => {
+                    let date = header(&headers, "date").and_then(http_date_ms);
+                    match status {
+                        StatusCode::TOO_MANY_REQUESTS => {
+                            pacing::empty(&self.account, op);
+                            limited += 1;
+                            if limited >= MAX_429 {
+                                let next = pacing::at(pacing::wait(&self.account, op));
+                                return Err(PlatformError::rate_limited(
+                                    format!(
+                                        "Amazon answered {} with 429 QuotaExceeded {limited} times; it allows the next at {next}.",
+                                        op.name()
+                                    ),
+                                    None,
+                                ));
+                            }
+                            continue;
+                        }
+                        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+                            if !refreshed {
+                                refreshed = true;
+                                self.forget_token();
+                                continue;
+                            }
+                            return Err(PlatformError::Refused(format!(
+                                "Amazon refused the credentials for {} ({}).",
+                                op.name(),
+                                self.said(status, &body, &token)
+                            )));
+                        }
+                        s if s.is_server_error() || s == StatusCode::REQUEST_TIMEOUT => {
+                            PlatformError::unreachable(format!(
+                                "Amazon answered {} without a verdict ({}).",
+                                op.name(),
+                                self.said(status, &body, &token)
+                            ))
+                        }
+                        s if s.is_redirection() => {
+                            return Err(PlatformError::BadData(format!(
+                                "Amazon answered {} with a redirect (HTTP {}).",
+                                op.name(),
+                                http::status_text(s)
+                            )));
+                        }
+                        _ => return Ok(Answer { status, body, date }),
+                    }
+                }
+                Err(e) if e.is_passing() => e,
+                Err(e) => return Err(e),
+            };
+            if tries >= self.policy.tries.max(1) {
+                return Err(failure);
+            }
+            tries += 1;
+            tokio::time::sleep(retry::wait_before(&self.policy, tries, &failure)).await;
+        }
+    }
+
+    /// Waits for a token of `op`'s bucket, if it comes within the timeout.
+    async fn pace(&self, op: Operation) -> Result<(), PlatformError> {
+        // Bounded: each round either takes a token or sleeps until one is due.
+        for _ in 0..8 {
+            match pacing::take(&self.account, op) {
+                Ok(()) => return Ok(()),
+                Err(wait) if wait <= self.timeout => tokio::time::sleep(wait).await,
+                Err(wait) => {
+                    return Err(PlatformError::NotYet(format!(
+                        "Amazon allows the next {} at {}",
+                        op.name(),
+                        pacing::at(wait)
+                    )));
+                }
+            }
+        }
+        let wait = pacing::wait(&self.account, op);
+        Err(PlatformError::NotYet(format!("Amazon allows the next {} at {}", op.name(), pacing::at(wait))))
+    }
+
+    /// "HTTP 400 Bad Request: <Amazon's messages>", without any credential.
+    pub fn said(&self, status: StatusCode, body: &[u8], token: &str) -> String {
+        match messages(body) {
+            Some(text) => {
+                format!(
+                    "HTTP {}: {}",
+                    http::status_text(status),
+                    quote_platform_text(&text, &self.secrets(token))
+                )
+            }
+            None => format!("HTTP {}", http::status_text(status)),
+        }
+    }
+
+    /// Amazon's messages of an answer, quoted without any credential (for a refusal).
+    pub fn reason(&self, body: &[u8]) -> String {
+        messages(body)
+            .map(|text| quote_platform_text(&text, &self.secrets("")))
+            .unwrap_or_else(|| "no reason given".into())
+    }
+
+    /// A request to a presigned document URL (annex §5, *Stock*): no SP-API header and no
+    /// token; only `Content-Type` on an upload. Its answer, read up to the bound.
+    pub async fn document(
+        &self,
+        method: Method,
+        url: &str,
+        upload: Option<Vec<u8>>,
+        what: &str,
+    ) -> Result<(StatusCode, Vec<u8>), PlatformError> {
+        let mut request = http::client().request(method, url);
+        if let Some(bytes) = upload {
+            request = request.header(CONTENT_TYPE, super::stock::FEED_CONTENT_TYPE).body(bytes);
+        }
+        let response = http::send(request, self.timeout, NAME, url).await?;
+        let status = response.status();
+        let body = read_bounded(response, self.max_body, what).await?;
+        Ok((status, body))
+    }
+}
+
+/// Amazon's `errors[].message` joined with `; ` (its `code` where a message is missing).
+pub fn messages(body: &[u8]) -> Option<String> {
+    let errors: Errors = serde_json::from_slice(body).ok()?;
+    let said: Vec<String> = errors
+        .errors
+        .into_iter()
+        .filter_map(|e| e.message.filter(|m| !m.trim().is_empty()).or(e.code))
+        .collect();
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// An HTTP date (`Date`) as ms.
+fn http_date_ms(text: &str) -> Option<i64> {
+    let at = httpdate::parse_http_date(text.trim()).ok()?;
+    at.duration_since(std::time::UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_millis()).ok())
+}
+
+/// Any answer's body (a 4xx's too), at most `limit` bytes.
+async fn read_bounded(
+    response: reqwest::Response,
+    limit: usize,
+    what: &str,
+) -> Result<Vec<u8>, PlatformError> {
+    http::read_answer(response, limit, NAME, what).await
+}
+
+/// A query value, percent-encoded (a pagination token may hold `+`, `/` and `=`).
+pub fn encode(value: &str) -> String {
+    percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
+/// A path segment, percent-encoded (`MUG,XL` is `MUG%2CXL`).
+pub fn segment(value: &str) -> String {
+    const SEGMENT: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    percent_encoding::utf8_percent_encode(value, SEGMENT).to_string()
+}
+
+/// A time as Amazon's queries take it: UTC `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn query_time(ms: i64) -> String {
+    let at = time::OffsetDateTime::from_unix_timestamp(ms.div_euclid(1000))
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    let format = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
+    at.format(&format).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_and_segments_are_encoded_as_amazon_takes_them() {
+        assert_eq!(encode("2YgY+x/="), "2YgY%2Bx%2F%3D");
+        assert_eq!(segment("MUG,XL"), "MUG%2CXL");
+        assert_eq!(segment("TEA-GRN_1.a~"), "TEA-GRN_1.a~");
+        assert_eq!(query_time(1_764_065_700_123), "2025-11-25T10:15:00Z");
+    }
+
+    #[test]
+    fn amazon_messages_are_joined() {
+        let body =
+            br#"{"errors":[{"code":"InvalidInput","message":"Invalid Input"},{"code":"X","message":""}]}"#;
+        assert_eq!(messages(body).as_deref(), Some("Invalid Input; X"));
+        assert_eq!(messages(b"nope"), None);
+    }
+}
