@@ -2,6 +2,7 @@
 //! talks to, so tests, benchmarks and demos drive the real clients over real HTTP with no
 //! network. Only the other side is simulated.
 
+pub mod amazon;
 pub mod big_commerce;
 pub mod demo;
 mod http;
