@@ -2,6 +2,10 @@
 //! talks to, so tests, benchmarks and demos drive the real clients over real HTTP with no
 //! network. Only the other side is simulated.
 
+#[cfg(test)]
+pub(crate) mod amazon_vendor;
+#[cfg(test)]
+mod amazon_vendor_tests;
 pub mod big_commerce;
 pub mod demo;
 mod http;
@@ -14,6 +18,8 @@ pub mod sellbrite;
 pub mod shipbob;
 pub mod shipstation;
 pub mod shopify;
+#[cfg(test)]
+pub(crate) mod swagger2;
 pub mod woocommerce;
 
 pub use running::{Handle, Simulator};
