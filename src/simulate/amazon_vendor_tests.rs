@@ -3,7 +3,7 @@
 //! refused with its reason, and on the same exchanges the verdict is Amazon's Python
 //! validator's (`shared/vendor/amazon/validate_requests.py`) wherever Python can run it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -12,16 +12,18 @@ use super::amazon_vendor::{
 };
 use super::openapi_check::Exchange;
 
+/// A file of `shared/`: beside the clone, or under `$ORDERBRIDGE_SHARED`.
+fn shared(path: &str) -> PathBuf {
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(path);
+    match std::env::var_os("ORDERBRIDGE_SHARED") {
+        Some(there) if !beside.is_file() => PathBuf::from(there).join(path),
+        _ => beside,
+    }
+}
+
 /// The annex's fenced blocks: (info words, text).
 fn annex_blocks() -> Vec<(Vec<String>, String)> {
-    let annex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/platforms/amazon.md");
-    let annex = if annex.is_file() {
-        annex
-    } else {
-        let shared = std::env::var_os("ORDERBRIDGE_SHARED")
-            .unwrap_or_else(|| panic!("{} is missing", annex.display()));
-        Path::new(&shared).join("spec/platforms/amazon.md")
-    };
+    let annex = shared("spec/platforms/amazon.md");
     let text = std::fs::read_to_string(&annex).unwrap_or_else(|e| panic!("{}: {e}", annex.display()));
     let mut blocks = Vec::new();
     let mut open: Option<(Vec<String>, String)> = None;
@@ -284,5 +286,94 @@ fn the_simulators_answers_and_the_token_exchange_are_read_from_recorded_exchange
             "{}: wanted {expected:?} in {found:#?}",
             e.line()
         );
+    }
+}
+
+/// An exchange with its answer (JSON, or none for an empty body).
+fn answered(mut e: Exchange, status: u16, answer: Option<&Value>) -> Exchange {
+    e.status = status;
+    if let Some(answer) = answer {
+        e.answer_body = answer.to_string().into_bytes();
+        e.answer_headers = json_header();
+    }
+    e
+}
+
+/// Exchanges on which the verdicts are compared: the annex's requests, some with the annex's
+/// answers or a wrong one, and every wrong request above that Python can see as wrong (a
+/// missing region is the simulator's path, not Amazon's).
+fn cross_check_exchanges() -> Vec<Exchange> {
+    let blocks = annex_blocks();
+    let tagged =
+        |tag: &'static str| blocks.iter().filter(move |(info, _)| info.get(1).is_some_and(|t| t == tag));
+    let requests: Vec<Exchange> = tagged("amazon-request").map(|(_, text)| request(text, true)).collect();
+    let (_, orders) = tagged("amazon-response=searchOrders").next().expect("a searchOrders answer");
+    let orders: Value = serde_json::from_str(orders).unwrap();
+    let mut broken = orders.clone();
+    broken["orders"][0].as_object_mut().map(|o| o.remove("orderId"));
+    let mut extra = orders.clone();
+    extra["orders"][0]["salesChannel"]["storeName"] = json!("Acme");
+    let confirm = requests.iter().find(|e| e.path.ends_with("shipmentConfirmation")).unwrap();
+    let create_feed = requests.iter().find(|e| e.path.ends_with("/feeds")).unwrap();
+    let mut out = vec![
+        answered(requests[0].clone(), 200, Some(&orders)),
+        answered(requests[0].clone(), 200, Some(&broken)),
+        answered(requests[0].clone(), 200, Some(&extra)),
+        answered(confirm.clone(), 204, None),
+        answered(confirm.clone(), 400, Some(&json!({"errors": [{"code": "InvalidInput", "message": "no"}]}))),
+        answered(confirm.clone(), 400, Some(&json!({"errors": [{"message": "no code"}]}))),
+        answered(create_feed.clone(), 202, Some(&json!({"feedId": "50123019999"}))),
+        answered(create_feed.clone(), 200, Some(&json!({"feedId": "50123019999"}))),
+    ];
+    out.extend(requests);
+    let regional = |e: &Exchange| ["/na/", "/eu/", "/fe/"].iter().any(|r| e.path.starts_with(r));
+    out.extend(wrong_requests().into_iter().map(|(e, _)| e).filter(regional));
+    out
+}
+
+/// One line of `validate_requests.py --exchanges`: the SP-API path without its region, the
+/// query as it was sent.
+fn jsonl(e: &Exchange) -> String {
+    let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&e.query).finish();
+    let content_type = e.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")).map(|(_, v)| v);
+    let answer: Option<Value> = serde_json::from_slice(&e.answer_body).ok();
+    json!({"method": e.method, "path": &e.path[3..], "query": query, "content_type": content_type,
+           "body": String::from_utf8_lossy(&e.body), "status": (e.status != 0).then_some(e.status), "answer": answer})
+    .to_string()
+}
+
+#[test]
+fn the_verdicts_agree_with_amazons_python_validator() {
+    let exchanges = cross_check_exchanges();
+    let ours: Vec<Vec<String>> = exchanges.iter().map(|e| check(e, true, e.status != 0)).collect();
+    assert!(ours.iter().filter(|p| p.is_empty()).count() >= 15, "too few exchanges pass: {ours:#?}");
+    assert!(ours.iter().filter(|p| !p.is_empty()).count() >= 20, "too few exchanges fail: {ours:#?}");
+    let python = std::process::Command::new("python3").args(["-c", "import jsonschema"]).output();
+    if !python.is_ok_and(|o| o.status.success()) {
+        eprintln!("the cross-check with validate_requests.py was skipped: no python3 with jsonschema here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("exchanges.jsonl");
+    std::fs::write(&file, exchanges.iter().map(jsonl).collect::<Vec<_>>().join("\n")).unwrap();
+    let output = std::process::Command::new("python3")
+        .arg(shared("vendor/amazon/validate_requests.py"))
+        .arg("--exchanges")
+        .arg(&file)
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let theirs: Vec<(bool, &str)> = stdout
+        .lines()
+        .map(str::trim_start)
+        .filter_map(|l| {
+            let (verdict, rest) = l.split_once(char::is_whitespace)?;
+            rest.trim_start().starts_with("exchange ").then_some((verdict == "ok", l))
+        })
+        .collect();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(theirs.len(), exchanges.len(), "validate_requests.py said:\n{stdout}\n{stderr}");
+    for ((e, ours), (passes, line)) in exchanges.iter().zip(&ours).zip(&theirs) {
+        assert_eq!(ours.is_empty(), *passes, "{}:\nours: {ours:#?}\nPython's: {line}", e.line());
     }
 }
