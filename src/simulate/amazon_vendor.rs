@@ -6,7 +6,8 @@
 //! - an exchange's path is the simulator's: `/{region}/…` (`na`, `eu`, `fe`) is the Selling
 //!   Partner API: the path matches one operation that is not deprecated, its parameters as
 //!   the model declares them (types, enums, ranges, comma-separated arrays, date-times, no
-//!   undeclared or repeated ones), the rules the models state only in prose ([`prose`]), a
+//!   undeclared or repeated ones), the rules the models state only in prose ([`prose`],
+//!   [`body_prose`]), a
 //!   JSON body with no member the model does not name, and the answer against the
 //!   operation's schema for its status;
 //! - `/auth/o2/token` is Login with Amazon, which has no model: the form Amazon's own clients
@@ -215,6 +216,9 @@ fn sp_api_problems(exchange: &Exchange, request: bool, answer: bool) -> Vec<Stri
         found.extend(query_problems(op, exchange).into_iter().map(|p| format!("({id}) {p}")));
         let given: BTreeSet<&str> = exchange.query.iter().map(|(k, _)| k.as_str()).collect();
         found.extend(prose(id, &given).into_iter().map(|p| format!("({id}) {p}")));
+        if let Ok(body) = serde_json::from_slice::<Value>(&exchange.body) {
+            found.extend(body_prose(id, &body).into_iter().map(|p| format!("({id}) {p}")));
+        }
     }
     found
 }
@@ -310,6 +314,29 @@ fn prose(id: &str, given: &BTreeSet<&str>) -> Vec<&'static str> {
         _ => &[],
     };
     rules.iter().filter(|(holds, _)| !holds).map(|(_, why)| *why).collect()
+}
+
+/// The rules a model states only in a body member's prose, quoted from it (Amazon's Python
+/// validator checks neither; Amazon refuses both, and the simulator does too).
+fn body_prose(id: &str, body: &Value) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    if id == "confirmShipment" {
+        let package = &body["packageDetail"];
+        // PackageDetail.carrierName: "Required when `carrierCode` is \"Other\""
+        let named = package["carrierName"].as_str().is_some_and(|n| !n.trim().is_empty());
+        if package["carrierCode"] == "Other" && !named {
+            found.push(
+                "carrierName is required when carrierCode is Other (PackageDetail.carrierName description)",
+            );
+        }
+        // PackageReferenceId: "Only positive numeric values are supported."
+        let reference = package["packageReferenceId"].as_str();
+        let positive = |r: &str| r.bytes().all(|b| b.is_ascii_digit()) && r.bytes().any(|b| b != b'0');
+        if reference.is_some_and(|r| !positive(r)) {
+            found.push("packageReferenceId must be a positive number (PackageReferenceId description)");
+        }
+    }
+    found
 }
 
 /// An answer `body` of operation `operation_id` (the one that is not deprecated, as the

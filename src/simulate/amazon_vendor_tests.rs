@@ -202,6 +202,31 @@ fn each_way_of_breaking_a_request_is_refused_with_its_reason() {
 }
 
 #[test]
+fn a_confirmation_breaking_what_the_model_says_only_in_prose_is_refused() {
+    let package = |detail: Value| {
+        let mut body: Value = serde_json::from_str(&confirmation(json!({}))).unwrap();
+        body["packageDetail"].as_object_mut().unwrap().extend(detail.as_object().unwrap().clone());
+        sent("POST", CONFIRM, json_header(), &body.to_string(), false)
+    };
+    let named = package(json!({"carrierCode": "Other", "carrierName": "Speedy Freight Ltd"}));
+    assert_eq!(check(&named, true, false), Vec::<String>::new());
+    let cases = [
+        (package(json!({"carrierCode": "Other"})), "carrierName is required when carrierCode is Other"),
+        (package(json!({"carrierCode": "Other", "carrierName": " "})), "carrierName is required"),
+        (package(json!({"packageReferenceId": "pkg-57"})), "packageReferenceId must be a positive number"),
+        (package(json!({"packageReferenceId": "0"})), "packageReferenceId must be a positive number"),
+    ];
+    for (e, expected) in cases {
+        let found = check(&e, true, false);
+        assert!(
+            found.iter().any(|f| f.contains(expected)),
+            "{}: wanted {expected:?} in {found:#?}",
+            String::from_utf8_lossy(&e.body)
+        );
+    }
+}
+
+#[test]
 fn wrong_answers_documents_and_token_requests_are_refused() {
     let cases = [
         (response_problems("getOrder", 200, &json!({"order": {"orderId": "1"}})), "does not fit its schema"),
