@@ -13,7 +13,8 @@
 //! - `/auth/o2/token` is Login with Amazon, which has no model: the form Amazon's own clients
 //!   send, and the answer the annex gives (a token, or `{"error", "error_description"}`);
 //! - anything else is a presigned document URL: a `PUT` is a feed document upload, checked
-//!   against `listings-feed-schema-v2.json`; a `GET`'s JSON answer is a processing report,
+//!   against `listings-feed-schema-v2.json`; a `GET`'s JSON answer is a processing report
+//!   (or, with `messages`, an uploaded document),
 //!   checked against `listings-feed-processing-report-schema-v2.json` (a gzipped one is not
 //!   read here: no gzip reader is a dependency; decode it and call [`feed_report_problems`]).
 
@@ -453,7 +454,7 @@ fn lwa_answer_problems(status: u16, body: &[u8]) -> Vec<String> {
 }
 
 /// A presigned document URL: a `PUT` uploads a feed document, a `GET`'s 200 gives a
-/// processing report.
+/// processing report (or the document uploaded there).
 fn document_problems(exchange: &Exchange, request: bool, answer: bool) -> Vec<String> {
     match exchange.method.as_str() {
         "PUT" if request => {
@@ -474,9 +475,11 @@ fn document_problems(exchange: &Exchange, request: bool, answer: bool) -> Vec<St
             if exchange.answer_body.starts_with(&[0x1f, 0x8b]) {
                 return vec![]; // gzipped: see the module's note
             }
+            // The same URLs may give back an uploaded document, which has messages.
             match serde_json::from_slice::<Value>(&exchange.answer_body) {
+                Ok(doc) if doc.get("messages").is_some() => feed_document_problems(&doc),
                 Ok(doc) => feed_report_problems(&doc),
-                Err(e) => vec![format!("the processing report is not JSON: {e}")],
+                Err(e) => vec![format!("the downloaded document is not JSON: {e}")],
             }
         }
         "PUT" | "GET" => vec![],

@@ -296,11 +296,21 @@ fn the_simulators_answers_and_the_token_exchange_are_read_from_recorded_exchange
                                    "value": [{"fulfillment_channel_code": "DEFAULT", "quantity": 17}]}]}]});
     let mut upload = sent("PUT", "/s3/upload/doc-1", json_header(), &document.to_string(), false);
     upload.status = 200;
+    let report = json!({"header": {"sellerId": "A2EXAMPLE12345", "version": "2.0", "feedId": "1"}, "issues": [],
+        "summary": {"errors": 0, "warnings": 0, "messagesProcessed": 1, "messagesAccepted": 1, "messagesInvalid": 0}});
+    let download =
+        |answer: &Value| answered(sent("GET", "/s3/document/doc-2", vec![], "", false), 200, Some(answer));
+    let (report_download, document_download) = (download(&report), download(&document));
+    let mut bad_report = report.clone();
+    bad_report["summary"].as_object_mut().map(|s| s.remove("errors"));
+    let bad_download = download(&bad_report);
     let mut bad_upload = upload.clone();
     bad_upload.body =
         br#"{"header": {"sellerId": "A2EXAMPLE12345", "version": "2.0"}, "messages": []}"#.to_vec();
-    assert_eq!(problems(&[fine, refused, token, lwa_refused, upload]), Vec::<String>::new());
+    let all_fine = [fine, refused, token, lwa_refused, upload, report_download, document_download];
+    assert_eq!(problems(&all_fine), Vec::<String>::new());
     for (e, expected) in [
+        (bad_download, "processing report: "),
         (wrong_error, "answer does not fit its schema"),
         (lwa_wrong, "token_type bearer"),
         (bad_upload, "feed document: "),
