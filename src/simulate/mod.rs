@@ -3,6 +3,10 @@
 //! network. Only the other side is simulated.
 
 pub mod amazon;
+#[cfg(test)]
+pub(crate) mod amazon_vendor;
+#[cfg(test)]
+mod amazon_vendor_tests;
 pub mod big_commerce;
 pub mod demo;
 mod http;
@@ -15,6 +19,8 @@ pub mod sellbrite;
 pub mod shipbob;
 pub mod shipstation;
 pub mod shopify;
+#[cfg(test)]
+pub(crate) mod swagger2;
 pub mod woocommerce;
 
 pub use running::{Handle, Simulator};
