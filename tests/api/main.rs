@@ -32,6 +32,7 @@ mod shipments;
 mod shopify_schema;
 mod stores;
 mod sync;
+mod sync_amazon;
 mod sync_batches;
 mod sync_binary;
 mod sync_binary_shipbob;

@@ -61,7 +61,7 @@ pub async fn set(client: &Client, levels: &[(String, i64)]) -> Result<StockSent,
     for (sku, level) in levels {
         let level = (*level).max(0);
         let Some(listing) = listings.get(sku) else {
-            sent.skipped.push((sku.clone(), format!("Amazon has no listing with SKU {sku}")));
+            sent.skipped.push((sku.clone(), "the seller has no listing with that SKU".to_string()));
             continue;
         };
         let default =

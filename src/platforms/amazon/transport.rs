@@ -390,7 +390,9 @@ impl Seller {
                 Err(e) if e.is_passing() => e,
                 Err(e) => return Err(e),
             };
-            if tries >= self.policy.tries.max(1) {
+            // A write whose outcome is unknown is not sent again here: the next try of the
+            // step starts with its check (a confirmation's `getOrder`).
+            if tries >= self.policy.tries.max(1) || method != Method::GET {
                 return Err(failure);
             }
             tries += 1;

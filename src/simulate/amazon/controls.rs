@@ -163,7 +163,8 @@ pub(super) fn advance_demo(state: &mut State, now: i64) {
         demo.made += 1;
         for account in accounts.values_mut() {
             let offers = offers(account);
-            let mut plan = orders::random_plan(&mut account.rng, account.seller.marketplaces.len(), &offers, now, 1);
+            let mut plan =
+                orders::random_plan(&mut account.rng, account.seller.marketplaces.len(), &offers, now, 1);
             plan.fba = demo.made % 4 == 0;
             plan.status = OrderStatus::Unshipped;
             plan.created = now;
@@ -308,7 +309,12 @@ impl Handle {
 
     /// Moves an order as Amazon would: `Unshipped` from `Pending` (payment cleared),
     /// `Cancelled` while nothing is shipped. `lastUpdatedTime` becomes now.
-    pub fn set_order_status(&self, seller_id: &str, order_id: &str, status: OrderStatus) -> Result<(), String> {
+    pub fn set_order_status(
+        &self,
+        seller_id: &str,
+        order_id: &str,
+        status: OrderStatus,
+    ) -> Result<(), String> {
         self.with(seller_id, |a, _, now| {
             let order = a.orders.get_mut(order_id).ok_or(format!("no order {order_id}"))?;
             match (status, order.phase) {
@@ -316,7 +322,9 @@ impl Handle {
                 (OrderStatus::Cancelled, Phase::Pending | Phase::Open) if order.packages.is_empty() => {
                     order.phase = Phase::Cancelled;
                 }
-                (status, _) => return Err(format!("order {order_id} cannot become {status:?} from {:?}", order.phase)),
+                (status, _) => {
+                    return Err(format!("order {order_id} cannot become {status:?} from {:?}", order.phase));
+                }
             }
             order.updated = now.max(order.updated + 1);
             Ok(())
@@ -393,7 +401,9 @@ impl Handle {
     /// The next `count` requests of `op` (any: `None`; `Token` for the token exchange)
     /// answer `status`: 429 `QuotaExceeded`, 500, 503, …
     pub fn fail_next(&self, seller_id: &str, op: Option<Operation>, status: u16, count: usize) {
-        self.with(seller_id, |a, _, _| a.faults.add(op.map_or("", Operation::as_str), Fault::Status(status), count));
+        self.with(seller_id, |a, _, _| {
+            a.faults.add(op.map_or("", Operation::as_str), Fault::Status(status), count)
+        });
     }
 
     /// The next `count` confirmations are applied, then answered 502.

@@ -180,7 +180,13 @@ pub(super) type Offer = (String, String, String, bool);
 
 /// A random plan: one order in six FBA; statuses mostly `UNSHIPPED`; programs, gifts and
 /// signatures now and then; created within `window` seconds before `now`.
-pub(super) fn random_plan(rng: &mut Rng, marketplaces: usize, offers: &[Offer], now: i64, window: i64) -> Plan {
+pub(super) fn random_plan(
+    rng: &mut Rng,
+    marketplaces: usize,
+    offers: &[Offer],
+    now: i64,
+    window: i64,
+) -> Plan {
     let fba = rng.below(6) == 0;
     let status = match rng.below(20) {
         0..=11 => OrderStatus::Unshipped,
@@ -271,14 +277,20 @@ pub(super) fn build(
             };
             let offer = offers.iter().find(|o| o.0 == *sku);
             // Thousandths: cents times ten, or whole yen times a thousand.
-            let unit = if whole { (500 + rng.below(19_500) as i64) * 1000 } else { (399 + rng.below(9_600) as i64) * 10 };
+            let unit = if whole {
+                (500 + rng.below(19_500) as i64) * 1000
+            } else {
+                (399 + rng.below(9_600) as i64) * 10
+            };
             let shipping = match (at, free_shipping, whole) {
                 (0, false, true) => 350_000,
                 (0, false, false) => 4990,
                 _ => 0,
             };
             let subtotal = unit * i64::from(*ordered);
-            let tax = |amount: i64| if whole { amount * rate / 10_000 / 1000 * 1000 } else { amount * rate / 10_000 };
+            let tax = |amount: i64| {
+                if whole { amount * rate / 10_000 / 1000 * 1000 } else { amount * rate / 10_000 }
+            };
             let discount = match rng.below(5) {
                 0 if whole => 300_000,
                 0 => 3000,
@@ -287,7 +299,10 @@ pub(super) fn build(
             Item {
                 id: format!("{:014}", 12_345_678_900_000u64 + *next_item * 7 + rng.below(7)),
                 sku: sku.clone(),
-                asin: offer.map_or_else(|| format!("B0{:08X}", super::orders::walk_key(sku) as u32), |o| o.1.clone()),
+                asin: offer.map_or_else(
+                    || format!("B0{:08X}", super::orders::walk_key(sku) as u32),
+                    |o| o.1.clone(),
+                ),
                 title: offer.map_or_else(|| format!("Product {sku}"), |o| o.2.clone()),
                 ordered: *ordered,
                 unit,
@@ -342,7 +357,11 @@ pub(super) fn build(
             OrderStatus::Shipped => order.items.iter().map(|i| (i.id.clone(), i.ordered)).collect(),
             OrderStatus::PartiallyShipped => {
                 let first = &order.items[0];
-                let units = if order.items.len() > 1 { first.ordered } else { first.ordered.saturating_sub(1).max(1) };
+                let units = if order.items.len() > 1 {
+                    first.ordered
+                } else {
+                    first.ordered.saturating_sub(1).max(1)
+                };
                 vec![(first.id.clone(), units)]
             }
             _ => Vec::new(),
