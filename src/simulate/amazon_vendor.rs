@@ -15,8 +15,8 @@
 //! - anything else is a presigned document URL: a `PUT` is a feed document upload, checked
 //!   against `listings-feed-schema-v2.json`; a `GET`'s JSON answer is a processing report
 //!   (or, with `messages`, an uploaded document),
-//!   checked against `listings-feed-processing-report-schema-v2.json` (a gzipped one is not
-//!   read here: no gzip reader is a dependency; decode it and call [`feed_report_problems`]).
+//!   checked against `listings-feed-processing-report-schema-v2.json` (unpacked first when it
+//!   comes gzipped, as Amazon's `GZIP` reports do).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -472,11 +472,18 @@ fn document_problems(exchange: &Exchange, request: bool, answer: bool) -> Vec<St
             found
         }
         "GET" if answer && exchange.status == 200 => {
-            if exchange.answer_body.starts_with(&[0x1f, 0x8b]) {
-                return vec![]; // gzipped: see the module's note
+            // A processing report comes gzipped when its document says `GZIP`.
+            let mut body = exchange.answer_body.clone();
+            if body.starts_with(&[0x1f, 0x8b]) {
+                use std::io::Read;
+                let mut unpacked = Vec::new();
+                if let Err(e) = flate2::read::GzDecoder::new(body.as_slice()).read_to_end(&mut unpacked) {
+                    return vec![format!("the downloaded document is not valid gzip: {e}")];
+                }
+                body = unpacked;
             }
             // The same URLs may give back an uploaded document, which has messages.
-            match serde_json::from_slice::<Value>(&exchange.answer_body) {
+            match serde_json::from_slice::<Value>(&body) {
                 Ok(doc) if doc.get("messages").is_some() => feed_document_problems(&doc),
                 Ok(doc) => feed_report_problems(&doc),
                 Err(e) => vec![format!("the downloaded document is not JSON: {e}")],

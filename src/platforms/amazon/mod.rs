@@ -256,6 +256,9 @@ impl StoreClient for Client {
 }
 
 #[cfg(test)]
+mod client_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::{Map, json};
