@@ -502,3 +502,61 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
 fn media_type(header: Option<&str>) -> String {
     header.unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase()
 }
+
+/// One line of `validate_requests.py --exchanges`: the SP-API path without its region, the
+/// query as it was sent.
+pub fn jsonl(e: &Exchange) -> String {
+    let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&e.query).finish();
+    let content_type = e.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")).map(|(_, v)| v);
+    let answer: Option<Value> = serde_json::from_slice(&e.answer_body).ok();
+    serde_json::json!({"method": e.method, "path": &e.path[3..], "query": query, "content_type": content_type,
+           "body": String::from_utf8_lossy(&e.body), "status": (e.status != 0).then_some(e.status), "answer": answer})
+    .to_string()
+}
+
+/// Whether Amazon's own validator can run here (python3 with jsonschema). Where it cannot,
+/// the cross-checks say they were skipped; with `ORDERBRIDGE_REQUIRE_VENDOR_PY` set (CI sets
+/// it) that is a failure instead.
+pub fn python_validator_here() -> bool {
+    let python = std::process::Command::new("python3").args(["-c", "import jsonschema"]).output();
+    let here = python.is_ok_and(|o| o.status.success());
+    if !here {
+        assert!(
+            std::env::var_os("ORDERBRIDGE_REQUIRE_VENDOR_PY").is_none(),
+            "ORDERBRIDGE_REQUIRE_VENDOR_PY is set, but python3 with jsonschema is not here"
+        );
+        eprintln!("the cross-check with validate_requests.py was skipped: no python3 with jsonschema here");
+    }
+    here
+}
+
+/// Amazon's own validator (`validate_requests.py --exchanges`) on the SP-API exchanges among
+/// `exchanges`: `None` when it cannot run here, else what it printed when it found a problem.
+pub fn python_problems(exchanges: &[Exchange]) -> Option<Result<(), String>> {
+    if !python_validator_here() {
+        return None;
+    }
+    let regional: Vec<String> = exchanges
+        .iter()
+        .filter(|e| ["/na/", "/eu/", "/fe/"].iter().any(|r| e.path.starts_with(r)))
+        .map(jsonl)
+        .collect();
+    let dir = tempfile::tempdir().ok()?;
+    let file = dir.path().join("exchanges.jsonl");
+    std::fs::write(&file, regional.join("\n")).ok()?;
+    let output = std::process::Command::new("python3")
+        .arg(folder().join("validate_requests.py"))
+        .arg("--exchanges")
+        .arg(&file)
+        .output()
+        .ok()?;
+    if output.status.success() {
+        Some(Ok(()))
+    } else {
+        Some(Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )))
+    }
+}

@@ -366,31 +366,19 @@ fn cross_check_exchanges() -> Vec<Exchange> {
     out
 }
 
-/// One line of `validate_requests.py --exchanges`: the SP-API path without its region, the
-/// query as it was sent.
-fn jsonl(e: &Exchange) -> String {
-    let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&e.query).finish();
-    let content_type = e.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-type")).map(|(_, v)| v);
-    let answer: Option<Value> = serde_json::from_slice(&e.answer_body).ok();
-    json!({"method": e.method, "path": &e.path[3..], "query": query, "content_type": content_type,
-           "body": String::from_utf8_lossy(&e.body), "status": (e.status != 0).then_some(e.status), "answer": answer})
-    .to_string()
-}
-
 #[test]
 fn the_verdicts_agree_with_amazons_python_validator() {
     let exchanges = cross_check_exchanges();
     let ours: Vec<Vec<String>> = exchanges.iter().map(|e| check(e, true, e.status != 0)).collect();
     assert!(ours.iter().filter(|p| p.is_empty()).count() >= 15, "too few exchanges pass: {ours:#?}");
     assert!(ours.iter().filter(|p| !p.is_empty()).count() >= 20, "too few exchanges fail: {ours:#?}");
-    let python = std::process::Command::new("python3").args(["-c", "import jsonschema"]).output();
-    if !python.is_ok_and(|o| o.status.success()) {
-        eprintln!("the cross-check with validate_requests.py was skipped: no python3 with jsonschema here");
+    if !super::amazon_vendor::python_validator_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("exchanges.jsonl");
-    std::fs::write(&file, exchanges.iter().map(jsonl).collect::<Vec<_>>().join("\n")).unwrap();
+    std::fs::write(&file, exchanges.iter().map(super::amazon_vendor::jsonl).collect::<Vec<_>>().join("\n"))
+        .unwrap();
     let output = std::process::Command::new("python3")
         .arg(shared("vendor/amazon/validate_requests.py"))
         .arg("--exchanges")

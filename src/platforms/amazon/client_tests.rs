@@ -13,9 +13,7 @@ use serde_json::{Map, Value, json};
 use super::transport::Seller;
 use super::{Client, check};
 use crate::platforms::retry::RetryPolicy;
-use crate::platforms::store::{
-    Disposition, NoticeItem, Notified, Receipt, ShipmentNotice, StoreClient,
-};
+use crate::platforms::store::{Disposition, NoticeItem, Notified, Receipt, ShipmentNotice, StoreClient};
 use crate::platforms::{PingError, Settings};
 use crate::simulate::amazon::{self, Listing, NewOrder, OrderStatus};
 use crate::simulate::amazon_vendor;
@@ -43,7 +41,13 @@ fn policy() -> RetryPolicy {
     RetryPolicy { tries: 3, base: Duration::from_millis(10), request_timeout: Duration::from_secs(5) }
 }
 
-fn notice(shipment_id: i64, order: &str, lines: &[(&str, i64)], tracking: &str, carrier: Option<&str>) -> ShipmentNotice {
+fn notice(
+    shipment_id: i64,
+    order: &str,
+    lines: &[(&str, i64)],
+    tracking: &str,
+    carrier: Option<&str>,
+) -> ShipmentNotice {
     ShipmentNotice {
         shipment_id,
         external_order_id: order.to_string(),
@@ -52,7 +56,10 @@ fn notice(shipment_id: i64, order: &str, lines: &[(&str, i64)], tracking: &str, 
         carrier: carrier.map(str::to_string),
         shipping_method: Some("Ground".into()),
         shipped_at: Some(1_795_000_000_000),
-        items: lines.iter().map(|(line, q)| NoticeItem { line: Some(line.to_string()), sku: None, quantity: *q }).collect(),
+        items: lines
+            .iter()
+            .map(|(line, q)| NoticeItem { line: Some(line.to_string()), sku: None, quantity: *q })
+            .collect(),
         in_doubt: false,
         units_told_before: Vec::new(),
         completes_order: false,
@@ -80,7 +87,8 @@ async fn every_request_and_answer_follows_amazons_models() {
     let mut after = None;
     let mut listed = Vec::new();
     for _ in 0..20 {
-        let page = client.orders_after(crate::platforms::store::Listing::Orders, None, after.take()).await.unwrap();
+        let page =
+            client.orders_after(crate::platforms::store::Listing::Orders, None, after.take()).await.unwrap();
         assert!(page.clock.is_some(), "every answer has a Date");
         listed.extend(page.orders);
         match page.next {
@@ -132,6 +140,14 @@ async fn every_request_and_answer_follows_amazons_models() {
     let exchanges = sim.exchanges();
     let problems = amazon_vendor::problems(&exchanges);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Amazon's own validator agrees, where it can run.
+    if let Some(verdict) = amazon_vendor::python_problems(&exchanges) {
+        assert_eq!(
+            verdict,
+            Ok(()),
+            "validate_requests.py refused what the client sent or the simulator answered"
+        );
+    }
     for op in amazon::Operation::ALL {
         assert!(sim.requests(op) > 0, "the client never sent {}", op.as_str());
     }
