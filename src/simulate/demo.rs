@@ -24,7 +24,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use super::{big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
+use super::{amazon, big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
 
 /// The demo WooCommerce store's REST API key (simulated: it opens nothing real).
 const WOO_KEY: &str = "ck_demo0000000000000000000000000000000woo1";
@@ -73,6 +73,7 @@ pub struct Demo {
     pub shopify: shopify::Simulator,
     pub shipbob: shipbob::Simulator,
     pub shipstation: shipstation::Simulator,
+    pub amazon: amazon::Simulator,
     stores: usize,
     warehouses: usize,
     tasks: Vec<JoinHandle<()>>,
@@ -152,6 +153,7 @@ impl Demo {
         shipbob.set_auto_ship(Some(shipbob_pace()));
         let shipstation = shipstation::Simulator::start().await;
         shipstation.set_label_after(Some(SHIPSTATION_LABEL_AFTER));
+        let amazon = amazon::Simulator::start().await;
         let mut stores = Vec::with_capacity(plan.stores.len());
         for (store, secret, orders, skus) in plan.stores {
             match &store {
@@ -203,6 +205,7 @@ impl Demo {
             shopify,
             shipbob,
             shipstation,
+            amazon,
             stores: stores.len(),
             warehouses: plan.warehouses.len(),
             tasks: Vec::new(),
@@ -315,14 +318,23 @@ impl Demo {
         Ok(())
     }
 
+    /// Gives one demo customer an Amazon store ([`super::demo_amazon`]).
+    pub fn attach_amazon(&mut self, conn: &Connection, seeded: bool) -> Result<(), String> {
+        if super::demo_amazon::attach(&self.amazon, conn, seeded)? {
+            self.stores += 1;
+        }
+        Ok(())
+    }
+
     /// One line for the person who started it.
     pub fn describe(&self) -> String {
         format!(
-            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {} and WooCommerce at {} answer for the {} demo stores (a new order every {} s); a simulated ShipBob at {}, a simulated ShipStation at {} and a simulated worker at the warehouse folders ship what reaches the {} demo warehouses",
+            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {}, WooCommerce at {} and Amazon at {} answer for the {} demo stores (a new order every {} s); a simulated ShipBob at {}, a simulated ShipStation at {} and a simulated worker at the warehouse folders ship what reaches the {} demo warehouses",
             self.big_commerce.base_url(),
             self.sellbrite.base_url(),
             self.shopify.base_url(),
             self.woocommerce.url(),
+            self.amazon.lwa_base(),
             self.stores,
             ORDER_EVERY.as_secs(),
             self.shipbob.base_url(),
@@ -381,7 +393,7 @@ fn api_warehouse(
 
 /// A switched-on connection of a customer's store and warehouse, its sales channel on and its
 /// inventory channel on when `stock`.
-fn connect(
+pub(super) fn connect(
     conn: &Connection,
     (customer, store, warehouse): (i64, i64, i64),
     name: &str,
@@ -427,7 +439,7 @@ fn store_orders(conn: &Connection, store_id: i64) -> rusqlite::Result<Vec<Adopte
 }
 
 /// The SKUs of a customer's products: the inventory items of its simulated shop.
-fn customer_skus(conn: &Connection, customer_id: i64) -> rusqlite::Result<Vec<String>> {
+pub(super) fn customer_skus(conn: &Connection, customer_id: i64) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare_cached("SELECT sku FROM products WHERE customer_id = ?1 ORDER BY id")?;
     stmt.query_map([customer_id], |r| r.get(0))?.collect()
 }

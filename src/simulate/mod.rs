@@ -9,6 +9,7 @@ pub(crate) mod amazon_vendor;
 mod amazon_vendor_tests;
 pub mod big_commerce;
 pub mod demo;
+mod demo_amazon;
 mod http;
 #[cfg(test)]
 pub(crate) mod openapi_check;
