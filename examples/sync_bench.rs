@@ -8,9 +8,9 @@
 //! ```
 //!
 //! After the BigCommerce run come a Shopify run (`sync_bench_shopify/`), a WooCommerce run
-//! (`sync_bench_woocommerce/`), alike in shape, and runs with a ShipBob warehouse
+//! (`sync_bench_woocommerce/`) and an Amazon run (`sync_bench_amazon/`), alike in shape, and runs with a ShipBob warehouse
 //! (`sync_bench_shipbob/`) and a ShipStation warehouse (`sync_bench_shipstation/`);
-//! `--platform big_commerce|shopify|woocommerce|shipbob|shipstation` runs one.
+//! `--platform big_commerce|shopify|woocommerce|amazon|shipbob|shipstation` runs one.
 //!
 //! The simulator runs in a child process (this program started again with `--simulator`), so
 //! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
@@ -38,6 +38,7 @@ use orderbridge::sync::{Engine, Settings, Trigger};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
+mod sync_bench_amazon;
 mod sync_bench_shipbob;
 mod sync_bench_shipstation;
 mod sync_bench_shopify;
@@ -68,11 +69,13 @@ fn main() {
         runtime.block_on(sync_bench_shipbob::serve_simulator(orders));
     } else if args.iter().any(|a| a == "--shipstation-simulator") {
         runtime.block_on(sync_bench_shipstation::serve_simulator(orders));
+    } else if args.iter().any(|a| a == "--amazon-simulator") {
+        runtime.block_on(sync_bench_amazon::serve_simulator(orders));
     } else {
         if platform.is_some_and(|p| {
-            !["big_commerce", "shopify", "woocommerce", "shipbob", "shipstation"].contains(&p)
+            !["big_commerce", "shopify", "woocommerce", "amazon", "shipbob", "shipstation"].contains(&p)
         }) {
-            fail("--platform takes big_commerce, shopify, woocommerce, shipbob or shipstation");
+            fail("--platform takes big_commerce, shopify, woocommerce, amazon, shipbob or shipstation");
         }
         if platform.is_none_or(|p| p == "big_commerce") {
             runtime.block_on(bench(orders));
@@ -82,6 +85,9 @@ fn main() {
         }
         if platform.is_none_or(|p| p == "woocommerce") {
             runtime.block_on(sync_bench_woocommerce::bench(orders));
+        }
+        if platform.is_none_or(|p| p == "amazon") {
+            runtime.block_on(sync_bench_amazon::bench(orders));
         }
         if platform.is_none_or(|p| p == "shipbob") {
             runtime.block_on(sync_bench_shipbob::bench(orders));
