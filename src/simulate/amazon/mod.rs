@@ -25,6 +25,10 @@ mod orders;
 #[cfg(test)]
 mod sim_tests;
 #[cfg(test)]
+mod sim_tests_models;
+#[cfg(test)]
+mod sim_tests_ship;
+#[cfg(test)]
 mod sim_tests_stock;
 
 use std::collections::{BTreeMap, HashMap};
@@ -219,6 +223,8 @@ struct Account {
     /// Orders are answered without `recipient` (the application lacks the role).
     hide_recipients: bool,
     rng: Rng,
+    /// Numbers the account's order items.
+    next_item: u64,
 }
 
 impl Account {
@@ -236,6 +242,7 @@ impl Account {
             package_delay: 0,
             hide_recipients: false,
             rng: Rng::new(seed),
+            next_item: 0,
         }
     }
 
@@ -268,7 +275,6 @@ pub struct State {
     origin: String,
     demo: Option<Demo>,
     rng: Rng,
-    next_item: u64,
     counts: BTreeMap<Operation, usize>,
     #[cfg(test)]
     recording: bool,
@@ -304,7 +310,6 @@ impl Simulator {
             origin: String::new(),
             demo: None,
             rng: Rng::new(2026),
-            next_item: 0,
             counts: BTreeMap::new(),
             #[cfg(test)]
             recording: false,

@@ -233,7 +233,7 @@ pub(super) fn random_plan(rng: &mut Rng, marketplaces: usize, offers: &[Offer], 
     }
 }
 
-/// Draws what the plan leaves open. `next_item` numbers order items across the simulator.
+/// Draws what the plan leaves open. `next_item` numbers the account's order items.
 pub(super) fn build(
     plan: Plan,
     rng: &mut Rng,
