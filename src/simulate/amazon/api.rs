@@ -49,7 +49,9 @@ fn operation(method: &str, rest: &str) -> Option<(Operation, Vec<String>)> {
     Some(match (method, parts.as_slice()) {
         ("GET", ["orders", "2026-01-01", "orders"]) => (Operation::SearchOrders, Vec::new()),
         ("GET", ["orders", "2026-01-01", "orders", _]) => (Operation::GetOrder, args(&[3])),
-        ("POST", ["orders", "v0", "orders", _, "shipmentConfirmation"]) => (Operation::ConfirmShipment, args(&[3])),
+        ("POST", ["orders", "v0", "orders", _, "shipmentConfirmation"]) => {
+            (Operation::ConfirmShipment, args(&[3]))
+        }
         ("GET", ["sellers", "v1", "marketplaceParticipations"]) => {
             (Operation::GetMarketplaceParticipations, Vec::new())
         }
@@ -86,13 +88,19 @@ fn route(state: &mut State, request: &Request) -> Response {
     if request.path == "/auth/o2/token" {
         count(state, Operation::Token);
         if request.method != "POST" {
-            return Response::json(405, &json!({"error": "invalid_request", "error_description": "POST only"}));
+            return Response::json(
+                405,
+                &json!({"error": "invalid_request", "error_description": "POST only"}),
+            );
         }
         let form: Vec<(String, String)> = url::form_urlencoded::parse(&request.body).into_owned().collect();
         let refresh = form.iter().find(|(n, _)| n == "refresh_token").map(|(_, v)| v.as_str());
         let account = state.accounts.values_mut().find(|a| Some(a.seller.refresh_token.as_str()) == refresh);
         if let Some(Fault::Status(status)) = account.and_then(|a| a.faults.take(|key| key == "token")) {
-            return Response::json(status, &json!({"error": "server_error", "error_description": "Simulated failure"}));
+            return Response::json(
+                status,
+                &json!({"error": "server_error", "error_description": "Simulated failure"}),
+            );
         }
         return lwa::token(state, request, now);
     }
@@ -102,7 +110,8 @@ fn route(state: &mut State, request: &Request) -> Response {
     }
     let rest = request.path.trim_start_matches('/');
     let (region, rest) = rest.split_once('/').unwrap_or((rest, ""));
-    let Some((op, args)) = operation(&request.method, rest).filter(|_| matches!(region, "na" | "eu" | "fe")) else {
+    let Some((op, args)) = operation(&request.method, rest).filter(|_| matches!(region, "na" | "eu" | "fe"))
+    else {
         return error(404, "NotFound", "The requested resource was not found.", "");
     };
     count(state, op);
@@ -125,9 +134,16 @@ fn route(state: &mut State, request: &Request) -> Response {
         return quota();
     }
     let is_post = request.method == "POST";
-    let json_body = request.header("content-type").is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
+    let json_body = request
+        .header("content-type")
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
     if is_post && !json_body {
-        return error(415, "UnsupportedMediaType", "The request's Content-Type must be application/json.", "");
+        return error(
+            415,
+            "UnsupportedMediaType",
+            "The request's Content-Type must be application/json.",
+            "",
+        );
     }
     // A listings path names the seller; another seller's is not the token's to read.
     let own = args.first().is_some_and(|s| *s == account.seller.seller_id);

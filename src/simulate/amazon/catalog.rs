@@ -105,7 +105,10 @@ pub(super) const NAMES: [&str; 12] = [
 
 /// (line1, city, state or region, postal code, phone) per country; the line 2 and 3 are
 /// drawn apart.
-pub(super) fn street(country: &str, draw: u64) -> (&'static str, &'static str, Option<&'static str>, &'static str, &'static str) {
+pub(super) fn street(
+    country: &str,
+    draw: u64,
+) -> (&'static str, &'static str, Option<&'static str>, &'static str, &'static str) {
     const US: [(&str, &str, Option<&str>, &str, &str); 4] = [
         ("500 Pine St", "Seattle", Some("WA"), "98101-1234", "+1 206-555-0100"),
         ("455 Main Street", "Austin", Some("TX"), "78751", "+1 512-555-0142"),
@@ -139,7 +142,8 @@ pub(super) const LINE2: [&str; 3] = ["Apt 4", "Suite 200", "Floor 3"];
 pub(super) const LINE3: [&str; 2] = ["c/o Reception", "Building B"];
 pub(super) const INSTRUCTIONS: [&str; 2] = ["Leave with the doorman", "Ring twice"];
 pub(super) const SERVICE_LEVELS: [&str; 4] = ["STANDARD", "EXPEDITED", "SECOND_DAY", "NEXT_DAY"];
-pub(super) const GIFT_MESSAGES: [&str; 3] = ["Happy birthday!", "Congratulations", "With love, from all of us"];
+pub(super) const GIFT_MESSAGES: [&str; 3] =
+    ["Happy birthday!", "Congratulations", "With love, from all of us"];
 pub(super) const PRODUCT_TYPES: [&str; 4] = ["DRINKING_CUP", "TEA", "KITCHEN", "HOME"];
 pub(super) const PRODUCTS: [&str; 6] =
     ["Ceramic Mug", "Green Tea 100 g", "Tea Strainer", "Coaster Set", "Teapot 1 l", "Travel Cup"];

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::Account;
 use super::api::{bad_request, error};
-use super::orders::{Package, Phase};
 use super::order_view::parse_iso;
+use super::orders::{Package, Phase};
 use crate::simulate::http::{Request, Response};
 
 /// The annex's carrier table (§5), in Amazon's spelling, and `Other`.
@@ -83,7 +83,10 @@ fn read(body: &[u8], marketplace_id: &str) -> Result<Detail, Response> {
         }
         Some(_) => {}
     }
-    let detail = body.get("packageDetail").filter(|d| d.is_object()).ok_or_else(|| invalid("packageDetail is required"))?;
+    let detail = body
+        .get("packageDetail")
+        .filter(|d| d.is_object())
+        .ok_or_else(|| invalid("packageDetail is required"))?;
     let reference = text(detail, "packageReferenceId")?.unwrap_or_default();
     let positive = !reference.is_empty()
         && reference.bytes().all(|b| b.is_ascii_digit())
@@ -138,7 +141,9 @@ pub(super) fn confirm(account: &mut Account, order_id: &str, request: &Request, 
     match order.phase {
         _ if order.fba => return bad_request("The order is fulfilled by Amazon and cannot be confirmed."),
         Phase::Cancelled => return bad_request(&format!("Order {order_id} is cancelled.")),
-        Phase::Pending => return bad_request(&format!("Order {order_id} is pending and cannot be shipped yet.")),
+        Phase::Pending => {
+            return bad_request(&format!("Order {order_id} is pending and cannot be shipped yet."));
+        }
         _ => {}
     }
     let existing = order.packages.iter().position(|p| p.reference == detail.reference);
@@ -148,7 +153,9 @@ pub(super) fn confirm(account: &mut Account, order_id: &str, request: &Request, 
         };
         // An edit gives back what the package held before.
         let held = existing
-            .map(|at| order.packages[at].items.iter().filter(|(i, _)| i == item_id).map(|(_, n)| *n).sum::<u32>())
+            .map(|at| {
+                order.packages[at].items.iter().filter(|(i, _)| i == item_id).map(|(_, n)| *n).sum::<u32>()
+            })
             .unwrap_or(0);
         let open = item.ordered - order.fulfilled(item, false) + held;
         if *units > open {

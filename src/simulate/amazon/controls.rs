@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::feeds::{self, Status};
 use super::order_view::{Datasets, view};
-use super::orders::{self, Offer, Package, Phase, Plan};
+use super::orders::{self, Offers, Package, Phase, Plan};
 use super::{Account, Bucket, Demo, Fault, Handle, Listing, Operation, Seller, State};
 use crate::simulate::Rng;
 
@@ -137,15 +137,22 @@ pub struct FeedView {
     pub report: Option<Value>,
 }
 
-fn offers(account: &Account) -> Vec<Offer> {
+fn offers(account: &Account) -> Offers {
     let listings = account.listings.values();
-    listings.map(|l| (l.sku.clone(), l.asin.clone(), l.title.clone(), l.fba)).collect()
+    Offers::new(listings.map(|l| (l.sku.clone(), l.asin.clone(), l.title.clone(), l.fba)).collect())
 }
 
-fn place(account: &mut Account, plan: Plan, offers: &[Offer], now: i64) -> String {
+fn place(account: &mut Account, plan: Plan, offers: &Offers, now: i64) -> String {
     let marketplace = account.seller.marketplaces[plan.marketplace].clone();
-    let order =
-        orders::build(plan, &mut account.rng, &marketplace, offers, &account.orders, &mut account.next_item, now);
+    let order = orders::build(
+        plan,
+        &mut account.rng,
+        &marketplace,
+        offers,
+        &account.orders,
+        &mut account.next_item,
+        now,
+    );
     let id = order.id.clone();
     account.orders.insert(order);
     id
@@ -164,13 +171,13 @@ pub(super) fn advance_demo(state: &mut State, now: i64) {
         demo.made += 1;
         for account in accounts.values_mut() {
             let offers = offers(account);
-            let mut plan = orders::random_plan(&mut account.rng, account.seller.marketplaces.len(), &offers, now, 1);
+            let marketplaces = account.seller.marketplaces.len();
+            let mut plan = orders::random_plan(&mut account.rng, marketplaces, &offers, now, 1, true);
             plan.fba = demo.made % 4 == 0;
             plan.status = OrderStatus::Unshipped;
             plan.created = now;
-            let wanted: Vec<&Offer> = offers.iter().filter(|o| o.3 == plan.fba).collect();
-            if let Some(offer) = wanted.get(account.rng.below(wanted.len().max(1) as u64) as usize) {
-                plan.lines = vec![(offer.0.clone(), 1 + account.rng.below(2) as u32)];
+            if let Some(sku) = offers.draw(&mut account.rng, plan.fba) {
+                plan.lines = vec![(sku.to_string(), 1 + account.rng.below(2) as u32)];
             }
             place(account, plan, &offers, now);
         }
@@ -213,7 +220,8 @@ impl Handle {
     fn with<T>(&self, seller_id: &str, f: impl FnOnce(&mut Account, i64) -> T) -> T {
         let mut state = self.lock();
         let now = state.now();
-        let account = state.accounts.get_mut(seller_id).unwrap_or_else(|| panic!("no Amazon seller {seller_id}"));
+        let account =
+            state.accounts.get_mut(seller_id).unwrap_or_else(|| panic!("no Amazon seller {seller_id}"));
         f(account, now)
     }
 
@@ -280,19 +288,30 @@ impl Handle {
     /// listings. Cheap enough for 100,000.
     pub fn generate_orders(&self, seller_id: &str, count: usize, seed: u64) {
         let now = self.now();
-        self.generate_orders_until(seller_id, count, seed, now);
+        self.generate(seller_id, count, seed, now, false);
+    }
+
+    /// `count` merchant orders waiting to ship (`UNSHIPPED`, none fulfilled by Amazon or
+    /// picked up in store) drawn from `seed` over the last 30 days: what a benchmark pulls.
+    pub fn generate_ready_orders(&self, seller_id: &str, count: usize, seed: u64) {
+        let now = self.now();
+        self.generate(seller_id, count, seed, now, true);
     }
 
     /// As [`Handle::generate_orders`], the 30 days ending at `until` (Unix seconds): the
     /// same seed, listings and `until` give the same orders.
     pub fn generate_orders_until(&self, seller_id: &str, count: usize, seed: u64, until: i64) {
+        self.generate(seller_id, count, seed, until, false);
+    }
+
+    fn generate(&self, seller_id: &str, count: usize, seed: u64, until: i64, ready: bool) {
         self.with(seller_id, |a, _| {
             let now = until;
             let offers = offers(a);
             let mut rng = Rng::new(seed);
             let marketplaces = a.seller.marketplaces.len();
             for _ in 0..count {
-                let plan = orders::random_plan(&mut rng, marketplaces, &offers, now, 30 * 86_400);
+                let plan = orders::random_plan(&mut rng, marketplaces, &offers, now, 30 * 86_400, ready);
                 let marketplace = a.seller.marketplaces[plan.marketplace].clone();
                 let order =
                     orders::build(plan, &mut rng, &marketplace, &offers, &a.orders, &mut a.next_item, now);
@@ -304,6 +323,10 @@ impl Handle {
     /// The account's order ids, in the order they were added.
     pub fn order_ids(&self, seller_id: &str) -> Vec<String> {
         self.with(seller_id, |a, _| a.orders.list.iter().map(|o| o.id.clone()).collect())
+    }
+
+    pub fn order_count(&self, seller_id: &str) -> usize {
+        self.with(seller_id, |a, _| a.orders.list.len())
     }
 
     pub fn order(&self, seller_id: &str, order_id: &str) -> Option<OrderView> {
@@ -320,7 +343,12 @@ impl Handle {
 
     /// Moves an order as Amazon would: `Unshipped` from `Pending` (payment cleared),
     /// `Cancelled` while nothing is shipped. `lastUpdatedTime` becomes now.
-    pub fn set_order_status(&self, seller_id: &str, order_id: &str, status: OrderStatus) -> Result<(), String> {
+    pub fn set_order_status(
+        &self,
+        seller_id: &str,
+        order_id: &str,
+        status: OrderStatus,
+    ) -> Result<(), String> {
         self.with(seller_id, |a, now| {
             let order = a.orders.get_mut(order_id).ok_or(format!("no order {order_id}"))?;
             match (status, order.phase) {
@@ -328,7 +356,9 @@ impl Handle {
                 (OrderStatus::Cancelled, Phase::Pending | Phase::Open) if order.packages.is_empty() => {
                     order.phase = Phase::Cancelled;
                 }
-                (status, _) => return Err(format!("order {order_id} cannot become {status:?} from {:?}", order.phase)),
+                (status, _) => {
+                    return Err(format!("order {order_id} cannot become {status:?} from {:?}", order.phase));
+                }
             }
             order.updated = now.max(order.updated + 1);
             Ok(())
@@ -405,7 +435,9 @@ impl Handle {
     /// The next `count` requests of `op` (any: `None`; `Token` for the token exchange)
     /// answer `status`: 429 `QuotaExceeded`, 500, 503, …
     pub fn fail_next(&self, seller_id: &str, op: Option<Operation>, status: u16, count: usize) {
-        self.with(seller_id, |a, _| a.faults.add(op.map_or("", Operation::as_str), Fault::Status(status), count));
+        self.with(seller_id, |a, _| {
+            a.faults.add(op.map_or("", Operation::as_str), Fault::Status(status), count)
+        });
     }
 
     /// The next `count` confirmations are applied, then answered 502.

@@ -49,7 +49,10 @@ pub(super) fn check_envelope(doc: &Value) -> Result<&Vec<Value>, String> {
     }
     if let Some(report) = header.get("report") {
         let data = report.get("includedData").and_then(Value::as_array).filter(|d| !d.is_empty());
-        if !report.is_object() || data.is_none() || report.get("apiVersion").and_then(Value::as_str) != Some("2021-08-01") {
+        if !report.is_object()
+            || data.is_none()
+            || report.get("apiVersion").and_then(Value::as_str) != Some("2021-08-01")
+        {
             return Err("The feed header's report needs includedData and apiVersion 2021-08-01.".into());
         }
     }
@@ -74,7 +77,9 @@ pub(super) fn check_message(m: &Value) -> Option<String> {
         return Some("'sku' is required but not supplied.".into());
     }
     let op = m.get("operationType").and_then(Value::as_str).filter(|op| OPERATIONS.contains(op));
-    let Some(op) = op else { return Some("'operationType' must be UPDATE, PARTIAL_UPDATE, PATCH or DELETE.".into()) };
+    let Some(op) = op else {
+        return Some("'operationType' must be UPDATE, PARTIAL_UPDATE, PATCH or DELETE.".into());
+    };
     if object.contains_key("productType") && !non_empty_text(m.get("productType")) {
         return Some("'productType' must be a non-empty string.".into());
     }
@@ -99,7 +104,9 @@ pub(super) fn check_message(m: &Value) -> Option<String> {
     let has = |name: &str| object.contains_key(name);
     let fits = match op {
         "UPDATE" => has("productType") && has("attributes") && !has("patches"),
-        "PARTIAL_UPDATE" => has("productType") && has("attributes") && !has("patches") && !has("requirements"),
+        "PARTIAL_UPDATE" => {
+            has("productType") && has("attributes") && !has("patches") && !has("requirements")
+        }
         "PATCH" => has("productType") && has("patches") && !has("requirements") && !has("attributes"),
         _ => !has("productType") && !has("patches") && !has("requirements") && !has("attributes"),
     };
@@ -108,16 +115,21 @@ pub(super) fn check_message(m: &Value) -> Option<String> {
 
 /// The `DEFAULT` availability a value sets: (quantity, lead time) when it has one.
 fn default_availability(value: Option<&Value>) -> Option<(i64, Option<u32>)> {
-    let entry = value?.as_array()?.iter().find(|e| e.get("fulfillment_channel_code").and_then(Value::as_str) == Some("DEFAULT"))?;
+    let entry = value?
+        .as_array()?
+        .iter()
+        .find(|e| e.get("fulfillment_channel_code").and_then(Value::as_str) == Some("DEFAULT"))?;
     let quantity = entry.get("quantity")?.as_i64().filter(|q| *q >= 0)?;
-    let lead = entry.get("lead_time_to_ship_max_days").and_then(Value::as_u64).and_then(|d| u32::try_from(d).ok());
+    let lead =
+        entry.get("lead_time_to_ship_max_days").and_then(Value::as_u64).and_then(|d| u32::try_from(d).ok());
     Some((quantity, lead))
 }
 
 /// Applies the document to the account's listings: the issues and how many messages were
 /// processed, or why the whole feed is `FATAL`.
 pub(super) fn apply(account: &mut Account, bytes: &[u8]) -> Result<(Vec<Issue>, usize), String> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|_| "The feed document is not JSON.".to_string())?;
+    let doc: Value =
+        serde_json::from_slice(bytes).map_err(|_| "The feed document is not JSON.".to_string())?;
     let messages = check_envelope(&doc)?;
     if doc["header"]["sellerId"].as_str() != Some(account.seller.seller_id.as_str()) {
         return Err("The feed header's sellerId is not the seller of the feed.".into());
@@ -140,7 +152,12 @@ pub(super) fn apply(account: &mut Account, bytes: &[u8]) -> Result<(Vec<Issue>, 
         }
         let product_type = m["productType"].as_str().unwrap_or_default();
         let Some(listing) = account.listings.get_mut(sku) else {
-            issues.push(Issue::error(id, Some(sku), "4000002", format!("SKU '{sku}' has no listing to change.")));
+            issues.push(Issue::error(
+                id,
+                Some(sku),
+                "4000002",
+                format!("SKU '{sku}' has no listing to change."),
+            ));
             continue;
         };
         if listing.product_type != product_type {
@@ -148,7 +165,10 @@ pub(super) fn apply(account: &mut Account, bytes: &[u8]) -> Result<(Vec<Issue>, 
                 id,
                 Some(sku),
                 "4000003",
-                format!("The product type '{product_type}' is not the listing's product type '{}'.", listing.product_type),
+                format!(
+                    "The product type '{product_type}' is not the listing's product type '{}'.",
+                    listing.product_type
+                ),
             ));
             continue;
         }
@@ -166,7 +186,12 @@ pub(super) fn apply(account: &mut Account, bytes: &[u8]) -> Result<(Vec<Issue>, 
         };
         for (patch, value) in changes {
             if listing.fba {
-                issues.push(Issue::error(id, Some(sku), "4000004", format!("SKU '{sku}' is fulfilled by Amazon.")));
+                issues.push(Issue::error(
+                    id,
+                    Some(sku),
+                    "4000004",
+                    format!("SKU '{sku}' is fulfilled by Amazon."),
+                ));
                 break;
             }
             if patch == "delete" {
@@ -174,7 +199,8 @@ pub(super) fn apply(account: &mut Account, bytes: &[u8]) -> Result<(Vec<Issue>, 
                 continue;
             }
             let Some((quantity, lead)) = default_availability(value) else {
-                let message = "fulfillment_availability needs a DEFAULT entry with a quantity of 0 or more.".to_string();
+                let message = "fulfillment_availability needs a DEFAULT entry with a quantity of 0 or more."
+                    .to_string();
                 issues.push(Issue::error(id, Some(sku), "4000001", message));
                 break;
             };
@@ -194,7 +220,8 @@ pub(super) fn apply(account: &mut Account, bytes: &[u8]) -> Result<(Vec<Issue>, 
 pub(super) fn report(seller_id: &str, feed_id: &str, issues: &[Issue], processed: usize) -> Value {
     let errors = issues.iter().filter(|i| i.severity == "ERROR").count();
     let warnings = issues.iter().filter(|i| i.severity == "WARNING").count();
-    let mut invalid: Vec<i64> = issues.iter().filter(|i| i.severity == "ERROR").filter_map(|i| i.message_id).collect();
+    let mut invalid: Vec<i64> =
+        issues.iter().filter(|i| i.severity == "ERROR").filter_map(|i| i.message_id).collect();
     invalid.sort_unstable();
     invalid.dedup();
     let lines: Vec<Value> = issues

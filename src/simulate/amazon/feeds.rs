@@ -72,7 +72,11 @@ pub(super) struct Desk {
 impl Desk {
     fn next_document_id(&mut self, region: &str, kind: &str) -> String {
         self.next += 1;
-        format!("amzn1.tortuga.4.{region}.{kind}{:08x}-{:04}", self.next.wrapping_mul(0x9E37_79B9) as u32, self.next)
+        format!(
+            "amzn1.tortuga.4.{region}.{kind}{:08x}-{:04}",
+            self.next.wrapping_mul(0x9E37_79B9) as u32,
+            self.next
+        )
     }
 }
 
@@ -91,7 +95,8 @@ pub(super) fn create_document(account: &mut Account, origin: &str, request: &Req
         return bad_request("contentType is required.");
     };
     let id = account.feeds.next_document_id(&account.seller.region, "");
-    let document = Document { content_type: content_type.to_string(), bytes: None, gzip: false, url_issued: now };
+    let document =
+        Document { content_type: content_type.to_string(), bytes: None, gzip: false, url_issued: now };
     account.feeds.documents.insert(id.clone(), document);
     Response::json(201, &json!({"feedDocumentId": id, "url": url(origin, "upload", &id, now)}))
 }
@@ -107,12 +112,15 @@ pub(super) fn create_feed(account: &mut Account, request: &Request, now: i64) ->
         .map(|ids| ids.iter().filter_map(Value::as_str).map(str::to_string).collect())
         .unwrap_or_default();
     if feed_type != "JSON_LISTINGS_FEED" {
-        return bad_request(&format!("Invalid feedType: {feed_type}. This seller takes JSON_LISTINGS_FEED only."));
+        return bad_request(&format!(
+            "Invalid feedType: {feed_type}. This seller takes JSON_LISTINGS_FEED only."
+        ));
     }
     if marketplaces.is_empty() {
         return bad_request("marketplaceIds is required.");
     }
-    if let Some(id) = marketplaces.iter().find(|id| !account.seller.marketplaces.iter().any(|m| m.id == **id)) {
+    if let Some(id) = marketplaces.iter().find(|id| !account.seller.marketplaces.iter().any(|m| m.id == **id))
+    {
         return bad_request(&format!("Invalid marketplaceId: {id}."));
     }
     match account.feeds.documents.get(input) {
@@ -187,7 +195,8 @@ fn process(account: &mut Account, at: usize, now: i64) {
 }
 
 fn finish(account: &mut Account, at: usize, status: Status, issues: Vec<Issue>, processed: usize, now: i64) {
-    let report = feed_check::report(&account.seller.seller_id, &account.feeds.feeds[at].id, &issues, processed);
+    let report =
+        feed_check::report(&account.seller.seller_id, &account.feeds.feeds[at].id, &issues, processed);
     let id = account.feeds.next_document_id(&account.seller.region, "report-");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let bytes = gz.write_all(report.to_string().as_bytes()).and_then(|()| gz.finish()).unwrap_or_default();
@@ -248,14 +257,24 @@ pub(super) fn transfer(state: &mut State, request: &Request, now: i64) -> Respon
     let (upload, id) = match (request.method.as_str(), request.path.strip_prefix("/s3/")) {
         ("PUT", Some(rest)) if rest.starts_with("upload/") => (true, &rest["upload/".len()..]),
         ("GET", Some(rest)) if rest.starts_with("document/") => (false, &rest["document/".len()..]),
-        _ => return s3_error(405, "MethodNotAllowed", "The specified method is not allowed against this resource."),
+        _ => {
+            return s3_error(
+                405,
+                "MethodNotAllowed",
+                "The specified method is not allowed against this resource.",
+            );
+        }
     };
     let found = state.accounts.values_mut().find_map(|a| a.feeds.documents.get_mut(id));
     let Some(document) = found else {
         return s3_error(404, "NoSuchKey", "The specified key does not exist.");
     };
     if request.param("X-Amz-Signature").is_none() {
-        return s3_error(403, "AccessDenied", "Query-string authentication requires the Signature parameter.");
+        return s3_error(
+            403,
+            "AccessDenied",
+            "Query-string authentication requires the Signature parameter.",
+        );
     }
     if now > document.url_issued + URL_LIFE_SECS {
         return s3_error(403, "AccessDenied", "Request has expired");
@@ -263,10 +282,13 @@ pub(super) fn transfer(state: &mut State, request: &Request, now: i64) -> Respon
     if upload {
         document.bytes = Some(request.body.clone());
         let mut response = Response::empty(200);
-        response.headers.push(("ETag".into(), format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(&request.body))));
+        response
+            .headers
+            .push(("ETag".into(), format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(&request.body))));
         return response;
     }
-    let content_type = if document.gzip { "application/octet-stream".to_string() } else { document.content_type.clone() };
+    let content_type =
+        if document.gzip { "application/octet-stream".to_string() } else { document.content_type.clone() };
     Response {
         status: 200,
         headers: vec![("Content-Type".into(), content_type)],

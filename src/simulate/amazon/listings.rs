@@ -69,7 +69,13 @@ impl Listing {
     }
 }
 
-fn view(listing: &Listing, region: &str, marketplaces: &[&Marketplace], summaries: bool, availability: bool) -> Value {
+fn view(
+    listing: &Listing,
+    region: &str,
+    marketplaces: &[&Marketplace],
+    summaries: bool,
+    availability: bool,
+) -> Value {
     let mut v = json!({"sku": listing.sku});
     if summaries {
         v["summaries"] = marketplaces
@@ -83,13 +89,17 @@ fn view(listing: &Listing, region: &str, marketplaces: &[&Marketplace], summarie
     }
     if availability {
         let code = if listing.fba { Marketplace::afn_code(region) } else { "DEFAULT" };
-        v["fulfillmentAvailability"] = json!([{"fulfillmentChannelCode": code, "quantity": listing.quantity}]);
+        v["fulfillmentAvailability"] =
+            json!([{"fulfillmentChannelCode": code, "quantity": listing.quantity}]);
     }
     v
 }
 
 /// The marketplaces asked for (required, each the seller's) and the datasets.
-fn common<'a>(account: &'a Account, request: &Request) -> Result<(Vec<&'a Marketplace>, bool, bool), Response> {
+fn common<'a>(
+    account: &'a Account,
+    request: &Request,
+) -> Result<(Vec<&'a Marketplace>, bool, bool), Response> {
     let ids = request.param("marketplaceIds").ok_or_else(|| bad_request("marketplaceIds is required."))?;
     let mut marketplaces = Vec::new();
     for id in ids.split(',') {
@@ -159,7 +169,8 @@ fn search_listings(account: &Account, request: &Request) -> Result<Response, Res
         pagination.insert("nextToken".into(), json!(next));
     }
     if offset > 0 {
-        let previous = base64::engine::general_purpose::STANDARD.encode(format!("offset:{}", offset.saturating_sub(size)));
+        let previous = base64::engine::general_purpose::STANDARD
+            .encode(format!("offset:{}", offset.saturating_sub(size)));
         pagination.insert("previousToken".into(), json!(previous));
     }
     if !pagination.is_empty() {
@@ -175,9 +186,15 @@ pub(super) fn get(account: &Account, sku: &str, request: &Request) -> Response {
         Err(response) => return response,
     };
     match account.listings.get(sku) {
-        Some(listing) => {
-            Response::json(200, &view(listing, &account.seller.region, &marketplaces, summaries, availability))
-        }
-        None => error(404, "NotFound", &format!("SKU '{sku}' not found in marketplace {}", marketplaces[0].id), ""),
+        Some(listing) => Response::json(
+            200,
+            &view(listing, &account.seller.region, &marketplaces, summaries, availability),
+        ),
+        None => error(
+            404,
+            "NotFound",
+            &format!("SKU '{sku}' not found in marketplace {}", marketplaces[0].id),
+            "",
+        ),
     }
 }

@@ -16,17 +16,25 @@ fn refusal(status: u16, error: &str, description: &str) -> Response {
 
 pub(super) fn token(state: &mut State, request: &Request, now: i64) -> Response {
     let form: Vec<(String, String)> = url::form_urlencoded::parse(&request.body).into_owned().collect();
-    let field = |name: &str| form.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
+    let field =
+        |name: &str| form.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty());
     for name in ["grant_type", "refresh_token", "client_id", "client_secret"] {
         if field(name).is_none() {
-            return refusal(400, "invalid_request", &format!("The request is missing a required parameter : {name}"));
+            return refusal(
+                400,
+                "invalid_request",
+                &format!("The request is missing a required parameter : {name}"),
+            );
         }
     }
     if field("grant_type") != Some("refresh_token") {
         return refusal(400, "unsupported_grant_type", "The authorization grant type is not supported");
     }
-    let (client_id, secret, refresh) =
-        (field("client_id").unwrap_or_default(), field("client_secret").unwrap_or_default(), field("refresh_token").unwrap_or_default());
+    let (client_id, secret, refresh) = (
+        field("client_id").unwrap_or_default(),
+        field("client_secret").unwrap_or_default(),
+        field("refresh_token").unwrap_or_default(),
+    );
     let mut clients = state.accounts.values().filter(|a| a.seller.client_id == client_id).peekable();
     if clients.peek().is_none_or(|a| a.seller.client_secret != secret) {
         return refusal(401, "invalid_client", "Client authentication failed");
@@ -37,5 +45,8 @@ pub(super) fn token(state: &mut State, request: &Request, now: i64) -> Response 
     let seller_id = account.seller.seller_id.clone();
     let access = format!("Atza|IwEB{:016x}{:016x}", state.rng.next(), state.rng.next());
     state.tokens.insert(access.clone(), Issued { seller_id, expires: now + TOKEN_LIFE_SECS });
-    Response::json(200, &json!({"access_token": access, "token_type": "bearer", "expires_in": TOKEN_LIFE_SECS}))
+    Response::json(
+        200,
+        &json!({"access_token": access, "token_type": "bearer", "expires_in": TOKEN_LIFE_SECS}),
+    )
 }

@@ -12,8 +12,15 @@ use super::catalog::Marketplace;
 use super::orders::{Order, Phase};
 use crate::simulate::http::{Request, Response};
 
-const STATUSES: [&str; 7] =
-    ["PENDING_AVAILABILITY", "PENDING", "UNSHIPPED", "PARTIALLY_SHIPPED", "SHIPPED", "CANCELLED", "UNFULFILLABLE"];
+const STATUSES: [&str; 7] = [
+    "PENDING_AVAILABILITY",
+    "PENDING",
+    "UNSHIPPED",
+    "PARTIALLY_SHIPPED",
+    "SHIPPED",
+    "CANCELLED",
+    "UNFULFILLABLE",
+];
 const DATASETS: [&str; 11] = [
     "BUYER",
     "RECIPIENT",
@@ -41,7 +48,8 @@ pub(super) struct Datasets {
 }
 
 impl Datasets {
-    pub const ALL: Datasets = Datasets { buyer: true, recipient: true, proceeds: true, fulfillment: true, packages: true };
+    pub const ALL: Datasets =
+        Datasets { buyer: true, recipient: true, proceeds: true, fulfillment: true, packages: true };
 
     fn parse(text: Option<&str>) -> Result<Datasets, Response> {
         let mut data = Datasets::default();
@@ -69,7 +77,9 @@ pub(super) fn iso(secs: i64) -> String {
 
 /// Seconds of an ISO 8601 date-time in a query or a body.
 pub(super) fn parse_iso(text: &str) -> Option<i64> {
-    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok().map(|t| t.unix_timestamp())
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .map(|t| t.unix_timestamp())
 }
 
 /// Thousandths as Amazon's decimal text: two places, three when the thousandth is not 0,
@@ -303,8 +313,12 @@ pub(super) fn search(account: &Account, request: &Request, now: i64) -> Response
 }
 
 fn walk(account: &Account, request: &Request, now: i64) -> Result<Response, Response> {
-    let mut canonical: Vec<(&str, &str)> =
-        request.query.iter().filter(|(k, _)| k != "paginationToken").map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut canonical: Vec<(&str, &str)> = request
+        .query
+        .iter()
+        .filter(|(k, _)| k != "paginationToken")
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     canonical.sort();
     let filters = xxhash_rust::xxh3::xxh3_64(format!("{}{canonical:?}", account.seller.seller_id).as_bytes());
     let token = match request.param("paginationToken") {
@@ -325,7 +339,10 @@ fn walk(account: &Account, request: &Request, now: i64) -> Result<Response, Resp
     let time = |name: &str| -> Result<Option<i64>, Response> {
         request
             .param(name)
-            .map(|v| parse_iso(v).ok_or_else(|| bad_request(&format!("Invalid {name}: {v} is not an ISO 8601 date-time."))))
+            .map(|v| {
+                parse_iso(v)
+                    .ok_or_else(|| bad_request(&format!("Invalid {name}: {v} is not an ISO 8601 date-time.")))
+            })
             .transpose()
     };
     let (created_after, created_before) = (time("createdAfter")?, time("createdBefore")?);
@@ -342,8 +359,11 @@ fn walk(account: &Account, request: &Request, now: i64) -> Result<Response, Resp
     if before.is_some_and(|b| b < after) {
         return Err(bad_request("The Before filter must not be earlier than the After filter."));
     }
-    let marketplaces = list(request, "marketplaceIds").ok_or_else(|| bad_request("marketplaceIds is required."))?;
-    if let Some(unknown) = marketplaces.iter().find(|id| !account.seller.marketplaces.iter().any(|m| m.id == **id)) {
+    let marketplaces =
+        list(request, "marketplaceIds").ok_or_else(|| bad_request("marketplaceIds is required."))?;
+    if let Some(unknown) =
+        marketplaces.iter().find(|id| !account.seller.marketplaces.iter().any(|m| m.id == **id))
+    {
         return Err(bad_request(&format!("Invalid marketplaceId: {unknown}.")));
     }
     let by = list(request, "fulfilledBy");
@@ -387,7 +407,12 @@ fn walk(account: &Account, request: &Request, now: i64) -> Result<Response, Resp
             break;
         }
         last = (key, at);
-        page.push(view(order, &account.seller.marketplaces[order.marketplace], data, account.hide_recipients));
+        page.push(view(
+            order,
+            &account.seller.marketplaces[order.marketplace],
+            data,
+            account.hide_recipients,
+        ));
     }
     let mut body = json!({"orders": page});
     if more {

@@ -178,11 +178,52 @@ pub(super) struct Plan {
 /// A listing an order can sell: (sku, asin, title, fulfilled by Amazon).
 pub(super) type Offer = (String, String, String, bool);
 
+/// The listings orders are drawn from, split by who fulfils them and indexed by SKU, so
+/// drawing 100,000 orders does not scan them each time.
+pub(super) struct Offers {
+    list: Vec<Offer>,
+    pools: [Vec<usize>; 2],
+    by_sku: HashMap<String, usize>,
+}
+
+impl Offers {
+    pub fn new(list: Vec<Offer>) -> Offers {
+        let pool =
+            |fba: bool| list.iter().enumerate().filter(|(_, o)| o.3 == fba).map(|(at, _)| at).collect();
+        let by_sku = list.iter().enumerate().map(|(at, o)| (o.0.clone(), at)).collect();
+        Offers { pools: [pool(false), pool(true)], by_sku, list }
+    }
+
+    pub fn find(&self, sku: &str) -> Option<&Offer> {
+        self.by_sku.get(sku).map(|&at| &self.list[at])
+    }
+
+    /// A SKU of the listings fulfilled as asked (any listing when there is none such).
+    pub fn draw(&self, rng: &mut Rng, fba: bool) -> Option<&str> {
+        let pool = &self.pools[usize::from(fba)];
+        let at = match pool.is_empty() {
+            false => pool[rng.below(pool.len() as u64) as usize],
+            true if self.list.is_empty() => return None,
+            true => rng.below(self.list.len() as u64) as usize,
+        };
+        Some(self.list[at].0.as_str())
+    }
+}
+
 /// A random plan: one order in six FBA; statuses mostly `UNSHIPPED`; programs, gifts and
-/// signatures now and then; created within `window` seconds before `now`.
-pub(super) fn random_plan(rng: &mut Rng, marketplaces: usize, offers: &[Offer], now: i64, window: i64) -> Plan {
-    let fba = rng.below(6) == 0;
+/// signatures now and then; created within `window` seconds before `now`. `ready`: only
+/// merchant orders waiting to ship (`UNSHIPPED`, none picked up in store).
+pub(super) fn random_plan(
+    rng: &mut Rng,
+    marketplaces: usize,
+    offers: &Offers,
+    now: i64,
+    window: i64,
+    ready: bool,
+) -> Plan {
+    let fba = !ready && rng.below(6) == 0;
     let status = match rng.below(20) {
+        _ if ready => OrderStatus::Unshipped,
         0..=11 => OrderStatus::Unshipped,
         12 | 13 => OrderStatus::Pending,
         14 | 15 => OrderStatus::Shipped,
@@ -190,8 +231,6 @@ pub(super) fn random_plan(rng: &mut Rng, marketplaces: usize, offers: &[Offer], 
         _ if fba => OrderStatus::Shipped,
         _ => OrderStatus::PartiallyShipped,
     };
-    let wanted: Vec<&Offer> = offers.iter().filter(|o| o.3 == fba).collect();
-    let pool: Vec<&Offer> = if wanted.is_empty() { offers.iter().collect() } else { wanted };
     let count = match rng.below(10) {
         0..=5 => 1,
         6..=8 => 2,
@@ -199,9 +238,9 @@ pub(super) fn random_plan(rng: &mut Rng, marketplaces: usize, offers: &[Offer], 
     };
     let mut lines: Vec<(String, u32)> = Vec::with_capacity(count);
     for _ in 0..count {
-        let sku = match pool.is_empty() {
-            true => format!("SKU-{:04}", rng.below(50)),
-            false => pool[rng.below(pool.len() as u64) as usize].0.clone(),
+        let sku = match offers.draw(rng, fba) {
+            Some(sku) => sku.to_string(),
+            None => format!("SKU-{:04}", rng.below(50)),
         };
         if !lines.iter().any(|(s, _)| *s == sku) {
             lines.push((sku, 1 + rng.below(3) as u32));
@@ -217,7 +256,7 @@ pub(super) fn random_plan(rng: &mut Rng, marketplaces: usize, offers: &[Offer], 
     if !fba && rng.below(10) == 0 {
         programs.push("AMAZON_EASY_SHIP".to_string());
     }
-    if !fba && rng.below(40) == 0 {
+    if !fba && !ready && rng.below(40) == 0 {
         programs.push("IN_STORE_PICK_UP".to_string());
     }
     let gift_message = (rng.below(7) == 0).then(|| catalog::GIFT_MESSAGES[rng.below(3) as usize].to_string());
@@ -238,7 +277,7 @@ pub(super) fn build(
     plan: Plan,
     rng: &mut Rng,
     marketplace: &Marketplace,
-    offers: &[Offer],
+    offers: &Offers,
     book: &Book,
     next_item: &mut u64,
     now: i64,
@@ -269,16 +308,22 @@ pub(super) fn build(
                 (OrderStatus::PartiallyShipped, 1, false) => (*ordered).max(2),
                 _ => *ordered,
             };
-            let offer = offers.iter().find(|o| o.0 == *sku);
+            let offer = offers.find(sku);
             // Thousandths: cents times ten, or whole yen times a thousand.
-            let unit = if whole { (500 + rng.below(19_500) as i64) * 1000 } else { (399 + rng.below(9_600) as i64) * 10 };
+            let unit = if whole {
+                (500 + rng.below(19_500) as i64) * 1000
+            } else {
+                (399 + rng.below(9_600) as i64) * 10
+            };
             let shipping = match (at, free_shipping, whole) {
                 (0, false, true) => 350_000,
                 (0, false, false) => 4990,
                 _ => 0,
             };
             let subtotal = unit * i64::from(*ordered);
-            let tax = |amount: i64| if whole { amount * rate / 10_000 / 1000 * 1000 } else { amount * rate / 10_000 };
+            let tax = |amount: i64| {
+                if whole { amount * rate / 10_000 / 1000 * 1000 } else { amount * rate / 10_000 }
+            };
             let discount = match rng.below(5) {
                 0 if whole => 300_000,
                 0 => 3000,
@@ -287,7 +332,10 @@ pub(super) fn build(
             Item {
                 id: format!("{:014}", 12_345_678_900_000u64 + *next_item * 7 + rng.below(7)),
                 sku: sku.clone(),
-                asin: offer.map_or_else(|| format!("B0{:08X}", super::orders::walk_key(sku) as u32), |o| o.1.clone()),
+                asin: offer.map_or_else(
+                    || format!("B0{:08X}", super::orders::walk_key(sku) as u32),
+                    |o| o.1.clone(),
+                ),
                 title: offer.map_or_else(|| format!("Product {sku}"), |o| o.2.clone()),
                 ordered: *ordered,
                 unit,
@@ -342,7 +390,11 @@ pub(super) fn build(
             OrderStatus::Shipped => order.items.iter().map(|i| (i.id.clone(), i.ordered)).collect(),
             OrderStatus::PartiallyShipped => {
                 let first = &order.items[0];
-                let units = if order.items.len() > 1 { first.ordered } else { first.ordered.saturating_sub(1).max(1) };
+                let units = if order.items.len() > 1 {
+                    first.ordered
+                } else {
+                    first.ordered.saturating_sub(1).max(1)
+                };
                 vec![(first.id.clone(), units)]
             }
             _ => Vec::new(),

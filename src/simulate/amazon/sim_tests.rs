@@ -81,7 +81,8 @@ pub(super) async fn start() -> (Simulator, Seller, String) {
     (sim, seller, token)
 }
 
-const SEARCH: &str = "/orders/2026-01-01/orders?lastUpdatedAfter=2020-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER";
+const SEARCH: &str =
+    "/orders/2026-01-01/orders?lastUpdatedAfter=2020-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER";
 
 /// Every order of a walk with `query`, `max` a page; the pages' sizes.
 async fn walk(sim: &Simulator, token: &str, query: &str) -> (Vec<Value>, usize) {
@@ -90,7 +91,10 @@ async fn walk(sim: &Simulator, token: &str, query: &str) -> (Vec<Value>, usize) 
     for page in 1..=1000 {
         let target = match &next {
             None => query.to_string(),
-            Some(t) => format!("{query}&paginationToken={}", percent_encoding::utf8_percent_encode(t, percent_encoding::NON_ALPHANUMERIC)),
+            Some(t) => format!(
+                "{query}&paginationToken={}",
+                percent_encoding::utf8_percent_encode(t, percent_encoding::NON_ALPHANUMERIC)
+            ),
         };
         let answer = get(sim, token, &target).await;
         assert_eq!(answer.status, 200, "{}", answer.body);
@@ -109,18 +113,29 @@ async fn lwa_gives_an_hour_token_and_refuses_wrong_credentials_as_lwa_words_them
     let seller = Seller::example();
     sim.add_seller(seller.clone());
     let form = |refresh: &str, id: &str, secret: &str| {
-        vec![("grant_type", "refresh_token".to_string()), ("refresh_token", refresh.to_string()),
-             ("client_id", id.to_string()), ("client_secret", secret.to_string())]
+        vec![
+            ("grant_type", "refresh_token".to_string()),
+            ("refresh_token", refresh.to_string()),
+            ("client_id", id.to_string()),
+            ("client_secret", secret.to_string()),
+        ]
     };
     let ok = send(lwa(&sim, &form(&seller.refresh_token, &seller.client_id, &seller.client_secret))).await;
     assert_eq!(ok.status, 200);
     assert!(ok.body["access_token"].as_str().is_some_and(|t| t.starts_with("Atza|")), "{}", ok.body);
-    assert_eq!((ok.body["token_type"].clone(), ok.body["expires_in"].clone()), (json!("bearer"), json!(3600)));
+    assert_eq!(
+        (ok.body["token_type"].clone(), ok.body["expires_in"].clone()),
+        (json!("bearer"), json!(3600))
+    );
     assert!(ok.header("date").is_some());
     let cases = [
         (form("Atzr|wrong", &seller.client_id, &seller.client_secret), 400, "invalid_grant"),
         (form(&seller.refresh_token, &seller.client_id, "wrong"), 401, "invalid_client"),
-        (form(&seller.refresh_token, "amzn1.application-oa2-client.other", &seller.client_secret), 401, "invalid_client"),
+        (
+            form(&seller.refresh_token, "amzn1.application-oa2-client.other", &seller.client_secret),
+            401,
+            "invalid_client",
+        ),
         (form(&seller.refresh_token, &seller.client_id, ""), 400, "invalid_request"),
     ];
     for (fields, status, error) in cases {
@@ -129,7 +144,8 @@ async fn lwa_gives_an_hour_token_and_refuses_wrong_credentials_as_lwa_words_them
         assert!(answer.body["error_description"].is_string());
     }
     sim.revoke_refresh_token(&seller.seller_id);
-    let revoked = send(lwa(&sim, &form(&seller.refresh_token, &seller.client_id, &seller.client_secret))).await;
+    let revoked =
+        send(lwa(&sim, &form(&seller.refresh_token, &seller.client_id, &seller.client_secret))).await;
     assert_eq!((revoked.status, revoked.body["error"].as_str()), (400, Some("invalid_grant")));
     assert_eq!(sim.requests(Operation::Token), 6);
 }
@@ -153,7 +169,8 @@ async fn sp_api_refuses_unknown_and_expired_tokens_another_region_and_another_se
     // The other seller's token on na, and the first seller's listings read with it on eu.
     assert_eq!(get(&sim, &other_token, participations).await.status, 403);
     let theirs = format!("/listings/2021-08-01/items/{}?marketplaceIds=A1PA6795UKMFR9", seller.seller_id);
-    let answer = send(client().get(url(&sim, "eu", &theirs)).header("x-amz-access-token", &other_token)).await;
+    let answer =
+        send(client().get(url(&sim, "eu", &theirs)).header("x-amz-access-token", &other_token)).await;
     assert_eq!((answer.status, answer.body.clone()), (403, denied.clone()));
     let own = format!("/listings/2021-08-01/items/{}?marketplaceIds=A1PA6795UKMFR9", other.seller_id);
     let answer = send(client().get(url(&sim, "eu", &own)).header("x-amz-access-token", &other_token)).await;
@@ -171,24 +188,55 @@ async fn search_orders_refuses_what_amazon_refuses_with_400_invalid_input() {
     let base = "/orders/2026-01-01/orders?";
     let cases = [
         ("marketplaceIds=ATVPDKIKX0DER", "no time filter"),
-        ("createdAfter=2026-01-01T00:00:00Z&lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER", "both"),
-        ("createdAfter=2026-01-01T00:00:00Z&lastUpdatedBefore=2026-02-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER", "mixed"),
+        (
+            "createdAfter=2026-01-01T00:00:00Z&lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER",
+            "both",
+        ),
+        (
+            "createdAfter=2026-01-01T00:00:00Z&lastUpdatedBefore=2026-02-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER",
+            "mixed",
+        ),
         ("lastUpdatedAfter=2026-01-01T00:00:00Z", "no marketplaceIds"),
         ("lastUpdatedAfter=yesterday&marketplaceIds=ATVPDKIKX0DER", "not ISO 8601"),
         ("lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&maxResultsPerPage=0", "page 0"),
-        ("lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&maxResultsPerPage=101", "page 101"),
-        ("lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&fulfilledBy=SELLER", "fulfilledBy"),
-        ("lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&fulfillmentStatuses=OPEN", "status"),
-        ("lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&includedData=EVERYTHING", "dataset"),
-        ("lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=A1PA6795UKMFR9", "not the seller's marketplace"),
-        ("lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&paginationToken=abc", "bad token"),
+        (
+            "lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&maxResultsPerPage=101",
+            "page 101",
+        ),
+        (
+            "lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&fulfilledBy=SELLER",
+            "fulfilledBy",
+        ),
+        (
+            "lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&fulfillmentStatuses=OPEN",
+            "status",
+        ),
+        (
+            "lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&includedData=EVERYTHING",
+            "dataset",
+        ),
+        (
+            "lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=A1PA6795UKMFR9",
+            "not the seller's marketplace",
+        ),
+        (
+            "lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&paginationToken=abc",
+            "bad token",
+        ),
     ];
     for (query, why) in cases {
         let answer = get(&sim, &token, &format!("{base}{query}")).await;
         assert_eq!(answer.status, 400, "{why}: {}", answer.body);
         assert_eq!(answer.body["errors"][0]["code"], "InvalidInput", "{why}");
     }
-    let fine = get(&sim, &token, &format!("{base}lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&maxResultsPerPage=100")).await;
+    let fine = get(
+        &sim,
+        &token,
+        &format!(
+            "{base}lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&maxResultsPerPage=100"
+        ),
+    )
+    .await;
     assert_eq!(fine.status, 200, "{}", fine.body);
 }
 
@@ -205,13 +253,17 @@ async fn a_walk_reads_every_matching_order_once_in_pages_that_are_not_in_modific
     ids.dedup();
     assert_eq!(ids.len(), 250);
     // The pull's filters: MFN orders ready to ship or cancelled.
-    let pull = format!("{SEARCH}&fulfilledBy=MERCHANT&fulfillmentStatuses=UNSHIPPED,PARTIALLY_SHIPPED,CANCELLED&maxResultsPerPage=7&includedData=BUYER,RECIPIENT,PROCEEDS,FULFILLMENT");
+    let pull = format!(
+        "{SEARCH}&fulfilledBy=MERCHANT&fulfillmentStatuses=UNSHIPPED,PARTIALLY_SHIPPED,CANCELLED&maxResultsPerPage=7&includedData=BUYER,RECIPIENT,PROCEEDS,FULFILLMENT"
+    );
     let (pulled, pages) = walk(&sim, &token, &pull).await;
     let expected = sim
         .order_ids(&seller.seller_id)
         .iter()
         .filter_map(|id| sim.order(&seller.seller_id, id))
-        .filter(|o| !o.fulfilled_by_amazon && ["UNSHIPPED", "PARTIALLY_SHIPPED", "CANCELLED"].contains(&o.status))
+        .filter(|o| {
+            !o.fulfilled_by_amazon && ["UNSHIPPED", "PARTIALLY_SHIPPED", "CANCELLED"].contains(&o.status)
+        })
         .count();
     assert_eq!((pulled.len(), pages), (expected, expected.div_ceil(7)));
     assert!(pulled.iter().all(|o| o["fulfillment"]["fulfilledBy"] == "MERCHANT"));
@@ -229,7 +281,8 @@ async fn a_page_token_is_refused_when_a_filter_changes_or_after_24_hours() {
     let query = format!("{SEARCH}&maxResultsPerPage=10");
     let first = get(&sim, &token, &query).await;
     let next = first.body["pagination"]["nextToken"].as_str().expect("a next page").to_string();
-    let encoded = percent_encoding::utf8_percent_encode(&next, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let encoded =
+        percent_encoding::utf8_percent_encode(&next, percent_encoding::NON_ALPHANUMERIC).to_string();
     let same = get(&sim, &token, &format!("{query}&paginationToken={encoded}")).await;
     assert_eq!(same.status, 200);
     for changed in [
@@ -238,7 +291,11 @@ async fn a_page_token_is_refused_when_a_filter_changes_or_after_24_hours() {
         format!("{query}&includedData=BUYER&paginationToken={encoded}"),
     ] {
         let answer = get(&sim, &token, &changed).await;
-        assert_eq!((answer.status, answer.body["errors"][0]["code"].as_str()), (400, Some("InvalidInput")), "{changed}");
+        assert_eq!(
+            (answer.status, answer.body["errors"][0]["code"].as_str()),
+            (400, Some("InvalidInput")),
+            "{changed}"
+        );
     }
     // A day later, with a new access token (the old one expired with the day).
     sim.set_clock_skew(24 * 3600 + 60);
@@ -251,8 +308,10 @@ async fn a_page_token_is_refused_when_a_filter_changes_or_after_24_hours() {
 #[tokio::test]
 async fn included_data_leaves_out_what_was_not_asked_and_pending_orders_have_no_recipient() {
     let (sim, seller, token) = start().await;
-    let pending = sim.add_order(&seller.seller_id, NewOrder::mfn(&[("SKU-0001", 1)]).status(OrderStatus::Pending));
-    let ready = sim.add_order(&seller.seller_id, NewOrder::mfn(&[("SKU-0002", 2)]).program("AMAZON_BUSINESS"));
+    let pending =
+        sim.add_order(&seller.seller_id, NewOrder::mfn(&[("SKU-0001", 1)]).status(OrderStatus::Pending));
+    let ready =
+        sim.add_order(&seller.seller_id, NewOrder::mfn(&[("SKU-0002", 2)]).program("AMAZON_BUSINESS"));
     let bare = get(&sim, &token, &format!("/orders/2026-01-01/orders/{ready}")).await;
     assert_eq!(bare.status, 200);
     for member in ["buyer", "recipient", "proceeds", "fulfillment", "packages"] {
@@ -280,7 +339,8 @@ async fn included_data_leaves_out_what_was_not_asked_and_pending_orders_have_no_
 /// Thousandths of a Money amount.
 fn milli(money: &Value) -> i64 {
     let text = money["amount"].as_str().expect("an amount");
-    let (whole, fraction) = text.trim_start_matches('-').split_once('.').unwrap_or((text.trim_start_matches('-'), ""));
+    let (whole, fraction) =
+        text.trim_start_matches('-').split_once('.').unwrap_or((text.trim_start_matches('-'), ""));
     let value = whole.parse::<i64>().unwrap() * 1000 + format!("{fraction:0<3}").parse::<i64>().unwrap();
     if text.starts_with('-') { -value } else { value }
 }
@@ -292,7 +352,10 @@ fn breakdown(breakdowns: &Value, kind: &str) -> i64 {
 #[tokio::test]
 async fn generated_orders_are_deterministic_and_their_proceeds_add_up_in_every_currency() {
     let sim = Simulator::start().await;
-    let (one, two) = (Seller::new("A1SELLERONE111", "eu", &["A1F83G8C2ARO7P", "A1PA6795UKMFR9"]), Seller::new("A1SELLERTWO222", "eu", &["A1F83G8C2ARO7P", "A1PA6795UKMFR9"]));
+    let (one, two) = (
+        Seller::new("A1SELLERONE111", "eu", &["A1F83G8C2ARO7P", "A1PA6795UKMFR9"]),
+        Seller::new("A1SELLERTWO222", "eu", &["A1F83G8C2ARO7P", "A1PA6795UKMFR9"]),
+    );
     let until = sim.now();
     for s in [&one, &two] {
         sim.add_seller(s.clone());
@@ -322,7 +385,11 @@ async fn generated_orders_are_deterministic_and_their_proceeds_add_up_in_every_c
                 seen.insert(p.as_str().unwrap().to_string());
             }
             if let Some(address) = o["recipient"]["deliveryAddress"].as_object() {
-                if address["name"].as_str().unwrap().contains(' ') { spaces += 1 } else { no_space += 1 }
+                if address["name"].as_str().unwrap().contains(' ') {
+                    spaces += 1
+                } else {
+                    no_space += 1
+                }
                 if address.contains_key("addressLine2") { line2 += 1 } else { no_line2 += 1 }
             }
             let Some(proceeds) = o.get("proceeds") else { continue };
@@ -330,7 +397,8 @@ async fn generated_orders_are_deterministic_and_their_proceeds_add_up_in_every_c
             seen.insert(currency.clone());
             let amount = proceeds["grandTotal"]["amount"].as_str().unwrap();
             assert_eq!(currency == "JPY", !amount.contains('.'), "{amount} {currency}");
-            let parts = ["ITEM", "SHIPPING", "TAX", "DISCOUNT"].map(|k| breakdown(&proceeds["breakdowns"], k));
+            let parts =
+                ["ITEM", "SHIPPING", "TAX", "DISCOUNT"].map(|k| breakdown(&proceeds["breakdowns"], k));
             assert_eq!(parts.iter().sum::<i64>(), milli(&proceeds["grandTotal"]), "{id}");
             assert!(parts[3] <= 0);
             let items = o["orderItems"].as_array().unwrap();
@@ -340,16 +408,52 @@ async fn generated_orders_are_deterministic_and_their_proceeds_add_up_in_every_c
             }
             for item in items {
                 let p = &item["proceeds"];
-                let sum: i64 = ["ITEM", "SHIPPING", "TAX", "DISCOUNT"].iter().map(|k| breakdown(&p["breakdowns"], k)).sum();
+                let sum: i64 = ["ITEM", "SHIPPING", "TAX", "DISCOUNT"]
+                    .iter()
+                    .map(|k| breakdown(&p["breakdowns"], k))
+                    .sum();
                 assert_eq!(sum, milli(&p["proceedsTotal"]));
                 assert!(item["orderItemId"].as_str().unwrap().len() == 14);
             }
             assert!(id.len() == 19 && id.as_bytes()[3] == b'-' && id.as_bytes()[11] == b'-', "{id}");
         }
     }
-    for wanted in ["PENDING", "UNSHIPPED", "PARTIALLY_SHIPPED", "SHIPPED", "CANCELLED", "MERCHANT", "AMAZON", "PRIME",
-                   "AMAZON_BUSINESS", "AMAZON_EASY_SHIP", "GBP", "EUR", "JPY"] {
+    for wanted in [
+        "PENDING",
+        "UNSHIPPED",
+        "PARTIALLY_SHIPPED",
+        "SHIPPED",
+        "CANCELLED",
+        "MERCHANT",
+        "AMAZON",
+        "PRIME",
+        "AMAZON_BUSINESS",
+        "AMAZON_EASY_SHIP",
+        "GBP",
+        "EUR",
+        "JPY",
+    ] {
         assert!(seen.contains(wanted), "no {wanted} among {seen:?}");
     }
     assert!(spaces > 0 && no_space > 0 && line2 > 0 && no_line2 > 0);
+}
+
+#[tokio::test]
+async fn five_thousand_ready_orders_are_walked_in_fifty_full_pages() {
+    let (sim, seller, token) = start().await;
+    sim.generate_ready_orders(&seller.seller_id, 5_000, 8);
+    assert_eq!(sim.order_count(&seller.seller_id), 5_000);
+    let pull = format!(
+        "{SEARCH}&fulfilledBy=MERCHANT&fulfillmentStatuses=UNSHIPPED,PARTIALLY_SHIPPED&maxResultsPerPage=100&includedData=BUYER,RECIPIENT,PROCEEDS,FULFILLMENT"
+    );
+    sim.reset_counts();
+    let (orders, pages) = walk(&sim, &token, &pull).await;
+    assert_eq!((orders.len(), pages), (5_000, 50));
+    assert_eq!(sim.requests(Operation::SearchOrders), 50);
+    let mut ids: Vec<&str> = orders.iter().map(|o| o["orderId"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 5_000);
+    assert!(orders.iter().all(|o| o.get("recipient").is_some()
+        && o["programs"].as_array().is_none_or(|p| !p.contains(&json!("IN_STORE_PICK_UP")))));
 }

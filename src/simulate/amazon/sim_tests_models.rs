@@ -21,7 +21,8 @@ pub(crate) fn validator_lines(exchanges: &[Exchange]) -> String {
             continue;
         }
         let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&x.query).finish();
-        let content_type = x.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.clone());
+        let content_type =
+            x.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.clone());
         let body = (!x.body.is_empty()).then(|| String::from_utf8_lossy(&x.body).into_owned());
         let answer: Value = serde_json::from_slice(&x.answer_body).unwrap_or(Value::Null);
         let line = json!({"method": x.method, "path": format!("/{path}"), "query": query, "content_type": content_type,
@@ -38,14 +39,16 @@ pub(crate) fn validate(exchanges: &[Exchange]) -> Result<usize, String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let file = dir.path().join("exchanges.jsonl");
     std::fs::write(&file, &lines).map_err(|e| e.to_string())?;
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vendor/amazon/validate_requests.py");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vendor/amazon/validate_requests.py");
     let output = std::process::Command::new("python3")
         .arg(&script)
         .arg("--exchanges")
         .arg(&file)
         .output()
         .map_err(|e| format!("run python3: {e}"))?;
-    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     if output.status.success() { Ok(lines.lines().count()) } else { Err(text) }
 }
 
@@ -56,7 +59,10 @@ async fn drive(sim: &Simulator, seller: &str, token: &str) {
     for _ in 0..10 {
         let target = match &next {
             None => search.to_string(),
-            Some(t) => format!("{search}&paginationToken={}", percent_encoding::utf8_percent_encode(t, percent_encoding::NON_ALPHANUMERIC)),
+            Some(t) => format!(
+                "{search}&paginationToken={}",
+                percent_encoding::utf8_percent_encode(t, percent_encoding::NON_ALPHANUMERIC)
+            ),
         };
         let page = get(sim, token, &target).await;
         assert_eq!(page.status, 200);
@@ -67,7 +73,10 @@ async fn drive(sim: &Simulator, seller: &str, token: &str) {
     }
     let created = "/orders/2026-01-01/orders?createdAfter=2020-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&fulfilledBy=AMAZON";
     assert_eq!(get(sim, token, created).await.status, 200);
-    assert_eq!(get(sim, token, "/orders/2026-01-01/orders?lastUpdatedAfter=2020-01-01T00:00:00Z").await.status, 400);
+    assert_eq!(
+        get(sim, token, "/orders/2026-01-01/orders?lastUpdatedAfter=2020-01-01T00:00:00Z").await.status,
+        400
+    );
     assert_eq!(get(sim, "Atza|nope", search).await.status, 403);
     sim.fail_next(seller, Some(Operation::SearchOrders), 429, 1);
     sim.fail_next(seller, Some(Operation::SearchOrders), 500, 1);
@@ -75,9 +84,11 @@ async fn drive(sim: &Simulator, seller: &str, token: &str) {
     for status in [429, 500, 503] {
         assert_eq!(get(sim, token, search).await.status, status);
     }
-    let id = sim.add_order(seller, NewOrder::mfn(&[("SKU-0001", 2)]).gift("Enjoy").signature().program("PRIME"));
+    let id =
+        sim.add_order(seller, NewOrder::mfn(&[("SKU-0001", 2)]).gift("Enjoy").signature().program("PRIME"));
     let item = sim.order(seller, &id).unwrap().items[0].0.clone();
-    let order = format!("/orders/2026-01-01/orders/{id}?includedData=BUYER,RECIPIENT,PROCEEDS,FULFILLMENT,PACKAGES");
+    let order =
+        format!("/orders/2026-01-01/orders/{id}?includedData=BUYER,RECIPIENT,PROCEEDS,FULFILLMENT,PACKAGES");
     assert_eq!(get(sim, token, &order).await.status, 200);
     assert_eq!(get(sim, token, "/orders/2026-01-01/orders/113-0000000-0000000").await.status, 404);
     let confirm = |reference: &str, units: u32| {
@@ -88,25 +99,53 @@ async fn drive(sim: &Simulator, seller: &str, token: &str) {
     let path = format!("/orders/v0/orders/{id}/shipmentConfirmation");
     assert_eq!(post(sim, token, &path, &confirm("57", 3)).await.status, 400);
     assert_eq!(post(sim, token, &path, &confirm("57", 2)).await.status, 204);
-    assert_eq!(post(sim, token, "/orders/v0/orders/113-0000000-0000000/shipmentConfirmation", &confirm("1", 1)).await.status, 404);
+    assert_eq!(
+        post(sim, token, "/orders/v0/orders/113-0000000-0000000/shipmentConfirmation", &confirm("1", 1))
+            .await
+            .status,
+        404
+    );
     assert_eq!(get(sim, token, &order).await.status, 200);
     assert_eq!(get(sim, token, "/sellers/v1/marketplaceParticipations").await.status, 200);
     let listings = format!("/listings/2021-08-01/items/{seller}");
     let lookup = "?marketplaceIds=ATVPDKIKX0DER&identifiers=SKU-0001,FBA-0007&identifiersType=SKU&includedData=summaries,fulfillmentAvailability&pageSize=20";
     assert_eq!(get(sim, token, &format!("{listings}{lookup}")).await.status, 200);
-    assert_eq!(get(sim, token, &format!("{listings}?marketplaceIds=ATVPDKIKX0DER&includedData=summaries&pageSize=1")).await.status, 200);
+    assert_eq!(
+        get(
+            sim,
+            token,
+            &format!("{listings}?marketplaceIds=ATVPDKIKX0DER&includedData=summaries&pageSize=1")
+        )
+        .await
+        .status,
+        200
+    );
     assert_eq!(get(sim, token, &format!("{listings}?marketplaceIds=A1PA6795UKMFR9")).await.status, 400);
-    assert_eq!(get(sim, token, "/listings/2021-08-01/items/A9SOMEONEELSE9?marketplaceIds=ATVPDKIKX0DER").await.status, 403);
+    assert_eq!(
+        get(sim, token, "/listings/2021-08-01/items/A9SOMEONEELSE9?marketplaceIds=ATVPDKIKX0DER")
+            .await
+            .status,
+        403
+    );
     let one = "?marketplaceIds=ATVPDKIKX0DER&includedData=summaries,fulfillmentAvailability";
     assert_eq!(get(sim, token, &format!("{listings}/SKU-0001{one}")).await.status, 200);
     assert_eq!(get(sim, token, &format!("{listings}/MUG%2CXL{one}")).await.status, 404);
-    let document = post(sim, token, "/feeds/2021-06-30/documents", &json!({"contentType": "application/json; charset=UTF-8"})).await;
+    let document = post(
+        sim,
+        token,
+        "/feeds/2021-06-30/documents",
+        &json!({"contentType": "application/json; charset=UTF-8"}),
+    )
+    .await;
     assert_eq!(document.status, 201);
     let feed = json!({"header": {"sellerId": seller, "version": "2.0", "issueLocale": "en_US"},
         "messages": [{"messageId": 1, "sku": "NOPE-1", "operationType": "PATCH", "productType": "TEA",
                       "patches": [{"op": "merge", "path": "/attributes/fulfillment_availability",
                                    "value": [{"fulfillment_channel_code": "DEFAULT", "quantity": 3}]}]}]});
-    assert_eq!(send(client().put(document.body["url"].as_str().unwrap()).body(feed.to_string())).await.status, 200);
+    assert_eq!(
+        send(client().put(document.body["url"].as_str().unwrap()).body(feed.to_string())).await.status,
+        200
+    );
     let spec = json!({"feedType": "JSON_LISTINGS_FEED", "marketplaceIds": ["ATVPDKIKX0DER"], "inputFeedDocumentId": document.body["feedDocumentId"]});
     let created = post(sim, token, "/feeds/2021-06-30/feeds", &spec).await;
     assert_eq!(created.status, 202);
@@ -116,7 +155,8 @@ async fn drive(sim: &Simulator, seller: &str, token: &str) {
     assert_eq!(get(sim, token, &feed_path).await.body["processingStatus"], "IN_QUEUE");
     let done = get(sim, token, &feed_path).await;
     assert_eq!(done.body["processingStatus"], "DONE");
-    let result = format!("/feeds/2021-06-30/documents/{}", done.body["resultFeedDocumentId"].as_str().unwrap());
+    let result =
+        format!("/feeds/2021-06-30/documents/{}", done.body["resultFeedDocumentId"].as_str().unwrap());
     assert_eq!(get(sim, token, &result).await.status, 200);
     assert_eq!(get(sim, token, "/feeds/2021-06-30/documents/amzn1.tortuga.4.na.none").await.status, 404);
     assert_eq!(get(sim, token, "/feeds/2021-06-30/feeds/1").await.status, 404);

@@ -47,7 +47,8 @@ async fn a_confirmation_adds_a_package_the_same_reference_edits_it_and_quantitie
     let done = sim.order(&seller.seller_id, &id).unwrap();
     assert_eq!((done.status, done.packages.len()), ("SHIPPED", 2));
     assert_eq!(done.packages[1].carrier, "Speedy Freight Ltd");
-    let read = get(&sim, &token, &format!("/orders/2026-01-01/orders/{id}?includedData=FULFILLMENT,PACKAGES")).await;
+    let read =
+        get(&sim, &token, &format!("/orders/2026-01-01/orders/{id}?includedData=FULFILLMENT,PACKAGES")).await;
     let packages = read.body["order"]["packages"].as_array().unwrap();
     assert_eq!(packages.len(), 2);
     assert_eq!(packages[0]["packageItems"], json!([{"orderItemId": mug, "quantity": 2}]));
@@ -76,8 +77,14 @@ async fn a_confirmation_amazon_would_refuse_is_answered_400_and_changes_nothing(
         (change("/packageDetail/shipDate", json!("26/11/2026")), "a date that is not ISO 8601"),
         (change("/packageDetail/trackingNumber", json!("")), "no tracking number"),
         (change("/packageDetail/orderItems", json!([])), "no items"),
-        (change("/packageDetail/orderItems", json!([{"orderItemId": item, "quantity": 3}])), "too many units"),
-        (change("/packageDetail/orderItems", json!([{"orderItemId": "99999999999999", "quantity": 1}])), "another item"),
+        (
+            change("/packageDetail/orderItems", json!([{"orderItemId": item, "quantity": 3}])),
+            "too many units",
+        ),
+        (
+            change("/packageDetail/orderItems", json!([{"orderItemId": "99999999999999", "quantity": 1}])),
+            "another item",
+        ),
         (change("/marketplaceId", json!("A1PA6795UKMFR9")), "another marketplace"),
         (json!({"marketplaceId": "ATVPDKIKX0DER"}), "no packageDetail"),
     ];
@@ -88,10 +95,12 @@ async fn a_confirmation_amazon_would_refuse_is_answered_400_and_changes_nothing(
     }
     assert!(sim.order(&seller.seller_id, &id).unwrap().packages.is_empty());
     let fba = sim.add_order(&seller.seller_id, NewOrder::mfn(&[("FBA-0007", 1)]).fba());
-    let cancelled = sim.add_order(&seller.seller_id, NewOrder::mfn(&[("SKU-0003", 1)]).status(OrderStatus::Cancelled));
+    let cancelled =
+        sim.add_order(&seller.seller_id, NewOrder::mfn(&[("SKU-0003", 1)]).status(OrderStatus::Cancelled));
     for order in [fba, cancelled] {
         let line = sim.order(&seller.seller_id, &order).unwrap().items[0].0.clone();
-        let answer = post(&sim, &token, &confirm_path(&order), &confirmation("8", "USPS", &[(&line, 1)])).await;
+        let answer =
+            post(&sim, &token, &confirm_path(&order), &confirmation("8", "USPS", &[(&line, 1)])).await;
         assert_eq!(answer.status, 400, "{order}: {}", answer.body);
     }
     let unknown = post(&sim, &token, &confirm_path("113-0000000-0000000"), &good).await;
@@ -113,10 +122,13 @@ async fn orders_move_on_request_and_an_easy_ship_package_appears_without_a_confi
     sim.set_order_status(s, &pending, OrderStatus::Cancelled).unwrap();
     assert_eq!(sim.order(s, &pending).unwrap().status, "CANCELLED");
     assert!(sim.set_order_status(s, &pending, OrderStatus::Unshipped).is_err());
-    let easy = sim.add_order(s, NewOrder::mfn(&[("SKU-0002", 2), ("SKU-0003", 1)]).program("AMAZON_EASY_SHIP"));
+    let easy =
+        sim.add_order(s, NewOrder::mfn(&[("SKU-0002", 2), ("SKU-0003", 1)]).program("AMAZON_EASY_SHIP"));
     let package = sim.ship_by_amazon(s, &easy).unwrap();
     assert_eq!((package.confirmations, package.items.len()), (0, 2));
-    let read = get(&sim, &token, &format!("/orders/2026-01-01/orders/{easy}?includedData=FULFILLMENT,PACKAGES")).await;
+    let read =
+        get(&sim, &token, &format!("/orders/2026-01-01/orders/{easy}?includedData=FULFILLMENT,PACKAGES"))
+            .await;
     assert_eq!(read.body["order"]["fulfillment"]["fulfillmentStatus"], "SHIPPED");
     assert_eq!(read.body["order"]["packages"][0]["trackingNumber"], json!(package.tracking_number));
     assert_eq!(read.body["order"]["programs"], json!(["AMAZON_EASY_SHIP"]));
@@ -165,7 +177,8 @@ async fn buckets_and_faults_answer_429_quota_exceeded_without_retry_after_and_5x
     assert_eq!((refused.status, refused.body.clone()), (429, quota.clone()));
     assert!(refused.header("retry-after").is_none());
     // Other operations have their own buckets.
-    let search = "/orders/2026-01-01/orders?lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER";
+    let search =
+        "/orders/2026-01-01/orders?lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER";
     assert_eq!(get(&sim, &token, search).await.status, 200);
     sim.use_amazon_rates(s);
     assert_eq!(get(&sim, &token, search).await.header("x-amzn-ratelimit-limit"), Some("0.0056"));
@@ -187,7 +200,11 @@ async fn the_clock_skew_moves_the_date_header_and_the_demo_adds_orders_with_an_f
     let (sim, seller, token) = start().await;
     let path = "/sellers/v1/marketplaceParticipations";
     let date = |answer: &super::sim_tests::Answer| {
-        httpdate::parse_http_date(answer.header("date").unwrap()).unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+        httpdate::parse_http_date(answer.header("date").unwrap())
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
     };
     let real = date(&get(&sim, &token, path).await);
     sim.set_clock_skew(-3600);

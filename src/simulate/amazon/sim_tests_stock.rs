@@ -37,14 +37,29 @@ fn patch(id: i64, sku: &str, product_type: &str, quantity: i64) -> Value {
 
 /// Uploads `body` as a feed and submits it: the feed id.
 async fn submit(sim: &Simulator, token: &str, body: &[u8]) -> String {
-    let created = post(sim, token, "/feeds/2021-06-30/documents", &json!({"contentType": "application/json; charset=UTF-8"})).await;
+    let created = post(
+        sim,
+        token,
+        "/feeds/2021-06-30/documents",
+        &json!({"contentType": "application/json; charset=UTF-8"}),
+    )
+    .await;
     assert_eq!(created.status, 201, "{}", created.body);
     let upload = created.body["url"].as_str().unwrap();
     assert!(upload.contains("X-Amz-Expires=300"));
-    let put = send(client().put(upload).header("Content-Type", "application/json; charset=UTF-8").body(body.to_vec())).await;
+    let put = send(
+        client().put(upload).header("Content-Type", "application/json; charset=UTF-8").body(body.to_vec()),
+    )
+    .await;
     assert_eq!(put.status, 200);
-    let feed = post(sim, token, "/feeds/2021-06-30/feeds", &json!({"feedType": "JSON_LISTINGS_FEED",
-        "marketplaceIds": ["ATVPDKIKX0DER"], "inputFeedDocumentId": created.body["feedDocumentId"]})).await;
+    let feed = post(
+        sim,
+        token,
+        "/feeds/2021-06-30/feeds",
+        &json!({"feedType": "JSON_LISTINGS_FEED",
+        "marketplaceIds": ["ATVPDKIKX0DER"], "inputFeedDocumentId": created.body["feedDocumentId"]}),
+    )
+    .await;
     assert_eq!(feed.status, 202, "{}", feed.body);
     feed.body["feedId"].as_str().unwrap().to_string()
 }
@@ -67,7 +82,10 @@ async fn participations_list_the_marketplaces_with_their_participation() {
     let answer = get(&sim, &token, "/sellers/v1/marketplaceParticipations").await;
     assert_eq!(answer.body["payload"][0]["marketplace"]["id"], "ATVPDKIKX0DER");
     assert_eq!(answer.body["payload"][0]["storeName"], "Acme Mugs");
-    assert_eq!(answer.body["payload"][0]["participation"], json!({"isParticipating": true, "hasSuspendedListings": false}));
+    assert_eq!(
+        answer.body["payload"][0]["participation"],
+        json!({"isParticipating": true, "hasSuspendedListings": false})
+    );
     sim.set_participation(&seller.seller_id, "ATVPDKIKX0DER", false);
     let answer = get(&sim, &token, "/sellers/v1/marketplaceParticipations").await;
     assert_eq!(answer.body["payload"][0]["participation"]["isParticipating"], false);
@@ -98,16 +116,25 @@ async fn listings_are_looked_up_by_sku_with_default_or_amazon_availability_withi
     ];
     for target in cases {
         let answer = get(&sim, &token, &target).await;
-        assert_eq!((answer.status, answer.body["errors"][0]["code"].as_str()), (400, Some("InvalidInput")), "{target}");
+        assert_eq!(
+            (answer.status, answer.body["errors"][0]["code"].as_str()),
+            (400, Some("InvalidInput")),
+            "{target}"
+        );
     }
     // Pages of the whole list, and the ping's one-item page.
     let page = get(&sim, &token, &format!("{base}&includedData=summaries&pageSize=1")).await;
-    assert_eq!((page.body["numberOfResults"].as_u64(), page.body["items"].as_array().map(Vec::len)), (Some(41), Some(1)));
+    assert_eq!(
+        (page.body["numberOfResults"].as_u64(), page.body["items"].as_array().map(Vec::len)),
+        (Some(41), Some(1))
+    );
     assert!(page.body["pagination"]["nextToken"].is_string());
     let one = get(&sim, &token, &format!("/listings/2021-08-01/items/{s}/MUG%2CXL?marketplaceIds=ATVPDKIKX0DER&includedData=summaries,fulfillmentAvailability")).await;
     assert_eq!((one.status, one.body["sku"].as_str()), (200, Some("MUG,XL")));
     assert_eq!(one.body["fulfillmentAvailability"][0]["quantity"], 4);
-    let none = get(&sim, &token, &format!("/listings/2021-08-01/items/{s}/NOPE-1?marketplaceIds=ATVPDKIKX0DER")).await;
+    let none =
+        get(&sim, &token, &format!("/listings/2021-08-01/items/{s}/NOPE-1?marketplaceIds=ATVPDKIKX0DER"))
+            .await;
     assert_eq!((none.status, none.body["errors"][0]["code"].as_str()), (404, Some("NotFound")));
 }
 
@@ -119,10 +146,21 @@ async fn a_feed_is_queued_then_done_in_order_applies_quantities_by_merge_and_rep
     mug.restock_date = Some("2026-12-24".into());
     sim.add_listing(s, mug);
     sim.add_listing(s, Listing::mfn("TEA-GRN", "TEA", 3));
-    let first = document(s, json!([patch(1, "MUG-BLU", "DRINKING_CUP", 17), patch(2, "NOPE-1", "TEA", 3),
-                                    patch(3, "TEA-GRN", "DRINKING_CUP", 9)]));
+    let first = document(
+        s,
+        json!([
+            patch(1, "MUG-BLU", "DRINKING_CUP", 17),
+            patch(2, "NOPE-1", "TEA", 3),
+            patch(3, "TEA-GRN", "DRINKING_CUP", 9)
+        ]),
+    );
     let first_id = submit(&sim, &token, first.to_string().as_bytes()).await;
-    let second_id = submit(&sim, &token, document(s, json!([patch(1, "MUG-BLU", "DRINKING_CUP", 12)])).to_string().as_bytes()).await;
+    let second_id = submit(
+        &sim,
+        &token,
+        document(s, json!([patch(1, "MUG-BLU", "DRINKING_CUP", 12)])).to_string().as_bytes(),
+    )
+    .await;
     let read = |id: String| {
         let (sim, token) = (&sim, &token);
         async move { get(sim, token, &format!("/feeds/2021-06-30/feeds/{id}")).await }
@@ -133,17 +171,24 @@ async fn a_feed_is_queued_then_done_in_order_applies_quantities_by_merge_and_rep
     let second = read(second_id).await;
     assert_eq!(second.body["processingStatus"], "DONE", "{}", second.body);
     let mug = sim.listing(s, "MUG-BLU").unwrap();
-    assert_eq!((mug.quantity, mug.handling_time, mug.restock_date.as_deref()), (12, Some(2), Some("2026-12-24")));
+    assert_eq!(
+        (mug.quantity, mug.handling_time, mug.restock_date.as_deref()),
+        (12, Some(2), Some("2026-12-24"))
+    );
     assert_eq!(sim.listing(s, "TEA-GRN").unwrap().quantity, 3, "a wrong product type changes nothing");
     let first = read(first_id).await;
     assert_eq!(first.body["processingStatus"], "DONE");
     let report = report(&sim, &token, &first).await;
     let errors = schema("listings-feed-processing-report-schema-v2.json");
     assert!(errors.is_valid(&report), "{report}");
-    let refused: Vec<&str> = report["issues"].as_array().unwrap().iter().map(|i| i["sku"].as_str().unwrap()).collect();
+    let refused: Vec<&str> =
+        report["issues"].as_array().unwrap().iter().map(|i| i["sku"].as_str().unwrap()).collect();
     assert_eq!(refused, ["NOPE-1", "TEA-GRN"]);
     assert!(report["issues"].as_array().unwrap().iter().all(|i| i["severity"] == "ERROR"));
-    assert_eq!(report["summary"], json!({"errors": 2, "warnings": 0, "messagesProcessed": 3, "messagesAccepted": 1, "messagesInvalid": 2}));
+    assert_eq!(
+        report["summary"],
+        json!({"errors": 2, "warnings": 0, "messagesProcessed": 3, "messagesAccepted": 1, "messagesInvalid": 2})
+    );
     assert_eq!(sim.feeds(s)[0].document.as_ref().unwrap()["messages"][0]["sku"], "MUG-BLU");
 }
 
@@ -156,21 +201,52 @@ async fn feeds_end_fatal_for_a_document_without_a_header_and_on_request_and_urls
     let answer = get(&sim, &token, &format!("/feeds/2021-06-30/feeds/{broken}")).await;
     assert_eq!(answer.body["processingStatus"], "FATAL");
     let text = submit(&sim, &token, b"quantity,17").await;
-    assert_eq!(get(&sim, &token, &format!("/feeds/2021-06-30/feeds/{text}")).await.body["processingStatus"], "FATAL");
+    assert_eq!(
+        get(&sim, &token, &format!("/feeds/2021-06-30/feeds/{text}")).await.body["processingStatus"],
+        "FATAL"
+    );
     sim.hold_feeds(s, 3);
-    let held = submit(&sim, &token, document(s, json!([patch(1, "SKU-0001", "TEA", 1)])).to_string().as_bytes()).await;
+    let held =
+        submit(&sim, &token, document(s, json!([patch(1, "SKU-0001", "TEA", 1)])).to_string().as_bytes())
+            .await;
     assert!(sim.end_feed(s, &held, FeedEnd::Cancelled));
-    assert_eq!(get(&sim, &token, &format!("/feeds/2021-06-30/feeds/{held}")).await.body["processingStatus"], "CANCELLED");
-    let fatal = submit(&sim, &token, document(s, json!([patch(1, "SKU-0001", "TEA", 1)])).to_string().as_bytes()).await;
+    assert_eq!(
+        get(&sim, &token, &format!("/feeds/2021-06-30/feeds/{held}")).await.body["processingStatus"],
+        "CANCELLED"
+    );
+    let fatal =
+        submit(&sim, &token, document(s, json!([patch(1, "SKU-0001", "TEA", 1)])).to_string().as_bytes())
+            .await;
     assert!(sim.end_feed(s, &fatal, FeedEnd::Fatal));
-    assert_eq!(get(&sim, &token, &format!("/feeds/2021-06-30/feeds/{fatal}")).await.body["processingStatus"], "FATAL");
+    assert_eq!(
+        get(&sim, &token, &format!("/feeds/2021-06-30/feeds/{fatal}")).await.body["processingStatus"],
+        "FATAL"
+    );
     // A feed type the simulator does not take, a document never uploaded, an unknown feed.
-    let other = post(&sim, &token, "/feeds/2021-06-30/feeds", &json!({"feedType": "POST_INVENTORY_AVAILABILITY_DATA",
-        "marketplaceIds": ["ATVPDKIKX0DER"], "inputFeedDocumentId": "x"})).await;
+    let other = post(
+        &sim,
+        &token,
+        "/feeds/2021-06-30/feeds",
+        &json!({"feedType": "POST_INVENTORY_AVAILABILITY_DATA",
+        "marketplaceIds": ["ATVPDKIKX0DER"], "inputFeedDocumentId": "x"}),
+    )
+    .await;
     assert_eq!(other.status, 400);
-    let created = post(&sim, &token, "/feeds/2021-06-30/documents", &json!({"contentType": "application/json; charset=UTF-8"})).await;
-    let empty = post(&sim, &token, "/feeds/2021-06-30/feeds", &json!({"feedType": "JSON_LISTINGS_FEED",
-        "marketplaceIds": ["ATVPDKIKX0DER"], "inputFeedDocumentId": created.body["feedDocumentId"]})).await;
+    let created = post(
+        &sim,
+        &token,
+        "/feeds/2021-06-30/documents",
+        &json!({"contentType": "application/json; charset=UTF-8"}),
+    )
+    .await;
+    let empty = post(
+        &sim,
+        &token,
+        "/feeds/2021-06-30/feeds",
+        &json!({"feedType": "JSON_LISTINGS_FEED",
+        "marketplaceIds": ["ATVPDKIKX0DER"], "inputFeedDocumentId": created.body["feedDocumentId"]}),
+    )
+    .await;
     assert_eq!(empty.status, 400);
     assert_eq!(get(&sim, &token, "/feeds/2021-06-30/feeds/1").await.status, 404);
     // Five minutes later the upload URL is refused.
@@ -208,7 +284,8 @@ fn the_feed_document_rules_agree_with_amazons_schema() {
     ];
     for m in messages {
         let doc = document("A2EXAMPLE12345", json!([m.clone()]));
-        let ours = super::feed_check::check_envelope(&doc).is_ok() && super::feed_check::check_message(&m).is_none();
+        let ours =
+            super::feed_check::check_envelope(&doc).is_ok() && super::feed_check::check_message(&m).is_none();
         assert_eq!(ours, schema.is_valid(&doc), "{m}");
     }
     let envelopes = [
