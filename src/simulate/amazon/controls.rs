@@ -432,8 +432,9 @@ impl Handle {
         }
     }
 
-    /// The next `count` requests of `op` (any: `None`; `Token` for the token exchange)
-    /// answer `status`: 429 `QuotaExceeded`, 500, 503, …
+    /// The next `count` requests of `op` answer `status`: 429 `QuotaExceeded`, 500, 503, …
+    /// (`None`: any SP-API operation; `Some(Token)`: the seller's token exchanges, answered
+    /// with LWA's error shape; document transfers take no faults).
     pub fn fail_next(&self, seller_id: &str, op: Option<Operation>, status: u16, count: usize) {
         self.with(seller_id, |a, _| {
             a.faults.add(op.map_or("", Operation::as_str), Fault::Status(status), count)

@@ -30,6 +30,8 @@ mod sim_tests_models;
 mod sim_tests_ship;
 #[cfg(test)]
 mod sim_tests_stock;
+#[cfg(test)]
+pub(crate) mod validator;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};

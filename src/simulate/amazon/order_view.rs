@@ -359,6 +359,11 @@ fn walk(account: &Account, request: &Request, now: i64) -> Result<Response, Resp
     if before.is_some_and(|b| b < after) {
         return Err(bad_request("The Before filter must not be earlier than the After filter."));
     }
+    if before.is_some_and(|b| b > now - 120) {
+        return Err(bad_request(
+            "The Before filter must be at least two minutes before the time of the request.",
+        ));
+    }
     let marketplaces =
         list(request, "marketplaceIds").ok_or_else(|| bad_request("marketplaceIds is required."))?;
     if let Some(unknown) =

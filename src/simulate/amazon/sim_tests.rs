@@ -223,6 +223,14 @@ async fn search_orders_refuses_what_amazon_refuses_with_400_invalid_input() {
             "lastUpdatedAfter=2026-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER&paginationToken=abc",
             "bad token",
         ),
+        (
+            "lastUpdatedAfter=2026-01-01T00:00:00Z&lastUpdatedBefore=2025-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER",
+            "before earlier than after",
+        ),
+        (
+            "lastUpdatedAfter=2026-01-01T00:00:00Z&lastUpdatedBefore=2099-01-01T00:00:00Z&marketplaceIds=ATVPDKIKX0DER",
+            "before less than two minutes ago",
+        ),
     ];
     for (query, why) in cases {
         let answer = get(&sim, &token, &format!("{base}{query}")).await;

@@ -5,52 +5,11 @@
 //! checker of Amazon's Swagger models lands (`src/simulate/amazon/vendor.rs`), switch
 //! `every_answer_of_every_operation_validates_against_amazons_models` to it.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::sim_tests::{client, get, post, send, start};
+use super::validator::validate;
 use super::{NewOrder, Operation, Simulator};
-use crate::simulate::openapi_check::Exchange;
-
-/// The exchanges as the validator reads them, one JSON object a line: SP-API ones only
-/// (not the token exchange or the document transfers), the path without the region.
-pub(crate) fn validator_lines(exchanges: &[Exchange]) -> String {
-    let mut out = String::new();
-    for x in exchanges {
-        let Some((region, path)) = x.path.trim_start_matches('/').split_once('/') else { continue };
-        if !matches!(region, "na" | "eu" | "fe") {
-            continue;
-        }
-        let query = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&x.query).finish();
-        let content_type =
-            x.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.clone());
-        let body = (!x.body.is_empty()).then(|| String::from_utf8_lossy(&x.body).into_owned());
-        let answer: Value = serde_json::from_slice(&x.answer_body).unwrap_or(Value::Null);
-        let line = json!({"method": x.method, "path": format!("/{path}"), "query": query, "content_type": content_type,
-                          "body": body, "status": x.status, "answer": answer});
-        out.push_str(&line.to_string());
-        out.push('\n');
-    }
-    out
-}
-
-/// Runs the vendored validator on the exchanges: its output when it fails.
-pub(crate) fn validate(exchanges: &[Exchange]) -> Result<usize, String> {
-    let lines = validator_lines(exchanges);
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let file = dir.path().join("exchanges.jsonl");
-    std::fs::write(&file, &lines).map_err(|e| e.to_string())?;
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vendor/amazon/validate_requests.py");
-    let output = std::process::Command::new("python3")
-        .arg(&script)
-        .arg("--exchanges")
-        .arg(&file)
-        .output()
-        .map_err(|e| format!("run python3: {e}"))?;
-    let text =
-        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    if output.status.success() { Ok(lines.lines().count()) } else { Err(text) }
-}
 
 async fn drive(sim: &Simulator, seller: &str, token: &str) {
     sim.generate_orders(seller, 60, 17);

@@ -4,24 +4,14 @@
 //! validator.
 
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use super::sim_tests::{Answer, client, get, post, send, start};
 use super::{FeedEnd, Listing, Operation, Simulator};
 
-fn vendor(name: &str) -> PathBuf {
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vendor/amazon").join(name);
-    if beside.exists() {
-        return beside;
-    }
-    let shared = std::env::var_os("ORDERBRIDGE_SHARED").expect("../shared or ORDERBRIDGE_SHARED");
-    PathBuf::from(shared).join("vendor/amazon").join(name)
-}
-
 fn schema(name: &str) -> jsonschema::Validator {
-    let text = std::fs::read_to_string(vendor(name)).expect("the vendored schema");
+    let text = std::fs::read_to_string(super::validator::vendor_file(name)).expect("the vendored schema");
     jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).expect("a valid schema")
 }
 
