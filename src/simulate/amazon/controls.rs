@@ -169,7 +169,7 @@ pub(super) fn advance_demo(state: &mut State, now: i64) {
         }
         demo.next_s += demo.every.as_secs().max(1) as i64;
         demo.made += 1;
-        for account in accounts.values_mut() {
+        for account in accounts.values_mut().filter(|a| !a.seller.marketplaces.is_empty()) {
             let offers = offers(account);
             let marketplaces = account.seller.marketplaces.len();
             let mut plan = orders::random_plan(&mut account.rng, marketplaces, &offers, now, 1, true);

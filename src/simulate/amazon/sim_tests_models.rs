@@ -102,7 +102,14 @@ async fn drive(sim: &Simulator, seller: &str, token: &str) {
                       "patches": [{"op": "merge", "path": "/attributes/fulfillment_availability",
                                    "value": [{"fulfillment_channel_code": "DEFAULT", "quantity": 3}]}]}]});
     assert_eq!(
-        send(client().put(document.body["url"].as_str().unwrap()).body(feed.to_string())).await.status,
+        send(
+            client()
+                .put(document.body["url"].as_str().unwrap())
+                .header("Content-Type", "application/json; charset=UTF-8")
+                .body(feed.to_string())
+        )
+        .await
+        .status,
         200
     );
     let spec = json!({"feedType": "JSON_LISTINGS_FEED", "marketplaceIds": ["ATVPDKIKX0DER"], "inputFeedDocumentId": document.body["feedDocumentId"]});

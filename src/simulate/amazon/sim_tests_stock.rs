@@ -239,11 +239,18 @@ async fn feeds_end_fatal_for_a_document_without_a_header_and_on_request_and_urls
     .await;
     assert_eq!(empty.status, 400);
     assert_eq!(get(&sim, &token, "/feeds/2021-06-30/feeds/1").await.status, 404);
+    // The upload URL is signed for the document's content type.
+    let url = created.body["url"].as_str().unwrap();
+    let plain = send(client().put(url).header("Content-Type", "text/plain").body("{}")).await;
+    assert_eq!(plain.status, 403);
+    assert!(String::from_utf8_lossy(&plain.bytes).contains("SignatureDoesNotMatch"));
     // Five minutes later the upload URL is refused.
     sim.set_clock_skew(301);
-    let late = send(client().put(created.body["url"].as_str().unwrap()).body("{}")).await;
+    let late =
+        send(client().put(url).header("Content-Type", "application/json; charset=UTF-8").body("{}")).await;
     assert_eq!(late.status, 403);
-    assert_eq!(sim.requests(Operation::Upload), 5);
+    assert!(String::from_utf8_lossy(&late.bytes).contains("Request has expired"));
+    assert_eq!(sim.requests(Operation::Upload), 6);
 }
 
 #[test]
