@@ -9,18 +9,8 @@ use serde_json::Value;
 use super::feeds::{self, Status};
 use super::order_view::{Datasets, view};
 use super::orders::{self, Offers, Package, Phase, Plan};
-use super::{Account, Bucket, Demo, Fault, Handle, Listing, Operation, Seller, State};
+use super::{Account, Bucket, Demo, Fault, FeedEnd, Handle, Listing, Operation, OrderStatus, Seller, State};
 use crate::simulate::Rng;
-
-/// An order's status as Amazon shows it, for orders put in and moved on request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OrderStatus {
-    Pending,
-    Unshipped,
-    PartiallyShipped,
-    Shipped,
-    Cancelled,
-}
 
 /// An order to add: what a test needs fixed; the buyer, address and prices are drawn.
 #[derive(Debug, Clone)]
@@ -116,13 +106,6 @@ pub struct PackageView {
     pub confirmations: u32,
     /// Whether `getOrder` shows it yet.
     pub visible: bool,
-}
-
-/// How to end a feed on request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FeedEnd {
-    Cancelled,
-    Fatal,
 }
 
 /// A feed as the simulator holds it.

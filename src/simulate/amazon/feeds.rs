@@ -8,11 +8,10 @@ use std::io::Write as _;
 
 use serde_json::{Value, json};
 
-use super::api::{bad_request, error};
-use super::controls::FeedEnd;
 use super::feed_check::{self, Issue};
-use super::order_view::iso;
-use super::{Account, State};
+use super::wire::iso;
+use super::wire::{bad_request, error};
+use super::{Account, FeedEnd, State};
 use crate::simulate::http::{Request, Response};
 
 /// A presigned URL lives this long.

@@ -32,6 +32,7 @@ mod sim_tests_ship;
 mod sim_tests_stock;
 #[cfg(test)]
 pub(crate) mod validator;
+mod wire;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -40,7 +41,7 @@ use super::Rng;
 use super::running::Faults;
 
 pub use catalog::Marketplace;
-pub use controls::{FeedEnd, FeedView, NewOrder, OrderStatus, OrderView, PackageView};
+pub use controls::{FeedView, NewOrder, OrderView, PackageView};
 pub use listings::Listing;
 
 /// The operations the simulator serves, by Amazon's `operationId`, plus the token exchange
@@ -123,6 +124,23 @@ impl Operation {
             Operation::Token | Operation::Upload | Operation::Download => (0.0, 0),
         }
     }
+}
+
+/// An order's status as Amazon shows it, for orders put in and moved on request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderStatus {
+    Pending,
+    Unshipped,
+    PartiallyShipped,
+    Shipped,
+    Cancelled,
+}
+
+/// How to end a feed on request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedEnd {
+    Cancelled,
+    Fatal,
 }
 
 /// A seller account: its application's credentials, its region and marketplaces.

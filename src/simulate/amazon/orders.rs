@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::OrderStatus;
 use super::catalog::{self, Marketplace};
-use super::controls::OrderStatus;
 use crate::simulate::Rng;
 
 /// Where an order stands apart from its packages: an MFN order's `UNSHIPPED`,
