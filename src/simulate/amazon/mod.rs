@@ -8,9 +8,11 @@
 //! the listings lookups, the `JSON_LISTINGS_FEED` cycle with gzipped reports, token buckets
 //! per account and operation, and faults to switch on.
 //!
-//! This module owns the state and the owner's controls (`controls`); `api` the wire, `lwa`
-//! the token endpoint, `orders`/`order_view`/`confirm` the orders, `listings` and `feeds`
-//! the stock path, `catalog` the marketplaces and what orders are drawn from.
+//! This module owns the state; `controls` the owner's controls; `api` the routing and
+//! admission, `wire` Amazon's error body and date-times, `lwa` the token endpoint,
+//! `orders`/`order_view`/`confirm` the orders, `listings`, `feeds` and `feed_check` the
+//! stock path, `catalog` the marketplaces and what orders are drawn from; `validator` (tests)
+//! holds recorded exchanges to Amazon's vendored models.
 
 mod api;
 mod catalog;
