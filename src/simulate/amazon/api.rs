@@ -7,19 +7,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
 
+use super::wire::error;
 use super::{Fault, Operation, State, confirm, controls, feeds, listings, lwa, order_view};
 use crate::simulate::http::{Request, Response};
 use crate::simulate::running::lock;
-
-/// Amazon's error body.
-pub(super) fn error(status: u16, code: &str, message: &str, details: &str) -> Response {
-    Response::json(status, &json!({"errors": [{"code": code, "message": message, "details": details}]}))
-}
-
-/// 400 `InvalidInput`.
-pub(super) fn bad_request(message: &str) -> Response {
-    error(400, "InvalidInput", message, "")
-}
 
 fn denied() -> Response {
     error(403, "Unauthorized", "Access to requested resource is denied.", "")

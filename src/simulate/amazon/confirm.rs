@@ -6,9 +6,9 @@
 use serde_json::Value;
 
 use super::Account;
-use super::api::{bad_request, error};
-use super::order_view::parse_iso;
 use super::orders::{Package, Phase};
+use super::wire::parse_iso;
+use super::wire::{bad_request, error};
 use crate::simulate::http::{Request, Response};
 
 /// The annex's carrier table (§5), in Amazon's spelling, and `Other`.

@@ -8,19 +8,9 @@ use serde_json::Value;
 
 use super::feeds::{self, Status};
 use super::order_view::{Datasets, view};
-use super::orders::{self, Offer, Package, Phase, Plan};
-use super::{Account, Bucket, Demo, Fault, Handle, Listing, Operation, Seller, State};
+use super::orders::{self, Offers, Package, Phase, Plan};
+use super::{Account, Bucket, Demo, Fault, FeedEnd, Handle, Listing, Operation, OrderStatus, Seller, State};
 use crate::simulate::Rng;
-
-/// An order's status as Amazon shows it, for orders put in and moved on request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OrderStatus {
-    Pending,
-    Unshipped,
-    PartiallyShipped,
-    Shipped,
-    Cancelled,
-}
 
 /// An order to add: what a test needs fixed; the buyer, address and prices are drawn.
 #[derive(Debug, Clone)]
@@ -118,13 +108,6 @@ pub struct PackageView {
     pub visible: bool,
 }
 
-/// How to end a feed on request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FeedEnd {
-    Cancelled,
-    Fatal,
-}
-
 /// A feed as the simulator holds it.
 #[derive(Debug, Clone)]
 pub struct FeedView {
@@ -137,14 +120,22 @@ pub struct FeedView {
     pub report: Option<Value>,
 }
 
-fn offers(account: &Account) -> Vec<Offer> {
+fn offers(account: &Account) -> Offers {
     let listings = account.listings.values();
-    listings.map(|l| (l.sku.clone(), l.asin.clone(), l.title.clone(), l.fba)).collect()
+    Offers::new(listings.map(|l| (l.sku.clone(), l.asin.clone(), l.title.clone(), l.fba)).collect())
 }
 
-fn place(account: &mut Account, next_item: &mut u64, plan: Plan, offers: &[Offer], now: i64) -> String {
+fn place(account: &mut Account, plan: Plan, offers: &Offers, now: i64) -> String {
     let marketplace = account.seller.marketplaces[plan.marketplace].clone();
-    let order = orders::build(plan, &mut account.rng, &marketplace, offers, &account.orders, next_item, now);
+    let order = orders::build(
+        plan,
+        &mut account.rng,
+        &marketplace,
+        offers,
+        &account.orders,
+        &mut account.next_item,
+        now,
+    );
     let id = order.id.clone();
     account.orders.insert(order);
     id
@@ -153,7 +144,7 @@ fn place(account: &mut Account, next_item: &mut u64, plan: Plan, offers: &[Offer
 /// The demo's new orders due by `now`, one for each account, one in four fulfilled by
 /// Amazon; at most a few at once after a long quiet.
 pub(super) fn advance_demo(state: &mut State, now: i64) {
-    let State { demo, accounts, next_item, .. } = state;
+    let State { demo, accounts, .. } = state;
     let Some(demo) = demo.as_mut() else { return };
     for _ in 0..5 {
         if now < demo.next_s {
@@ -161,21 +152,23 @@ pub(super) fn advance_demo(state: &mut State, now: i64) {
         }
         demo.next_s += demo.every.as_secs().max(1) as i64;
         demo.made += 1;
-        for account in accounts.values_mut() {
+        for account in accounts.values_mut().filter(|a| !a.seller.marketplaces.is_empty()) {
             let offers = offers(account);
-            let mut plan =
-                orders::random_plan(&mut account.rng, account.seller.marketplaces.len(), &offers, now, 1);
+            let marketplaces = account.seller.marketplaces.len();
+            let mut plan = orders::random_plan(&mut account.rng, marketplaces, &offers, now, 1, true);
             plan.fba = demo.made % 4 == 0;
             plan.status = OrderStatus::Unshipped;
             plan.created = now;
-            let wanted: Vec<&Offer> = offers.iter().filter(|o| o.3 == plan.fba).collect();
-            if let Some(offer) = wanted.get(account.rng.below(wanted.len().max(1) as u64) as usize) {
-                plan.lines = vec![(offer.0.clone(), 1 + account.rng.below(2) as u32)];
+            if let Some(sku) = offers.draw(&mut account.rng, plan.fba) {
+                plan.lines = vec![(sku.to_string(), 1 + account.rng.below(2) as u32)];
             }
-            place(account, next_item, plan, &offers, now);
+            place(account, plan, &offers, now);
         }
     }
-    demo.next_s = demo.next_s.max(now);
+    // After a long quiet, the next order comes one interval from now.
+    if now >= demo.next_s {
+        demo.next_s = now + demo.every.as_secs().max(1) as i64;
+    }
 }
 
 fn order_view(account: &Account, order: &orders::Order) -> OrderView {
@@ -207,12 +200,12 @@ fn package_view(p: &Package) -> PackageView {
 }
 
 impl Handle {
-    fn with<T>(&self, seller_id: &str, f: impl FnOnce(&mut Account, &mut u64, i64) -> T) -> T {
+    fn with<T>(&self, seller_id: &str, f: impl FnOnce(&mut Account, i64) -> T) -> T {
         let mut state = self.lock();
         let now = state.now();
-        let State { accounts, next_item, .. } = &mut *state;
-        let account = accounts.get_mut(seller_id).unwrap_or_else(|| panic!("no Amazon seller {seller_id}"));
-        f(account, next_item, now)
+        let account =
+            state.accounts.get_mut(seller_id).unwrap_or_else(|| panic!("no Amazon seller {seller_id}"));
+        f(account, now)
     }
 
     /// A seller account (replacing one with the same seller id).
@@ -222,14 +215,14 @@ impl Handle {
     }
 
     pub fn add_listing(&self, seller_id: &str, listing: Listing) {
-        self.with(seller_id, |a, _, _| a.listings.insert(listing.sku.clone(), listing));
+        self.with(seller_id, |a, _| a.listings.insert(listing.sku.clone(), listing));
     }
 
     /// `count` listings drawn from `seed`: `SKU-0000`, … merchant-fulfilled, every eighth
     /// `FBA-0007`, … fulfilled by Amazon. Their SKUs.
     pub fn generate_listings(&self, seller_id: &str, count: usize, seed: u64) -> Vec<String> {
         let mut rng = Rng::new(seed);
-        self.with(seller_id, |a, _, _| {
+        self.with(seller_id, |a, _| {
             (0..count)
                 .map(|i| {
                     let kind = super::catalog::PRODUCT_TYPES[rng.below(4) as usize];
@@ -248,12 +241,12 @@ impl Handle {
     }
 
     pub fn listing(&self, seller_id: &str, sku: &str) -> Option<Listing> {
-        self.with(seller_id, |a, _, _| a.listings.get(sku).cloned())
+        self.with(seller_id, |a, _| a.listings.get(sku).cloned())
     }
 
     /// An order as asked; its id.
     pub fn add_order(&self, seller_id: &str, new: NewOrder) -> String {
-        self.with(seller_id, |a, next_item, now| {
+        self.with(seller_id, |a, now| {
             let marketplace = new
                 .marketplace_id
                 .as_ref()
@@ -270,21 +263,41 @@ impl Handle {
                 created: now - new.created_secs_ago,
             };
             let offers = offers(a);
-            place(a, next_item, plan, &offers, now)
+            place(a, plan, &offers, now)
         })
     }
 
-    /// `count` orders drawn from `seed` (the same seed gives the same orders), created over
-    /// the last 30 days from the account's listings. Cheap enough for 100,000.
+    /// `count` orders drawn from `seed`, created over the last 30 days from the account's
+    /// listings. Cheap enough for 100,000.
     pub fn generate_orders(&self, seller_id: &str, count: usize, seed: u64) {
-        self.with(seller_id, |a, next_item, now| {
+        let now = self.now();
+        self.generate(seller_id, count, seed, now, false);
+    }
+
+    /// `count` merchant orders waiting to ship (`UNSHIPPED`, none fulfilled by Amazon or
+    /// picked up in store) drawn from `seed` over the last 30 days: what a benchmark pulls.
+    pub fn generate_ready_orders(&self, seller_id: &str, count: usize, seed: u64) {
+        let now = self.now();
+        self.generate(seller_id, count, seed, now, true);
+    }
+
+    /// As [`Handle::generate_orders`], the 30 days ending at `until` (Unix seconds): the
+    /// same seed, listings and `until` give the same orders.
+    pub fn generate_orders_until(&self, seller_id: &str, count: usize, seed: u64, until: i64) {
+        self.generate(seller_id, count, seed, until, false);
+    }
+
+    fn generate(&self, seller_id: &str, count: usize, seed: u64, until: i64, ready: bool) {
+        self.with(seller_id, |a, _| {
+            let now = until;
             let offers = offers(a);
             let mut rng = Rng::new(seed);
             let marketplaces = a.seller.marketplaces.len();
             for _ in 0..count {
-                let plan = orders::random_plan(&mut rng, marketplaces, &offers, now, 30 * 86_400);
+                let plan = orders::random_plan(&mut rng, marketplaces, &offers, now, 30 * 86_400, ready);
                 let marketplace = a.seller.marketplaces[plan.marketplace].clone();
-                let order = orders::build(plan, &mut rng, &marketplace, &offers, &a.orders, next_item, now);
+                let order =
+                    orders::build(plan, &mut rng, &marketplace, &offers, &a.orders, &mut a.next_item, now);
                 a.orders.insert(order);
             }
         });
@@ -292,16 +305,20 @@ impl Handle {
 
     /// The account's order ids, in the order they were added.
     pub fn order_ids(&self, seller_id: &str) -> Vec<String> {
-        self.with(seller_id, |a, _, _| a.orders.list.iter().map(|o| o.id.clone()).collect())
+        self.with(seller_id, |a, _| a.orders.list.iter().map(|o| o.id.clone()).collect())
+    }
+
+    pub fn order_count(&self, seller_id: &str) -> usize {
+        self.with(seller_id, |a, _| a.orders.list.len())
     }
 
     pub fn order(&self, seller_id: &str, order_id: &str) -> Option<OrderView> {
-        self.with(seller_id, |a, _, _| a.orders.get(order_id).map(|o| order_view(a, o)))
+        self.with(seller_id, |a, _| a.orders.get(order_id).map(|o| order_view(a, o)))
     }
 
     /// The order as `getOrder` would answer it with every dataset, packages held back left out.
     pub fn order_json(&self, seller_id: &str, order_id: &str) -> Option<Value> {
-        self.with(seller_id, |a, _, _| {
+        self.with(seller_id, |a, _| {
             let o = a.orders.get(order_id)?;
             Some(view(o, &a.seller.marketplaces[o.marketplace], Datasets::ALL, a.hide_recipients))
         })
@@ -315,7 +332,7 @@ impl Handle {
         order_id: &str,
         status: OrderStatus,
     ) -> Result<(), String> {
-        self.with(seller_id, |a, _, now| {
+        self.with(seller_id, |a, now| {
             let order = a.orders.get_mut(order_id).ok_or(format!("no order {order_id}"))?;
             match (status, order.phase) {
                 (OrderStatus::Unshipped, Phase::Pending) => order.phase = Phase::Open,
@@ -334,7 +351,7 @@ impl Handle {
     /// Amazon's own carrier picks up what is not shipped of an (Easy Ship) order: a package
     /// appears without a confirmation.
     pub fn ship_by_amazon(&self, seller_id: &str, order_id: &str) -> Result<PackageView, String> {
-        self.with(seller_id, |a, _, now| {
+        self.with(seller_id, |a, now| {
             let tracking = format!("TBA{:012}", a.rng.below(1_000_000_000_000));
             let order = a.orders.get_mut(order_id).ok_or(format!("no order {order_id}"))?;
             if order.fba || order.phase != Phase::Open {
@@ -387,7 +404,7 @@ impl Handle {
 
     /// The operation's bucket: `rate` a second up to `burst`, full now.
     pub fn set_rate(&self, seller_id: &str, op: Operation, rate: f64, burst: u32) {
-        self.with(seller_id, |a, _, _| a.buckets.insert(op, Bucket::new(rate, burst)));
+        self.with(seller_id, |a, _| a.buckets.insert(op, Bucket::new(rate, burst)));
     }
 
     /// Every operation on Amazon's default usage plan (annex §5), buckets full.
@@ -398,27 +415,28 @@ impl Handle {
         }
     }
 
-    /// The next `count` requests of `op` (any: `None`; `Token` for the token exchange)
-    /// answer `status`: 429 `QuotaExceeded`, 500, 503, …
+    /// The next `count` requests of `op` answer `status`: 429 `QuotaExceeded`, 500, 503, …
+    /// (`None`: any SP-API operation; `Some(Token)`: the seller's token exchanges, answered
+    /// with LWA's error shape; document transfers take no faults).
     pub fn fail_next(&self, seller_id: &str, op: Option<Operation>, status: u16, count: usize) {
-        self.with(seller_id, |a, _, _| {
+        self.with(seller_id, |a, _| {
             a.faults.add(op.map_or("", Operation::as_str), Fault::Status(status), count)
         });
     }
 
     /// The next `count` confirmations are applied, then answered 502.
     pub fn lose_confirmations(&self, seller_id: &str, count: usize) {
-        self.with(seller_id, |a, _, _| a.lost_confirmations += count);
+        self.with(seller_id, |a, _| a.lost_confirmations += count);
     }
 
     /// New packages stay out of `getOrder` for `reads` reads of their order (0: shown at once).
     pub fn delay_packages(&self, seller_id: &str, reads: usize) {
-        self.with(seller_id, |a, _, _| a.package_delay = reads);
+        self.with(seller_id, |a, _| a.package_delay = reads);
     }
 
     /// Orders are answered without `recipient`, as to an application without the role.
     pub fn hide_recipients(&self, seller_id: &str, hidden: bool) {
-        self.with(seller_id, |a, _, _| a.hide_recipients = hidden);
+        self.with(seller_id, |a, _| a.hide_recipients = hidden);
     }
 
     /// Every access token of the seller expires now.
@@ -432,12 +450,12 @@ impl Handle {
 
     /// The refresh token is revoked: LWA answers `invalid_grant` (issued tokens live on).
     pub fn revoke_refresh_token(&self, seller_id: &str) {
-        self.with(seller_id, |a, _, _| a.refresh_revoked = true);
+        self.with(seller_id, |a, _| a.refresh_revoked = true);
     }
 
     /// Whether the seller takes part in a marketplace of its account.
     pub fn set_participation(&self, seller_id: &str, marketplace_id: &str, participating: bool) {
-        self.with(seller_id, |a, _, _| {
+        self.with(seller_id, |a, _| {
             for m in a.seller.marketplaces.iter_mut().filter(|m| m.id == marketplace_id) {
                 m.participating = participating;
             }
@@ -446,21 +464,21 @@ impl Handle {
 
     /// Feeds created from now on answer `IN_QUEUE` to their first `reads` reads (1 unless set).
     pub fn hold_feeds(&self, seller_id: &str, reads: usize) {
-        self.with(seller_id, |a, _, _| a.feeds.hold = Some(reads));
+        self.with(seller_id, |a, _| a.feeds.hold = Some(reads));
     }
 
     /// Ends a feed `CANCELLED` (while queued) or `FATAL`. Whether it did.
     pub fn end_feed(&self, seller_id: &str, feed_id: &str, how: FeedEnd) -> bool {
-        self.with(seller_id, |a, _, now| feeds::end(a, feed_id, how, now))
+        self.with(seller_id, |a, now| feeds::end(a, feed_id, how, now))
     }
 
     /// Processes every queued feed now, in submission order.
     pub fn process_feeds(&self, seller_id: &str) {
-        self.with(seller_id, |a, _, now| feeds::process_through(a, usize::MAX, now));
+        self.with(seller_id, |a, now| feeds::process_through(a, usize::MAX, now));
     }
 
     pub fn feeds(&self, seller_id: &str) -> Vec<FeedView> {
-        self.with(seller_id, |a, _, _| {
+        self.with(seller_id, |a, _| {
             let desk = &a.feeds;
             desk.feeds
                 .iter()

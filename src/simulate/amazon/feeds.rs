@@ -8,11 +8,10 @@ use std::io::Write as _;
 
 use serde_json::{Value, json};
 
-use super::api::{bad_request, error};
-use super::controls::FeedEnd;
 use super::feed_check::{self, Issue};
-use super::order_view::iso;
-use super::{Account, State};
+use super::wire::iso;
+use super::wire::{bad_request, error};
+use super::{Account, FeedEnd, State};
 use crate::simulate::http::{Request, Response};
 
 /// A presigned URL lives this long.
@@ -280,6 +279,15 @@ pub(super) fn transfer(state: &mut State, request: &Request, now: i64) -> Respon
         return s3_error(403, "AccessDenied", "Request has expired");
     }
     if upload {
+        // The URL is signed for the content type the document was created with.
+        let sent = request.header("content-type").unwrap_or_default();
+        if !sent.eq_ignore_ascii_case(&document.content_type) {
+            return s3_error(
+                403,
+                "SignatureDoesNotMatch",
+                "The request signature we calculated does not match the signature you provided.",
+            );
+        }
         document.bytes = Some(request.body.clone());
         let mut response = Response::empty(200);
         response

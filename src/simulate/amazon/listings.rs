@@ -8,9 +8,9 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::Account;
-use super::api::{bad_request, error};
 use super::catalog::Marketplace;
-use super::order_view::iso;
+use super::wire::iso;
+use super::wire::{bad_request, error};
 use crate::simulate::http::{Request, Response};
 
 const INCLUDED: [&str; 8] = [

@@ -8,9 +8,11 @@
 //! the listings lookups, the `JSON_LISTINGS_FEED` cycle with gzipped reports, token buckets
 //! per account and operation, and faults to switch on.
 //!
-//! This module owns the state and the owner's controls (`controls`); `api` the wire, `lwa`
-//! the token endpoint, `orders`/`order_view`/`confirm` the orders, `listings` and `feeds`
-//! the stock path, `catalog` the marketplaces and what orders are drawn from.
+//! This module owns the state; `controls` the owner's controls; `api` the routing and
+//! admission, `wire` Amazon's error body and date-times, `lwa` the token endpoint,
+//! `orders`/`order_view`/`confirm` the orders, `listings`, `feeds` and `feed_check` the
+//! stock path, `catalog` the marketplaces and what orders are drawn from; `validator` (tests)
+//! holds recorded exchanges to Amazon's vendored models.
 
 mod api;
 mod catalog;
@@ -25,7 +27,14 @@ mod orders;
 #[cfg(test)]
 mod sim_tests;
 #[cfg(test)]
+mod sim_tests_models;
+#[cfg(test)]
+mod sim_tests_ship;
+#[cfg(test)]
 mod sim_tests_stock;
+#[cfg(test)]
+pub(crate) mod validator;
+mod wire;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -34,7 +43,7 @@ use super::Rng;
 use super::running::Faults;
 
 pub use catalog::Marketplace;
-pub use controls::{FeedEnd, FeedView, NewOrder, OrderStatus, OrderView, PackageView};
+pub use controls::{FeedView, NewOrder, OrderView, PackageView};
 pub use listings::Listing;
 
 /// The operations the simulator serves, by Amazon's `operationId`, plus the token exchange
@@ -117,6 +126,23 @@ impl Operation {
             Operation::Token | Operation::Upload | Operation::Download => (0.0, 0),
         }
     }
+}
+
+/// An order's status as Amazon shows it, for orders put in and moved on request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderStatus {
+    Pending,
+    Unshipped,
+    PartiallyShipped,
+    Shipped,
+    Cancelled,
+}
+
+/// How to end a feed on request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedEnd {
+    Cancelled,
+    Fatal,
 }
 
 /// A seller account: its application's credentials, its region and marketplaces.
@@ -219,6 +245,8 @@ struct Account {
     /// Orders are answered without `recipient` (the application lacks the role).
     hide_recipients: bool,
     rng: Rng,
+    /// Numbers the account's order items.
+    next_item: u64,
 }
 
 impl Account {
@@ -236,6 +264,7 @@ impl Account {
             package_delay: 0,
             hide_recipients: false,
             rng: Rng::new(seed),
+            next_item: 0,
         }
     }
 
@@ -268,7 +297,6 @@ pub struct State {
     origin: String,
     demo: Option<Demo>,
     rng: Rng,
-    next_item: u64,
     counts: BTreeMap<Operation, usize>,
     #[cfg(test)]
     recording: bool,
@@ -304,7 +332,6 @@ impl Simulator {
             origin: String::new(),
             demo: None,
             rng: Rng::new(2026),
-            next_item: 0,
             counts: BTreeMap::new(),
             #[cfg(test)]
             recording: false,

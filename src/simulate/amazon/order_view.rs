@@ -7,9 +7,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::Account;
-use super::api::{bad_request, error};
 use super::catalog::Marketplace;
 use super::orders::{Order, Phase};
+use super::wire::{bad_request, error, iso, parse_iso};
 use crate::simulate::http::{Request, Response};
 
 const STATUSES: [&str; 7] = [
@@ -66,20 +66,6 @@ impl Datasets {
         }
         Ok(data)
     }
-}
-
-/// An ISO 8601 date-time of Amazon's answers, from simulator seconds.
-pub(super) fn iso(secs: i64) -> String {
-    let at = time::OffsetDateTime::from_unix_timestamp(secs).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    let f = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
-    at.format(&f).unwrap_or_default()
-}
-
-/// Seconds of an ISO 8601 date-time in a query or a body.
-pub(super) fn parse_iso(text: &str) -> Option<i64> {
-    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
-        .ok()
-        .map(|t| t.unix_timestamp())
 }
 
 /// Thousandths as Amazon's decimal text: two places, three when the thousandth is not 0,
@@ -358,6 +344,11 @@ fn walk(account: &Account, request: &Request, now: i64) -> Result<Response, Resp
     };
     if before.is_some_and(|b| b < after) {
         return Err(bad_request("The Before filter must not be earlier than the After filter."));
+    }
+    if before.is_some_and(|b| b > now - 120) {
+        return Err(bad_request(
+            "The Before filter must be at least two minutes before the time of the request.",
+        ));
     }
     let marketplaces =
         list(request, "marketplaceIds").ok_or_else(|| bad_request("marketplaceIds is required."))?;

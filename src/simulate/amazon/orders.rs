@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::OrderStatus;
 use super::catalog::{self, Marketplace};
-use super::controls::OrderStatus;
 use crate::simulate::Rng;
 
 /// Where an order stands apart from its packages: an MFN order's `UNSHIPPED`,
@@ -178,17 +178,52 @@ pub(super) struct Plan {
 /// A listing an order can sell: (sku, asin, title, fulfilled by Amazon).
 pub(super) type Offer = (String, String, String, bool);
 
+/// The listings orders are drawn from, split by who fulfils them and indexed by SKU, so
+/// drawing 100,000 orders does not scan them each time.
+pub(super) struct Offers {
+    list: Vec<Offer>,
+    pools: [Vec<usize>; 2],
+    by_sku: HashMap<String, usize>,
+}
+
+impl Offers {
+    pub fn new(list: Vec<Offer>) -> Offers {
+        let pool =
+            |fba: bool| list.iter().enumerate().filter(|(_, o)| o.3 == fba).map(|(at, _)| at).collect();
+        let by_sku = list.iter().enumerate().map(|(at, o)| (o.0.clone(), at)).collect();
+        Offers { pools: [pool(false), pool(true)], by_sku, list }
+    }
+
+    pub fn find(&self, sku: &str) -> Option<&Offer> {
+        self.by_sku.get(sku).map(|&at| &self.list[at])
+    }
+
+    /// A SKU of the listings fulfilled as asked (any listing when there is none such).
+    pub fn draw(&self, rng: &mut Rng, fba: bool) -> Option<&str> {
+        let pool = &self.pools[usize::from(fba)];
+        let at = match pool.is_empty() {
+            false => pool[rng.below(pool.len() as u64) as usize],
+            true if self.list.is_empty() => return None,
+            true => rng.below(self.list.len() as u64) as usize,
+        };
+        Some(self.list[at].0.as_str())
+    }
+}
+
 /// A random plan: one order in six FBA; statuses mostly `UNSHIPPED`; programs, gifts and
-/// signatures now and then; created within `window` seconds before `now`.
+/// signatures now and then; created within `window` seconds before `now`. `ready`: only
+/// merchant orders waiting to ship (`UNSHIPPED`, none picked up in store).
 pub(super) fn random_plan(
     rng: &mut Rng,
     marketplaces: usize,
-    offers: &[Offer],
+    offers: &Offers,
     now: i64,
     window: i64,
+    ready: bool,
 ) -> Plan {
-    let fba = rng.below(6) == 0;
+    let fba = !ready && rng.below(6) == 0;
     let status = match rng.below(20) {
+        _ if ready => OrderStatus::Unshipped,
         0..=11 => OrderStatus::Unshipped,
         12 | 13 => OrderStatus::Pending,
         14 | 15 => OrderStatus::Shipped,
@@ -196,8 +231,6 @@ pub(super) fn random_plan(
         _ if fba => OrderStatus::Shipped,
         _ => OrderStatus::PartiallyShipped,
     };
-    let wanted: Vec<&Offer> = offers.iter().filter(|o| o.3 == fba).collect();
-    let pool: Vec<&Offer> = if wanted.is_empty() { offers.iter().collect() } else { wanted };
     let count = match rng.below(10) {
         0..=5 => 1,
         6..=8 => 2,
@@ -205,9 +238,9 @@ pub(super) fn random_plan(
     };
     let mut lines: Vec<(String, u32)> = Vec::with_capacity(count);
     for _ in 0..count {
-        let sku = match pool.is_empty() {
-            true => format!("SKU-{:04}", rng.below(50)),
-            false => pool[rng.below(pool.len() as u64) as usize].0.clone(),
+        let sku = match offers.draw(rng, fba) {
+            Some(sku) => sku.to_string(),
+            None => format!("SKU-{:04}", rng.below(50)),
         };
         if !lines.iter().any(|(s, _)| *s == sku) {
             lines.push((sku, 1 + rng.below(3) as u32));
@@ -223,7 +256,7 @@ pub(super) fn random_plan(
     if !fba && rng.below(10) == 0 {
         programs.push("AMAZON_EASY_SHIP".to_string());
     }
-    if !fba && rng.below(40) == 0 {
+    if !fba && !ready && rng.below(40) == 0 {
         programs.push("IN_STORE_PICK_UP".to_string());
     }
     let gift_message = (rng.below(7) == 0).then(|| catalog::GIFT_MESSAGES[rng.below(3) as usize].to_string());
@@ -239,12 +272,12 @@ pub(super) fn random_plan(
     }
 }
 
-/// Draws what the plan leaves open. `next_item` numbers order items across the simulator.
+/// Draws what the plan leaves open. `next_item` numbers the account's order items.
 pub(super) fn build(
     plan: Plan,
     rng: &mut Rng,
     marketplace: &Marketplace,
-    offers: &[Offer],
+    offers: &Offers,
     book: &Book,
     next_item: &mut u64,
     now: i64,
@@ -275,7 +308,7 @@ pub(super) fn build(
                 (OrderStatus::PartiallyShipped, 1, false) => (*ordered).max(2),
                 _ => *ordered,
             };
-            let offer = offers.iter().find(|o| o.0 == *sku);
+            let offer = offers.find(sku);
             // Thousandths: cents times ten, or whole yen times a thousand.
             let unit = if whole {
                 (500 + rng.below(19_500) as i64) * 1000
