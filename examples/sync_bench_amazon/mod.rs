@@ -46,7 +46,8 @@ pub async fn serve_simulator(orders: usize) {
     for n in 0..orders {
         let first = sku(n % ORDERED_SKUS);
         let second = sku((n * 7 + 3) % ORDERED_SKUS);
-        let lines: Vec<(&str, u32)> = if n % 3 == 0 { vec![(&first, 1), (&second, 2)] } else { vec![(&first, 1)] };
+        let lines: Vec<(&str, u32)> =
+            if n % 3 == 0 { vec![(&first, 1), (&second, 2)] } else { vec![(&first, 1)] };
         let mut order = NewOrder::mfn(&lines);
         order.created_secs_ago = 86_400 + (n % 86_400) as i64;
         sim.add_order(SELLER, order);

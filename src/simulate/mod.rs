@@ -3,10 +3,6 @@
 //! network. Only the other side is simulated.
 
 pub mod amazon;
-#[cfg(test)]
-pub(crate) mod amazon_vendor;
-#[cfg(test)]
-mod amazon_vendor_tests;
 pub mod big_commerce;
 pub mod demo;
 mod demo_amazon;

@@ -15,8 +15,8 @@ use super::{Client, check};
 use crate::platforms::retry::RetryPolicy;
 use crate::platforms::store::{Disposition, NoticeItem, Notified, Receipt, ShipmentNotice, StoreClient};
 use crate::platforms::{PingError, Settings};
+use crate::simulate::amazon::vendor as amazon_vendor;
 use crate::simulate::amazon::{self, Listing, NewOrder, OrderStatus};
-use crate::simulate::amazon_vendor;
 
 const MARKETPLACE: &str = "ATVPDKIKX0DER";
 

@@ -33,7 +33,9 @@ mod sim_tests_ship;
 #[cfg(test)]
 mod sim_tests_stock;
 #[cfg(test)]
-pub(crate) mod validator;
+pub(crate) mod vendor;
+#[cfg(test)]
+mod vendor_tests;
 mod wire;
 
 use std::collections::{BTreeMap, HashMap};

@@ -11,7 +11,7 @@ use super::sim_tests::{Answer, client, get, post, send, start};
 use super::{FeedEnd, Listing, Operation, Simulator};
 
 fn schema(name: &str) -> jsonschema::Validator {
-    let text = std::fs::read_to_string(super::validator::vendor_file(name)).expect("the vendored schema");
+    let text = std::fs::read_to_string(super::vendor::file(name)).expect("the vendored schema");
     jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).expect("a valid schema")
 }
 

@@ -2,7 +2,7 @@
 //! in the crate that holds what the Amazon client sends or what the simulator answers to
 //! them: `amazon_vendor::problems(&exchanges)` is empty when every exchange follows them. It
 //! checks what Amazon's Python validator in that folder checks (`validate_requests.py`), with
-//! the five Swagger 2.0 models converted ([`super::swagger2`]) for [`super::openapi_check`]:
+//! the five Swagger 2.0 models converted ([`crate::simulate::swagger2`]) for [`crate::simulate::openapi_check`]:
 //! - an exchange's path is the simulator's: `/{region}/…` (`na`, `eu`, `fe`) is the Selling
 //!   Partner API: the path matches one operation that is not deprecated, its parameters as
 //!   the model declares them (types, enums, ranges, comma-separated arrays, date-times, no
@@ -55,6 +55,11 @@ fn folder() -> PathBuf {
         }
     }
     panic!("Amazon's models are not in {} nor under $ORDERBRIDGE_SHARED/vendor/amazon", beside.display());
+}
+
+/// A file of `shared/vendor/amazon/`.
+pub fn file(name: &str) -> PathBuf {
+    folder().join(name)
 }
 
 fn read_json(name: &str) -> Value {

@@ -1,4 +1,4 @@
-//! The annex's examples held to Amazon's models ([`super::amazon_vendor`]): every example
+//! The annex's examples held to Amazon's models ([`super::vendor`]): every example
 //! block of `spec/platforms/amazon.md` §7 validates, each way of breaking the models is
 //! refused with its reason, and on the same exchanges the verdict is Amazon's Python
 //! validator's (`shared/vendor/amazon/validate_requests.py`) wherever Python can run it.
@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::amazon_vendor::{
+use super::vendor::{
     check, feed_document_problems, feed_report_problems, lwa_problems, problems, response_problems,
 };
-use super::openapi_check::Exchange;
+use crate::simulate::openapi_check::Exchange;
 
 /// A file of `shared/`: beside the clone, or under `$ORDERBRIDGE_SHARED`.
 fn shared(path: &str) -> PathBuf {
@@ -372,13 +372,12 @@ fn the_verdicts_agree_with_amazons_python_validator() {
     let ours: Vec<Vec<String>> = exchanges.iter().map(|e| check(e, true, e.status != 0)).collect();
     assert!(ours.iter().filter(|p| p.is_empty()).count() >= 15, "too few exchanges pass: {ours:#?}");
     assert!(ours.iter().filter(|p| !p.is_empty()).count() >= 20, "too few exchanges fail: {ours:#?}");
-    if !super::amazon_vendor::python_validator_here() {
+    if !super::vendor::python_validator_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("exchanges.jsonl");
-    std::fs::write(&file, exchanges.iter().map(super::amazon_vendor::jsonl).collect::<Vec<_>>().join("\n"))
-        .unwrap();
+    std::fs::write(&file, exchanges.iter().map(super::vendor::jsonl).collect::<Vec<_>>().join("\n")).unwrap();
     let output = std::process::Command::new("python3")
         .arg(shared("vendor/amazon/validate_requests.py"))
         .arg("--exchanges")
