@@ -24,6 +24,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+use super::demo_rows::{connect, customer_skus};
 use super::{amazon, big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
 
 /// The demo WooCommerce store's REST API key (simulated: it opens nothing real).
@@ -391,28 +392,6 @@ fn api_warehouse(
     .map_err(db)
 }
 
-/// A switched-on connection of a customer's store and warehouse, its sales channel on and its
-/// inventory channel on when `stock`.
-pub(super) fn connect(
-    conn: &Connection,
-    (customer, store, warehouse): (i64, i64, i64),
-    name: &str,
-    stock: bool,
-    now: i64,
-) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO connections (customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-         VALUES (?1, ?2, ?3, ?4, 'fulfillment', ?5, ?5)",
-        params![customer, store, warehouse, name, now],
-    )?;
-    let connection = conn.last_insert_rowid();
-    conn.execute(
-        "INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (?1, 'sales', ?2, ?2), (?1, 'inventory', ?2, ?3)",
-        params![connection, now, stock.then_some(now)],
-    )?;
-    Ok(())
-}
-
 /// The orders the demo data says the store had, so their shipments can be reported there;
 /// changed an hour ago at the latest, so a pull from the demo's cursor does not list them.
 fn store_orders(conn: &Connection, store_id: i64) -> rusqlite::Result<Vec<Adopted>> {
@@ -436,12 +415,6 @@ fn store_orders(conn: &Connection, store_id: i64) -> rusqlite::Result<Vec<Adopte
         adopted.push(Adopted { number, placed_ms: ordered_at.min(latest), lines });
     }
     Ok(adopted)
-}
-
-/// The SKUs of a customer's products: the inventory items of its simulated shop.
-pub(super) fn customer_skus(conn: &Connection, customer_id: i64) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached("SELECT sku FROM products WHERE customer_id = ?1 ORDER BY id")?;
-    stmt.query_map([customer_id], |r| r.get(0))?.collect()
 }
 
 /// The demo's `folder` warehouses: their folders, if inside the root.

@@ -48,7 +48,7 @@ pub fn attach(sim: &amazon::Simulator, conn: &Connection, seeded: bool) -> Resul
         )
         .map_err(db)?;
         let store = tx.last_insert_rowid();
-        super::demo::connect(&tx, (customer, store, warehouse), "Amazon fulfillment", false, now)
+        super::demo_rows::connect(&tx, (customer, store, warehouse), "Amazon fulfillment", false, now)
             .map_err(db)?;
         tx.commit().map_err(db)?;
     }
@@ -63,7 +63,7 @@ pub fn attach(sim: &amazon::Simulator, conn: &Connection, seeded: bool) -> Resul
         .map_err(db)?;
     let Some(customer) = customer else { return Ok(false) };
     sim.add_seller(seller);
-    let skus = super::demo::customer_skus(conn, customer).map_err(db)?;
+    let skus = super::demo_rows::customer_skus(conn, customer).map_err(db)?;
     for (n, sku) in skus.iter().enumerate() {
         let listing = if n % 5 == 4 {
             Listing::fba(sku, "HOME", 10 + (n as i64 * 3) % 40)

@@ -6,6 +6,7 @@ pub mod amazon;
 pub mod big_commerce;
 pub mod demo;
 mod demo_amazon;
+mod demo_rows;
 mod http;
 #[cfg(test)]
 pub(crate) mod openapi_check;

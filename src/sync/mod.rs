@@ -14,6 +14,7 @@ mod link;
 pub(crate) mod notify;
 mod orders_in;
 mod orders_out;
+mod pages;
 mod pass;
 pub mod problems;
 mod receipts;

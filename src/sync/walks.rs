@@ -13,7 +13,7 @@ use crate::platforms::PlatformError;
 use crate::platforms::store::Listing;
 
 use super::Engine;
-use super::orders_in::{Reading, imported, write_listed};
+use super::pages::{Reading, imported, write_listed};
 use super::step::StepError;
 
 /// A walk reads at most this many pages in one pass; the next pass goes on.

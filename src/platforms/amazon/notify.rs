@@ -84,12 +84,7 @@ pub async fn notify(client: &Client, notice: &ShipmentNotice) -> Result<Notified
         StatusCode::OK => {}
         StatusCode::NOT_FOUND => return Err(refused(format!("Amazon has no order {order_id}."))),
         status => {
-            return Err(super::orders::refusal(
-                client,
-                status,
-                &answer.body,
-                &format!("the order {order_id}"),
-            ));
+            return Err(seller.refusal(status, &answer.body, &format!("the order {order_id}")));
         }
     }
     #[derive(serde::Deserialize)]

@@ -66,7 +66,7 @@ pub async fn page(
     }
     let answer = seller.call(Operation::SearchOrders, Method::GET, &target, None).await?;
     if answer.status != StatusCode::OK {
-        return Err(refusal(client, answer.status, &answer.body, "the order search"));
+        return Err(seller.refusal(answer.status, &answer.body, "the order search"));
     }
     #[derive(Deserialize)]
     struct Found {
@@ -86,14 +86,6 @@ pub async fn page(
         serde_json::to_string(&Continuation { after: after_time, statuses, token }).unwrap_or_default()
     });
     Ok(TokenPage { orders, next, clock: answer.date })
-}
-
-/// An answer other than 200 to a pull or lookup: Amazon's refusal, quoted.
-pub fn refusal(client: &Client, status: StatusCode, body: &[u8], what: &str) -> PlatformError {
-    PlatformError::Rejected {
-        status: status.as_u16(),
-        message: format!("Amazon refused {what} ({}).", client.seller.said(status, body, "")),
-    }
 }
 
 fn bad(order: &str, problem: &str) -> PlatformError {

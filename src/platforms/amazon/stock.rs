@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::Client;
 use super::pacing::Operation;
-use super::transport::{encode, segment};
+use super::transport::{FEED_CONTENT_TYPE, encode, segment};
 use crate::platforms::PlatformError;
 use crate::platforms::store::{Receipt, StockSent};
 
@@ -23,8 +23,6 @@ const PER_LOOKUP: usize = 20;
 /// Messages one feed holds at most (Amazon: 25,000 and 10 MiB).
 pub const PER_FEED: usize = 25_000;
 const MAX_FEED_BYTES: usize = 10 << 20;
-
-pub const FEED_CONTENT_TYPE: &str = "application/json; charset=UTF-8";
 
 /// A listing as a lookup shows it.
 #[derive(Deserialize, Debug, Clone)]
@@ -120,7 +118,7 @@ async fn lookup(
         *requests += 1;
         let answer = seller.call(Operation::SearchListingsItems, Method::GET, &target, None).await?;
         if answer.status != StatusCode::OK {
-            return Err(super::orders::refusal(client, answer.status, &answer.body, "the listings lookup"));
+            return Err(client.seller.refusal(answer.status, &answer.body, "the listings lookup"));
         }
         #[derive(Deserialize)]
         struct Found {
@@ -152,7 +150,7 @@ async fn lookup(
             }
             StatusCode::NOT_FOUND => {}
             status => {
-                return Err(super::orders::refusal(client, status, &answer.body, "the listings lookup"));
+                return Err(client.seller.refusal(status, &answer.body, "the listings lookup"));
             }
         }
     }
@@ -204,7 +202,7 @@ async fn submit(client: &Client, document: Vec<u8>, requests: &mut usize) -> Res
         .call(Operation::CreateFeedDocument, Method::POST, "/feeds/2021-06-30/documents", Some(&body))
         .await?;
     if !answer.status.is_success() {
-        return Err(super::orders::refusal(client, answer.status, &answer.body, "the feed document"));
+        return Err(client.seller.refusal(answer.status, &answer.body, "the feed document"));
     }
     let created: Created = answer.json(Operation::CreateFeedDocument)?;
     *requests += 1;
@@ -224,7 +222,7 @@ async fn submit(client: &Client, document: Vec<u8>, requests: &mut usize) -> Res
     let answer =
         seller.call(Operation::CreateFeed, Method::POST, "/feeds/2021-06-30/feeds", Some(&body)).await?;
     if !answer.status.is_success() {
-        return Err(super::orders::refusal(client, answer.status, &answer.body, "the stock feed"));
+        return Err(client.seller.refusal(answer.status, &answer.body, "the stock feed"));
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -252,7 +250,7 @@ async fn receipt(client: &Client, feed: &str) -> Result<Receipt, PlatformError> 
         return Ok(Receipt::Failed(format!("Amazon has no stock feed {feed}.")));
     }
     if answer.status != StatusCode::OK {
-        return Err(super::orders::refusal(client, answer.status, &answer.body, "the stock feed's status"));
+        return Err(client.seller.refusal(answer.status, &answer.body, "the stock feed's status"));
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -279,7 +277,7 @@ async fn receipt(client: &Client, feed: &str) -> Result<Receipt, PlatformError> 
         )
         .await?;
     if answer.status != StatusCode::OK {
-        return Err(super::orders::refusal(client, answer.status, &answer.body, "the stock feed's report"));
+        return Err(client.seller.refusal(answer.status, &answer.body, "the stock feed's report"));
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]

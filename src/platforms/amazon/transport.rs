@@ -25,6 +25,9 @@ const USER_AGENT: &str = concat!("orderbridge/", env!("CARGO_PKG_VERSION"), " (L
 /// 429s one request takes in one pass before it is not sent again in it.
 const MAX_429: u32 = 3;
 
+/// The content type of a feed document, named at its creation and sent with its upload.
+pub const FEED_CONTENT_TYPE: &str = "application/json; charset=UTF-8";
+
 /// A token is fetched again this long before Amazon says it runs out.
 const TOKEN_MARGIN: Duration = Duration::from_secs(60);
 
@@ -434,6 +437,15 @@ impl Seller {
         }
     }
 
+    /// An answer other than the one expected to `what` (a pull, a lookup, a feed call):
+    /// Amazon's refusal, quoted.
+    pub fn refusal(&self, status: StatusCode, body: &[u8], what: &str) -> PlatformError {
+        PlatformError::Rejected {
+            status: status.as_u16(),
+            message: format!("Amazon refused {what} ({}).", self.said(status, body, "")),
+        }
+    }
+
     /// Amazon's messages of an answer, quoted without any credential (for a refusal).
     pub fn reason(&self, body: &[u8]) -> String {
         messages(body)
@@ -452,7 +464,7 @@ impl Seller {
     ) -> Result<(StatusCode, Vec<u8>), PlatformError> {
         let mut request = http::client().request(method, url);
         if let Some(bytes) = upload {
-            request = request.header(CONTENT_TYPE, super::stock::FEED_CONTENT_TYPE).body(bytes);
+            request = request.header(CONTENT_TYPE, FEED_CONTENT_TYPE).body(bytes);
         }
         let response = http::send(request, self.timeout, NAME, url).await?;
         let status = response.status();
