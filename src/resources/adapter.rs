@@ -240,7 +240,15 @@ mod tests {
             ["adapter[auth_token]", "adapter[secret_key]"]
         );
         assert_eq!(keys(problems(Owner::Warehouse, "sftp", json!({}))), ["adapter[connection_string]"]);
-        assert!(problems(Owner::Store, "amazon", json!({"anything": [1]})).is_empty());
+        assert!(problems(Owner::Store, "ebay", json!({"anything": [1]})).is_empty());
+        assert_eq!(
+            keys(problems(
+                Owner::Store,
+                "amazon",
+                json!({"region": "na", "marketplace_ids": ["ATVPDKIKX0DER"]})
+            )),
+            ["adapter[client_id]", "adapter[client_secret]", "adapter[refresh_token]", "adapter[seller_id]"]
+        );
         assert_eq!(keys(problems(Owner::Store, "shopify", json!({"access_token": "t"}))), ["adapter[shop]"]);
         // The platform names of the other resource kind are not checked.
         assert!(problems(Owner::Warehouse, "bigcommerce", json!({})).is_empty());
