@@ -26,12 +26,6 @@ pub struct Pool {
 type Job = Box<dyn FnOnce() + Send>;
 
 impl Pool {
-    /// The same connections with database threads of their own, for background work (the
-    /// sync engine) that must neither wait behind requests nor hold them up.
-    pub fn dedicated(&self, threads: usize) -> Result<Pool, String> {
-        Ok(Pool { connections: self.connections.clone(), jobs: start_workers(threads.max(1))? })
-    }
-
     /// A connection for work that is already off the async threads (CLI, tests, `run`).
     pub fn get(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, r2d2::Error> {
         self.connections.get()
@@ -130,9 +124,16 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// connections: RSS 192 MiB after the benchmark's load, 59 MiB with 2 MiB caches). Pages
 /// past the cache come from the operating system's file cache, which the process does not
 /// hold; session walks were no slower for it (`examples/bench/`, W2).
-fn configure(conn: &Connection) -> rusqlite::Result<()> {
+///
+/// The sync engine's connection is the exception ([`ENGINE_CACHE_KIB`]): it is one, and a
+/// pull writes pages of 100 orders into half a dozen indexes whose keys may come in no order
+/// (Amazon's order ids and purchase times), which a 2 MiB cache turns into reads of the same
+/// index pages again and again.
+fn configure(conn: &Connection, cache_kib: i64) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -2048;")?;
+    conn.execute_batch(&format!(
+        "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -{cache_kib};"
+    ))?;
     // `rarray(?)`: a list of values bound as one parameter (a listing page's ids).
     rusqlite::vtab::array::load_module(conn)
 }
@@ -151,7 +152,7 @@ pub fn execute_if_unlocked(conn: &Connection, sql: &str) -> rusqlite::Result<()>
 pub fn connect(path: &Path, key_file: &Path) -> Result<Connection, String> {
     let sealer = secrets::load_or_create(path, key_file)?;
     let conn = Connection::open(path).map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
-    configure(&conn).map_err(|e| format!("database: {e}"))?;
+    configure(&conn, CACHE_KIB).map_err(|e| format!("database: {e}"))?;
     secrets::register(&conn, &sealer).map_err(|e| format!("database: {e}"))?;
     Ok(conn)
 }
@@ -163,7 +164,7 @@ pub fn prepare(path: &Path, key_file: &Path) -> Result<(), String> {
     let sealer = secrets::load_or_create(path, key_file)?;
     let mut conn =
         Connection::open(path).map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
-    configure(&conn).map_err(|e| format!("database: {e}"))?;
+    configure(&conn, CACHE_KIB).map_err(|e| format!("database: {e}"))?;
     secrets::register(&conn, &sealer).map_err(|e| format!("database: {e}"))?;
     migrate(&mut conn).map_err(|e| format!("cannot prepare database {}: {e}", path.display()))?;
     secrets::ensure(&mut conn, &sealer, key_file)?;
@@ -184,6 +185,23 @@ pub fn open_with(
     key_file: &Path,
     checkpoints: Checkpoints,
 ) -> Result<Pool, String> {
+    open_cached(path, workers, key_file, checkpoints, CACHE_KIB)
+}
+
+/// The page cache of every connection but the engine's, in KiB.
+const CACHE_KIB: i64 = 2 * 1024;
+
+/// The page cache of the sync engine's own connection, in KiB (see `configure`).
+pub const ENGINE_CACHE_KIB: i64 = 16 * 1024;
+
+/// `open_with`, each connection's page cache `cache_kib` KiB.
+pub fn open_cached(
+    path: &Path,
+    workers: usize,
+    key_file: &Path,
+    checkpoints: Checkpoints,
+    cache_kib: i64,
+) -> Result<Pool, String> {
     let workers = if workers == 0 { default_workers() } else { workers };
     secrets::finish_rotation(path, key_file)?;
     let sealer = secrets::load_or_create(path, key_file)?;
@@ -191,7 +209,7 @@ pub fn open_with(
     let manager = SqliteConnectionManager::file(path).with_init(move |c| {
         // Listings and imports cycle through a few dozen statements; keep them all prepared.
         c.set_prepared_statement_cache_capacity(128);
-        configure(c)?;
+        configure(c, cache_kib)?;
         if checkpoints == Checkpoints::InBackground {
             c.execute_batch(&format!("PRAGMA wal_autocheckpoint = {};", checkpoint::BACKSTOP_PAGES))?;
         }

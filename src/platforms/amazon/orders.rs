@@ -92,8 +92,14 @@ fn bad(order: &str, problem: &str) -> PlatformError {
     PlatformError::BadData(format!("Amazon's order {order} cannot be read: {problem}."))
 }
 
-fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
-    v.pointer(pointer).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+/// The value at `path` (`/a/b`): as `Value::pointer` without its unescaping, which allocates
+/// for every segment (a fifth of the mapping's time).
+fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('/').skip(1).try_fold(v, |v, key| v.get(key))
+}
+
+fn str_at<'a>(v: &'a Value, path: &str) -> Option<&'a str> {
+    at(v, path).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
 }
 
 fn date_ms(text: &str) -> Option<i64> {
@@ -256,8 +262,7 @@ pub fn record(order: &Value) -> Result<PulledOrder, PlatformError> {
             },
             None => None,
         };
-        let unit_price =
-            money.read(item.pointer("/product/price/unitPrice"), "an item's unitPrice", false)?;
+        let unit_price = money.read(at(item, "/product/price/unitPrice"), "an item's unitPrice", false)?;
         let gift = str_at(item, "/fulfillment/packing/giftOption/giftMessage");
         if let Some(message) = gift
             && !gift_messages.iter().any(|m| m == message)
@@ -302,7 +307,7 @@ pub fn record(order: &Value) -> Result<PulledOrder, PlatformError> {
         "shipping_notes": text("/recipient/deliveryPreference/addressInstruction"),
         "gift_message": if gift_messages.is_empty() { Value::Null } else { Value::from(gift_messages.join("\n")) },
         "billing_address": null,
-        "shipping_address": address(order.pointer("/recipient/deliveryAddress").unwrap_or(&Value::Null)),
+        "shipping_address": address(at(order, "/recipient/deliveryAddress").unwrap_or(&Value::Null)),
         "order_items": lines,
     });
     if let Some(proceeds) = order.get("proceeds").filter(|p| !p.is_null()) {
@@ -319,8 +324,7 @@ pub fn record(order: &Value) -> Result<PulledOrder, PlatformError> {
         if let Some(grand) = grand {
             money.two_places(grand, "proceeds.grandTotal")?;
         }
-        let currency =
-            proceeds.pointer("/grandTotal/currencyCode").and_then(Value::as_str).map(str::to_string);
+        let currency = at(proceeds, "/grandTotal/currencyCode").and_then(Value::as_str).map(str::to_string);
         let map = record.as_object_mut().ok_or_else(|| bad(id, "its record could not be built"))?;
         map.insert("currency_code".into(), currency.map_or(Value::Null, Value::from));
         map.insert("shipping_amount".into(), shipping);
