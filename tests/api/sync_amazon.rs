@@ -200,12 +200,14 @@ async fn merchant_orders_flow_to_the_warehouse_and_their_confirmations_back_once
 
     // The pending order becomes ready, the Easy Ship order is cancelled by the buyer.
     rig.amazon.set_order_status(&id, &pending, OrderStatus::Unshipped).unwrap();
+    rig.amazon.set_order_status(&id, &easy, OrderStatus::Cancelled).unwrap();
     // Amazon's times are whole seconds and the change is stamped after the last one.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     let orders = rig.orders().await;
     assert!(orders.contains_key(&pending), "written once it is ready to ship");
+    assert_eq!(orders[&easy]["fulfillment_state"], "canceled", "Amazon cancelled it");
 
     // The warehouse ships the two-line order in two parcels; each is confirmed once, keyed by
     // the shipment's id, with Amazon's carrier code.
