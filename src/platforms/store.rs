@@ -42,6 +42,12 @@ pub trait StoreClient: Send + Sync {
     /// The whole order (items, addresses) as an import record.
     async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError>;
 
+    /// As [`StoreClient::order_record`], for a listed order the pull is done with: a store
+    /// whose list carries the whole order (Amazon) hands it over without a copy.
+    async fn record_of_listed(&self, order: ListedOrder) -> Result<PulledOrder, PlatformError> {
+        self.order_record(&order).await
+    }
+
     /// Reports a shipment, unless the store already has it (CONTRACT §11, notify).
     async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError>;
 
@@ -177,7 +183,8 @@ pub struct ListedOrder {
     /// is not read or written again.
     pub version: i64,
     pub disposition: Disposition,
-    /// The listed order as the store sent it.
+    /// The listed order as the store sent it, or what the client made of it for
+    /// [`StoreClient::order_record`] (Amazon's list has the whole order: its import record).
     pub raw: Value,
 }
 

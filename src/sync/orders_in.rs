@@ -116,11 +116,12 @@ async fn pull_listing(
             .filter(|c| listing == Listing::Orders && cursor.is_none_or(|held| *c > held));
         reached = reached.max(page_cursor);
         let commit_cursor = page_cursor.filter(|_| plan.walk != Walk::ByNumber);
-        write_listed(engine, read, &listed, commit_cursor, pulled).await?;
+        let next = at.after(plan.walk, &listed);
+        write_listed(engine, read, listed, commit_cursor, pulled).await?;
         if last {
             break;
         }
-        at = at.after(plan.walk, &listed);
+        at = next;
     }
     Ok(reached)
 }

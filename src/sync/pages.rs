@@ -47,7 +47,7 @@ pub(super) struct Reading<'a> {
 pub(super) async fn write_listed(
     engine: &Engine,
     read: &Reading<'_>,
-    listed: &[ListedOrder],
+    listed: Vec<ListedOrder>,
     commit_cursor: Option<i64>,
     pulled: &mut u64,
 ) -> Result<(), StepError> {
@@ -93,10 +93,11 @@ pub(super) async fn write_listed(
 /// A listed order with its items and addresses: (external id, version, the order).
 async fn whole(
     store: &dyn StoreClient,
-    order: &ListedOrder,
+    order: ListedOrder,
 ) -> Result<(String, i64, PulledOrder), PlatformError> {
-    let pulled = store.order_record(order).await?;
-    Ok((order.external_id.clone(), order.version, pulled))
+    let (external_id, version) = (order.external_id.clone(), order.version);
+    let pulled = store.record_of_listed(order).await?;
+    Ok((external_id, version, pulled))
 }
 
 fn lookup(conn: &Connection, store_id: i64, keys: &[String]) -> rusqlite::Result<HashMap<String, Known>> {

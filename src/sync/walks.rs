@@ -103,7 +103,7 @@ pub(super) async fn pull(
         walk.reached = walk.reached.max(page.orders.iter().map(|o| o.cursor_ms).max());
         let last = page.next.is_none();
         let commit = if last { walk.end_cursor(read.cursor) } else { None };
-        write_listed(engine, read, &page.orders, commit, pulled).await?;
+        write_listed(engine, read, page.orders, commit, pulled).await?;
         if last {
             return imported(engine, store_id, walk.started).await;
         }

@@ -12,6 +12,7 @@ pub mod orders;
 pub mod pacing;
 pub mod stock;
 pub mod transport;
+pub mod wire;
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -231,7 +232,11 @@ impl StoreClient for Client {
     }
 
     async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
-        orders::record(&order.raw)
+        orders::record_of(order.clone())
+    }
+
+    async fn record_of_listed(&self, order: ListedOrder) -> Result<PulledOrder, PlatformError> {
+        orders::record_of(order)
     }
 
     async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {

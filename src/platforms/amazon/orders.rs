@@ -3,6 +3,7 @@
 //! continuation the engine keeps holds them), which orders are written, and an order mapped
 //! to an import record with no further request: items, address and money are in the list.
 
+use super::wire::{Address, Breakdown, Item, Money, Order, Page};
 use reqwest::{Method, StatusCode};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
@@ -68,19 +69,7 @@ pub async fn page(
     if answer.status != StatusCode::OK {
         return Err(seller.refusal(answer.status, &answer.body, "the order search"));
     }
-    #[derive(Deserialize)]
-    struct Found {
-        orders: Vec<Value>,
-        #[serde(default)]
-        pagination: Option<Pagination>,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Pagination {
-        #[serde(default)]
-        next_token: Option<String>,
-    }
-    let found: Found = answer.json(Operation::SearchOrders)?;
+    let found: Page = answer.json(Operation::SearchOrders)?;
     let orders = found.orders.into_iter().map(listed).collect::<Result<Vec<_>, _>>()?;
     let next = found.pagination.and_then(|p| p.next_token).filter(|t| !t.is_empty()).map(|token| {
         serde_json::to_string(&Continuation { after: after_time, statuses, token }).unwrap_or_default()
@@ -92,51 +81,70 @@ fn bad(order: &str, problem: &str) -> PlatformError {
     PlatformError::BadData(format!("Amazon's order {order} cannot be read: {problem}."))
 }
 
-/// The value at `path` (`/a/b`): as `Value::pointer` without its unescaping, which allocates
-/// for every segment (a fifth of the mapping's time).
-fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('/').skip(1).try_fold(v, |v, key| v.get(key))
-}
-
-fn str_at<'a>(v: &'a Value, path: &str) -> Option<&'a str> {
-    at(v, path).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
-}
-
 fn date_ms(text: &str) -> Option<i64> {
     OffsetDateTime::parse(text, &Rfc3339).ok().map(crate::dates::to_ms)
 }
 
-/// A listed order: its key, its `lastUpdatedTime` (cursor and version) and what the pull
-/// does with it.
-fn listed(order: Value) -> Result<ListedOrder, PlatformError> {
-    let id = str_at(&order, "/orderId").ok_or_else(|| bad("(no orderId)", "it has no orderId"))?.to_string();
+/// Text that is there and not blank.
+fn given(text: &Option<String>) -> Option<&str> {
+    text.as_deref().filter(|s| !s.trim().is_empty())
+}
+
+fn text(value: Option<&str>) -> Value {
+    value.map_or(Value::Null, Value::from)
+}
+
+/// A listed order: its key, its `lastUpdatedTime` (cursor and version), what the pull does
+/// with it and, for an order to write, its import record made now (Amazon's list has the
+/// whole order), or why it cannot be one ([`record_of`] reads it back).
+fn listed(order: Order) -> Result<ListedOrder, PlatformError> {
+    let id = given(&order.order_id).ok_or_else(|| bad("(no orderId)", "it has no orderId"))?.to_string();
     let updated =
-        str_at(&order, "/lastUpdatedTime").ok_or_else(|| bad(&id, "it has no lastUpdatedTime")).and_then(
+        given(&order.last_updated_time).ok_or_else(|| bad(&id, "it has no lastUpdatedTime")).and_then(
             |t| date_ms(t).ok_or_else(|| bad(&id, &format!("its lastUpdatedTime {t:?} is not a date"))),
         )?;
-    Ok(ListedOrder {
-        external_id: id,
-        cursor_ms: updated,
-        version: updated,
-        disposition: disposition(&order),
-        raw: order,
-    })
+    let disposition = disposition(&order);
+    let raw = match disposition {
+        Disposition::Import => match record(&order) {
+            Ok(pulled) => Value::Object(pulled.record),
+            Err(e) => json!({UNREADABLE: {"code": e.code(), "message": e.message()}}),
+        },
+        Disposition::Cancel | Disposition::Skip => Value::Null,
+    };
+    Ok(ListedOrder { external_id: id, cursor_ms: updated, version: updated, disposition, raw })
+}
+
+/// Where a listed order's `raw` says why it cannot be imported.
+const UNREADABLE: &str = "amazon_unreadable";
+
+/// The import record [`listed`] made, or its error.
+pub fn record_of(order: ListedOrder) -> Result<PulledOrder, PlatformError> {
+    match order.raw {
+        Value::Object(map) if !map.contains_key(UNREADABLE) => {
+            Ok(PulledOrder { record: map, address_id: None })
+        }
+        Value::Object(map) => {
+            let why = &map[UNREADABLE];
+            let message = why["message"].as_str().unwrap_or_default().to_string();
+            Err(match why["code"].as_str() {
+                Some("adapter_authentication_failed") => PlatformError::Refused(message),
+                _ => PlatformError::BadData(message),
+            })
+        }
+        _ => Err(bad(&order.external_id, "it is not an order to import")),
+    }
 }
 
 /// What the pull does with an order, by its `fulfillment` block (annex §5, *Pull*).
-pub fn disposition(order: &Value) -> Disposition {
-    if str_at(order, "/fulfillment/fulfilledBy") != Some("MERCHANT") {
+pub fn disposition(order: &Order) -> Disposition {
+    let Some(fulfillment) = &order.fulfillment else { return Disposition::Skip };
+    if given(&fulfillment.fulfilled_by) != Some("MERCHANT") {
         return Disposition::Skip;
     }
-    match str_at(order, "/fulfillment/fulfillmentStatus") {
+    match given(&fulfillment.fulfillment_status) {
         Some("UNSHIPPED" | "PARTIALLY_SHIPPED") => {
-            let pick_up = order
-                .get("programs")
-                .and_then(Value::as_array)
-                .is_some_and(|p| p.iter().any(|p| p.as_str() == Some("IN_STORE_PICK_UP")));
-            let units = items(order)
-                .iter()
-                .any(|i| i.get("quantityOrdered").and_then(Value::as_i64).unwrap_or(0) > 0);
+            let pick_up = order.programs.iter().flatten().any(|p| p == "IN_STORE_PICK_UP");
+            let units = items(order).iter().any(|i| i.quantity_ordered.unwrap_or(0) > 0);
             if pick_up || !units { Disposition::Skip } else { Disposition::Import }
         }
         Some("CANCELLED") => Disposition::Cancel,
@@ -144,31 +152,34 @@ pub fn disposition(order: &Value) -> Disposition {
     }
 }
 
-fn items(order: &Value) -> &[Value] {
-    order.get("orderItems").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+fn items(order: &Order) -> &[Item] {
+    order.order_items.as_deref().unwrap_or_default()
 }
 
 /// Amounts of one order: read exactly, one currency, in range.
-struct Money<'a> {
+struct Amounts<'a> {
     order: &'a str,
     currency: Option<String>,
 }
 
-impl Money<'_> {
-    /// A `Money` object's amount (absolute when `absolute`), checked; `None` when absent.
+impl Amounts<'_> {
+    /// A `Money`'s amount (absolute when `absolute`), checked; `None` when absent.
     fn read(
         &mut self,
-        money: Option<&Value>,
+        money: Option<&Money>,
         field: &str,
         absolute: bool,
     ) -> Result<Option<Decimal>, PlatformError> {
-        let Some(money) = money.filter(|m| !m.is_null()) else { return Ok(None) };
-        let text = money.get("amount").and_then(Value::as_str).unwrap_or_default();
-        let amount: Decimal = text
-            .trim()
-            .parse()
-            .map_err(|_| bad(self.order, &format!("{field} {text:?} is not a decimal amount")))?;
-        if let Some(code) = money.get("currencyCode").and_then(Value::as_str) {
+        let Some(money) = money else { return Ok(None) };
+        let amount: Decimal = match &money.amount {
+            Some(Value::String(text)) => text.trim().parse().ok(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            let sent = money.amount.as_ref().map_or_else(|| "nothing".to_string(), Value::to_string);
+            bad(self.order, &format!("{field} {sent} is not a decimal amount"))
+        })?;
+        if let Some(code) = given(&money.currency_code) {
             match &self.currency {
                 Some(seen) if seen != code => {
                     return Err(bad(
@@ -180,8 +191,7 @@ impl Money<'_> {
                 None => self.currency = Some(code.to_string()),
             }
         }
-        let amount = if absolute { amount.abs() } else { amount };
-        Ok(Some(amount))
+        Ok(Some(if absolute { amount.abs() } else { amount }))
     }
 
     /// Rounded half-even to 2 places, within decimal 8.2, as text.
@@ -194,126 +204,159 @@ impl Money<'_> {
     }
 }
 
-/// A breakdown of `type` in a `breakdowns` list.
-fn breakdown<'a>(proceeds: &'a Value, kind: &str) -> Option<&'a Value> {
-    proceeds
-        .get("breakdowns")?
-        .as_array()?
-        .iter()
-        .find(|b| b.get("type").and_then(Value::as_str) == Some(kind))
+/// The breakdown of `kind` in a `breakdowns` list.
+fn breakdown<'a>(breakdowns: &'a Option<Vec<Breakdown>>, kind: &str) -> Option<&'a Breakdown> {
+    breakdowns.as_ref()?.iter().find(|b| b.kind.as_deref() == Some(kind))
 }
 
 /// The detail of `subtype` in a breakdown.
-fn detail<'a>(breakdown: &'a Value, subtype: &str) -> Option<&'a Value> {
+fn detail<'a>(breakdown: &'a Breakdown, subtype: &str) -> Option<&'a Money> {
     breakdown
-        .get("detailedBreakdowns")?
-        .as_array()?
+        .detailed_breakdowns
+        .as_ref()?
         .iter()
-        .find(|d| d.get("subtype").and_then(Value::as_str) == Some(subtype))
-        .and_then(|d| d.get("value"))
+        .find(|d| d.subtype.as_deref() == Some(subtype))?
+        .value
+        .as_ref()
+}
+
+/// An item's amount of a breakdown: its `ITEM` detail, else the whole subtotal.
+fn item_part(breakdown: Option<&Breakdown>) -> Option<&Money> {
+    let breakdown = breakdown?;
+    detail(breakdown, "ITEM").or(breakdown.subtotal.as_ref())
 }
 
 /// The whole order as an import record (CONTRACT §9, without `store_id`).
-pub fn record(order: &Value) -> Result<PulledOrder, PlatformError> {
-    let id = str_at(order, "/orderId").unwrap_or("(no orderId)");
-    let created = str_at(order, "/createdTime").ok_or_else(|| bad(id, "it has no createdTime"))?;
+pub fn record(order: &Order) -> Result<PulledOrder, PlatformError> {
+    let id = given(&order.order_id).unwrap_or("(no orderId)");
+    let created = given(&order.created_time).ok_or_else(|| bad(id, "it has no createdTime"))?;
     let created_ms =
         date_ms(created).ok_or_else(|| bad(id, &format!("its createdTime {created:?} is not a date")))?;
-    if str_at(order, "/recipient/deliveryAddress/addressLine1").is_none() {
+    let recipient = order.recipient.as_ref();
+    let address = recipient.and_then(|r| r.delivery_address.as_ref());
+    if address.and_then(|a| given(&a.address_line1)).is_none() {
         return Err(PlatformError::Refused(format!(
             "Amazon sent no shipping address for order {id}: the application needs the Direct-to-Consumer Delivery (Restricted) role"
         )));
     }
-    let mut money = Money { order: id, currency: None };
-    let text = |pointer: &str| str_at(order, pointer).map_or(Value::Null, Value::from);
-    let programs: Vec<&str> = order
-        .get("programs")
-        .and_then(Value::as_array)
-        .map(|p| p.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut lines = Vec::new();
-    let mut gift_messages: Vec<String> = Vec::new();
+    let mut money = Amounts { order: id, currency: None };
+    let programs: Vec<&str> = order.programs.iter().flatten().map(String::as_str).collect();
+    let mut lines = Vec::with_capacity(items(order).len());
+    let mut gift_messages: Vec<&str> = Vec::new();
     let mut shipping_tax = Decimal::ZERO;
     let mut signature = false;
     for item in items(order) {
-        let quantity = item.get("quantityOrdered").and_then(Value::as_i64).unwrap_or(0);
-        let proceeds = item.get("proceeds").unwrap_or(&Value::Null);
-        let tax = breakdown(proceeds, "TAX");
-        if let Some(tax) = tax
-            && let Some(amount) = money.read(detail(tax, "SHIPPING"), "an item's shipping tax", false)?
+        let quantity = item.quantity_ordered.unwrap_or(0);
+        let none = None;
+        let breakdowns = item.proceeds.as_ref().map_or(&none, |p| &p.breakdowns);
+        let tax = breakdown(breakdowns, "TAX");
+        if let Some(amount) =
+            money.read(tax.and_then(|t| detail(t, "SHIPPING")), "an item's shipping tax", false)?
         {
             shipping_tax += amount;
         }
         if quantity <= 0 {
             continue;
         }
-        let item_id = str_at(item, "/orderItemId").ok_or_else(|| bad(id, "an item has no orderItemId"))?;
-        let tax_amount = match tax {
-            Some(tax) => match detail(tax, "ITEM") {
-                Some(value) => money.read(Some(value), "an item's tax", false)?,
-                None => money.read(tax.get("subtotal"), "an item's tax", false)?,
-            },
-            None => None,
-        };
-        let discount = match breakdown(proceeds, "DISCOUNT") {
-            Some(d) => match detail(d, "ITEM") {
-                Some(value) => money.read(Some(value), "an item's discount", true)?,
-                None => money.read(d.get("subtotal"), "an item's discount", true)?,
-            },
-            None => None,
-        };
-        let unit_price = money.read(at(item, "/product/price/unitPrice"), "an item's unitPrice", false)?;
-        let gift = str_at(item, "/fulfillment/packing/giftOption/giftMessage");
-        if let Some(message) = gift
-            && !gift_messages.iter().any(|m| m == message)
+        let item_id = given(&item.order_item_id).ok_or_else(|| bad(id, "an item has no orderItemId"))?;
+        let tax_amount = money.read(item_part(tax), "an item's tax", false)?;
+        let discount =
+            money.read(item_part(breakdown(breakdowns, "DISCOUNT")), "an item's discount", true)?;
+        let product = item.product.as_ref();
+        let unit_price = money.read(
+            product.and_then(|p| p.price.as_ref()).and_then(|p| p.unit_price.as_ref()),
+            "an item's unitPrice",
+            false,
+        )?;
+        let fulfillment = item.fulfillment.as_ref();
+        let gift = fulfillment.and_then(|f| f.packing.as_ref()).and_then(|p| p.gift_option.as_ref());
+        let message = gift.and_then(|g| given(&g.gift_message));
+        if let Some(message) = message
+            && !gift_messages.contains(&message)
         {
-            gift_messages.push(message.to_string());
+            gift_messages.push(message);
         }
-        signature |= str_at(item, "/fulfillment/shipping/shippingConstraints/signatureConfirmation")
-            == Some("MANDATORY");
-        let field = |v: Option<Decimal>, name: &str| money.two_places(v.unwrap_or(Decimal::ZERO), name);
-        lines.push(json!({
-            "name": str_at(item, "/product/title"),
-            "sku": str_at(item, "/product/sellerSku"),
-            "quantity": quantity,
-            "unit_price": match unit_price { Some(p) => money.two_places(p, "an item's unitPrice")?, None => Value::Null },
-            "tax_amount": field(tax_amount, "an item's tax")?,
-            "discount_amount": field(discount, "an item's discount")?,
-            "gift_wrap": str_at(item, "/fulfillment/packing/giftOption/giftWrapLevel").is_some(),
-            "custom": gift.map_or(Value::Null, |m| json!({"gift_message": m})),
-            "upc": null,
-            "weight": null,
-            "external_order_item_id": item_id,
-            "external_product_id": str_at(item, "/product/asin"),
-        }));
+        let constraint = fulfillment
+            .and_then(|f| f.shipping.as_ref())
+            .and_then(|s| s.shipping_constraints.as_ref())
+            .and_then(|c| given(&c.signature_confirmation));
+        signature |= constraint == Some("MANDATORY");
+        let mut line = Map::with_capacity(12);
+        line.insert("name".into(), text(product.and_then(|p| given(&p.title))));
+        line.insert("sku".into(), text(product.and_then(|p| given(&p.seller_sku))));
+        line.insert("quantity".into(), Value::from(quantity));
+        let price = match unit_price {
+            Some(p) => money.two_places(p, "an item's unitPrice")?,
+            None => Value::Null,
+        };
+        line.insert("unit_price".into(), price);
+        line.insert("tax_amount".into(), money.two_places(tax_amount.unwrap_or_default(), "an item's tax")?);
+        line.insert(
+            "discount_amount".into(),
+            money.two_places(discount.unwrap_or_default(), "an item's discount")?,
+        );
+        line.insert("gift_wrap".into(), Value::Bool(gift.and_then(|g| given(&g.gift_wrap_level)).is_some()));
+        line.insert("custom".into(), message.map_or(Value::Null, |m| json!({"gift_message": m})));
+        line.insert("upc".into(), Value::Null);
+        line.insert("weight".into(), Value::Null);
+        line.insert("external_order_item_id".into(), Value::from(item_id));
+        line.insert("external_product_id".into(), text(product.and_then(|p| given(&p.asin))));
+        lines.push(Value::Object(line));
     }
-    let mut record = json!({
-        "external_id": id,
-        "external_display_id": id,
-        "ordered_at": crate::dates::format_ms(created_ms),
-        "requested_ship_date": str_at(order, "/fulfillment/shipByWindow/latestDateTime")
-            .and_then(date_ms).map_or(Value::Null, |ms| Value::from(crate::dates::format_ms(ms))),
-        "customer_email": text("/buyer/buyerEmail"),
-        "external_billing_customer_id": null,
-        "external_shipping_customer_id": null,
-        "payment_type": null,
-        "payment_date": null,
-        "external_type": str_at(order, "/salesChannel/marketplaceName").or(str_at(order, "/salesChannel/channelName")),
-        "external_source_id": text("/salesChannel/marketplaceId"),
-        "external_tags": if programs.is_empty() { Value::Null } else { Value::from(programs.join(", ")) },
-        "purchase_order_id": text("/buyer/buyerPurchaseOrderNumber"),
-        "shipping_carrier_service_level": text("/fulfillment/fulfillmentServiceLevel"),
-        "signature_required": signature,
-        "shipping_notes": text("/recipient/deliveryPreference/addressInstruction"),
-        "gift_message": if gift_messages.is_empty() { Value::Null } else { Value::from(gift_messages.join("\n")) },
-        "billing_address": null,
-        "shipping_address": address(at(order, "/recipient/deliveryAddress").unwrap_or(&Value::Null)),
-        "order_items": lines,
-    });
-    if let Some(proceeds) = order.get("proceeds").filter(|p| !p.is_null()) {
-        let grand = money.read(proceeds.get("grandTotal"), "proceeds.grandTotal", false)?;
+    let channel = order.sales_channel.as_ref();
+    let buyer = order.buyer.as_ref();
+    let fulfillment = order.fulfillment.as_ref();
+    let ship_by = fulfillment
+        .and_then(|f| f.ship_by_window.as_ref())
+        .and_then(|w| given(&w.latest_date_time))
+        .and_then(date_ms);
+    let mut record = Map::with_capacity(32);
+    let mut put = |key: &str, value: Value| {
+        record.insert(key.to_string(), value);
+    };
+    put("external_id", Value::from(id));
+    put("external_display_id", Value::from(id));
+    put("ordered_at", Value::from(crate::dates::format_ms(created_ms)));
+    put("requested_ship_date", ship_by.map_or(Value::Null, |ms| Value::from(crate::dates::format_ms(ms))));
+    put("customer_email", text(buyer.and_then(|b| given(&b.buyer_email))));
+    for absent in
+        ["external_billing_customer_id", "external_shipping_customer_id", "payment_type", "payment_date"]
+    {
+        put(absent, Value::Null);
+    }
+    put(
+        "external_type",
+        text(
+            channel.and_then(|c| given(&c.marketplace_name)).or(channel.and_then(|c| given(&c.channel_name))),
+        ),
+    );
+    put("external_source_id", text(channel.and_then(|c| given(&c.marketplace_id))));
+    put("external_tags", if programs.is_empty() { Value::Null } else { Value::from(programs.join(", ")) });
+    put("purchase_order_id", text(buyer.and_then(|b| given(&b.buyer_purchase_order_number))));
+    put(
+        "shipping_carrier_service_level",
+        text(fulfillment.and_then(|f| given(&f.fulfillment_service_level))),
+    );
+    put("signature_required", Value::Bool(signature));
+    put(
+        "shipping_notes",
+        text(
+            recipient
+                .and_then(|r| r.delivery_preference.as_ref())
+                .and_then(|p| given(&p.address_instruction)),
+        ),
+    );
+    put(
+        "gift_message",
+        if gift_messages.is_empty() { Value::Null } else { Value::from(gift_messages.join("\n")) },
+    );
+    put("billing_address", Value::Null);
+    put("shipping_address", address.map_or(Value::Null, shipping_address));
+    put("order_items", Value::Array(lines));
+    if let Some(proceeds) = &order.proceeds {
+        let grand = money.read(proceeds.grand_total.as_ref(), "proceeds.grandTotal", false)?;
         let mut amount = |kind: &str, field: &str, absolute: bool| -> Result<Value, PlatformError> {
-            let value = breakdown(proceeds, kind).and_then(|b| b.get("subtotal"));
+            let value = breakdown(&proceeds.breakdowns, kind).and_then(|b| b.subtotal.as_ref());
             let amount = money.read(value, field, absolute)?.unwrap_or(Decimal::ZERO);
             money.two_places(amount, field)
         };
@@ -324,40 +367,38 @@ pub fn record(order: &Value) -> Result<PulledOrder, PlatformError> {
         if let Some(grand) = grand {
             money.two_places(grand, "proceeds.grandTotal")?;
         }
-        let currency = at(proceeds, "/grandTotal/currencyCode").and_then(Value::as_str).map(str::to_string);
-        let map = record.as_object_mut().ok_or_else(|| bad(id, "its record could not be built"))?;
-        map.insert("currency_code".into(), currency.map_or(Value::Null, Value::from));
-        map.insert("shipping_amount".into(), shipping);
-        map.insert("tax_amount".into(), tax);
-        map.insert("discount_amount".into(), discount);
-        map.insert("shipping_tax_amount".into(), shipping_tax);
+        let currency = proceeds.grand_total.as_ref().and_then(|g| given(&g.currency_code));
+        put("currency_code", text(currency));
+        put("shipping_amount", shipping);
+        put("tax_amount", tax);
+        put("discount_amount", discount);
+        put("shipping_tax_amount", shipping_tax);
     }
-    let Value::Object(record) = record else { return Err(bad(id, "its record could not be built")) };
     Ok(PulledOrder { record, address_id: None })
 }
 
 /// `recipient.deliveryAddress` as orderbridge's address.
-fn address(a: &Value) -> Value {
-    let name = str_at(a, "/name").map(str::trim);
+fn shipping_address(a: &Address) -> Value {
+    let name = given(&a.name).map(str::trim);
     let (first, last) = match name.and_then(|n| n.rsplit_once(' ')) {
         Some((first, last)) => (Some(first.trim()), Some(last)),
         None => (None, name),
     };
-    let street2: Vec<&str> = ["/addressLine2", "/addressLine3"].iter().filter_map(|p| str_at(a, p)).collect();
-    let mut map = Map::new();
+    let street2: Vec<&str> = [&a.address_line2, &a.address_line3].into_iter().filter_map(given).collect();
+    let street2 = street2.join(", ");
+    let mut map = Map::with_capacity(9);
     let mut put = |key: &str, value: Option<&str>| {
         map.insert(key.into(), value.filter(|v| !v.trim().is_empty()).map_or(Value::Null, Value::from));
     };
     put("first_name", first);
     put("last_name", last);
-    put("street1", str_at(a, "/addressLine1"));
-    let joined = street2.join(", ");
-    put("street2", Some(joined.as_str()));
-    put("city", str_at(a, "/city").or(str_at(a, "/municipality")));
-    put("region", str_at(a, "/stateOrRegion"));
-    put("postal_code", str_at(a, "/postalCode"));
-    put("country", str_at(a, "/countryCode"));
-    put("telephone", str_at(a, "/phone"));
+    put("street1", given(&a.address_line1));
+    put("street2", Some(street2.as_str()));
+    put("city", given(&a.city).or(given(&a.municipality)));
+    put("region", given(&a.state_or_region));
+    put("postal_code", given(&a.postal_code));
+    put("country", given(&a.country_code));
+    put("telephone", given(&a.phone));
     Value::Object(map)
 }
 

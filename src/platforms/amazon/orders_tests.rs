@@ -8,6 +8,23 @@ use serde_json::{Value, json};
 
 use super::*;
 
+/// The order as the pull reads it.
+fn typed(order: &Value) -> Order {
+    serde_json::from_value(order.clone()).expect("an order of Amazon's shape")
+}
+
+fn record(order: &Value) -> Result<PulledOrder, PlatformError> {
+    super::record(&typed(order))
+}
+
+fn disposition(order: &Value) -> Disposition {
+    super::disposition(&typed(order))
+}
+
+fn listed(order: Value) -> Result<ListedOrder, PlatformError> {
+    super::listed(typed(&order))
+}
+
 /// The annex: `shared/` beside the clone, or under `$ORDERBRIDGE_SHARED`.
 fn annex() -> String {
     let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/platforms/amazon.md");
