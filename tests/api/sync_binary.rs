@@ -576,6 +576,31 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     assert!(told, "no ShipStation label came back to its store within 90 s");
+
+    // The demo's Amazon seller: its merchant orders reach the folder warehouse, whose worker
+    // ships them, and Amazon hears; its FBA order never leaves Amazon.
+    assert!(printed.contains("Amazon at http://127.0.0.1:"), "{printed}");
+    let amazon = connections
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "Amazon fulfillment")
+        .unwrap_or_else(|| panic!("the demo's Amazon connection: {connections}"))["id"]
+        .as_i64()
+        .unwrap();
+    let runs_path = format!("/connections/{amazon}/sync_runs");
+    let mut told = false;
+    for _ in 0..180 {
+        let (_, runs) = api.call("GET", &runs_path, Value::Null);
+        let runs = runs.as_array().cloned().unwrap_or_default();
+        assert!(runs.iter().all(|r| r["status"] != "failed"), "every Amazon pass succeeds: {runs:?}");
+        if runs.iter().any(|r| r["shipments_notified"].as_i64().unwrap_or(0) > 0) {
+            told = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(told, "no Amazon order was shipped and confirmed within 90 s");
     let (out, err) = server.stop();
     let said = out + &err;
     assert!(printed.contains("Shopify at http://127.0.0.1:"), "{printed}");
