@@ -163,13 +163,11 @@ impl Config {
         crate::db::open_with(&self.database, workers, &self.key_file(), crate::db::Checkpoints::InBackground)
     }
 
-    /// The sync engine's own database: one database thread, so passes never queue behind
-    /// requests nor hold them up, and a connection with a larger page cache
-    /// (`db::ENGINE_CACHE_KIB`); `served` as `open_served_database`.
-    pub fn open_engine_database(&self, served: bool) -> Result<crate::db::Pool, String> {
-        let checkpoints =
-            if served { crate::db::Checkpoints::InBackground } else { crate::db::Checkpoints::OnCommit };
-        crate::db::open_cached(&self.database, 1, &self.key_file(), checkpoints, crate::db::ENGINE_CACHE_KIB)
+    /// The sync engine's own database outside the server (`orderbridge sync`, benchmarks):
+    /// one database thread and a connection with the engine's larger page cache
+    /// (`db::ENGINE_CACHE_KIB`), as `serve` gives its engine (`Pool::own`).
+    pub fn open_engine_database(&self) -> Result<crate::db::Pool, String> {
+        self.open_database(1)?.own(1, crate::db::ENGINE_CACHE_KIB)
     }
 
     /// The figment production reads: our defaults, Rocket's own (`Rocket.toml`, `ROCKET_*`),

@@ -62,7 +62,7 @@ pub fn build(figment: Figment) -> Result<App, String> {
 
     let sessions = Sessions::new(config.session_ttl_secs, config.max_sessions);
     // The engine has its own database thread, so passes never queue behind requests.
-    let engine = sync::Engine::new(config.open_engine_database(true)?, sync::Settings::from_config(&config));
+    let engine = sync::Engine::new(pool.own(1, db::ENGINE_CACHE_KIB)?, sync::Settings::from_config(&config));
 
     let rocket = rocket::custom(figment)
         .manage(pool)

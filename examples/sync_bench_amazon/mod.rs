@@ -97,7 +97,7 @@ pub async fn bench(orders: usize) {
         "client_id": s.client_id, "client_secret": s.client_secret, "refresh_token": s.refresh_token});
     let connection = set_up(&config.database, &root, "amazon", &adapter);
     // The engine's own database, as `serve` opens it.
-    let pool = config.open_engine_database(false).unwrap_or_else(|e| fail(&e));
+    let pool = config.open_engine_database().unwrap_or_else(|e| fail(&e));
     let engine = Engine::new(pool, Settings::from_config(&config));
 
     // 1. The pull alone: the send step finds no warehouse folder yet.

@@ -21,11 +21,26 @@ pub use checkpoint::{Checkpointer, Checkpoints};
 pub struct Pool {
     connections: r2d2::Pool<SqliteConnectionManager>,
     jobs: mpsc::Sender<Job>,
+    /// How a connection to the same file is made, with a page cache of the given KiB.
+    connect: Arc<dyn Fn(i64) -> SqliteConnectionManager + Send + Sync>,
 }
 
 type Job = Box<dyn FnOnce() + Send>;
 
 impl Pool {
+    /// Connections and database threads of their own on the same file (already opened,
+    /// migrated and its credentials checked), each connection with a page cache of
+    /// `cache_kib` KiB: for background work (the sync engine) that must neither wait behind
+    /// requests nor hold them up.
+    pub fn own(&self, threads: usize, cache_kib: i64) -> Result<Pool, String> {
+        let threads = threads.max(1);
+        let connections = r2d2::Pool::builder()
+            .max_size(u32::try_from(threads + 1).unwrap_or(u32::MAX))
+            .build((self.connect)(cache_kib))
+            .map_err(|e| format!("cannot open the database again: {e}"))?;
+        Ok(Pool { connections, jobs: start_workers(threads)?, connect: Arc::clone(&self.connect) })
+    }
+
     /// A connection for work that is already off the async threads (CLI, tests, `run`).
     pub fn get(&self) -> Result<r2d2::PooledConnection<SqliteConnectionManager>, r2d2::Error> {
         self.connections.get()
@@ -185,7 +200,32 @@ pub fn open_with(
     key_file: &Path,
     checkpoints: Checkpoints,
 ) -> Result<Pool, String> {
-    open_cached(path, workers, key_file, checkpoints, CACHE_KIB)
+    let workers = if workers == 0 { default_workers() } else { workers };
+    secrets::finish_rotation(path, key_file)?;
+    let sealer = secrets::load_or_create(path, key_file)?;
+    let (file, sealed) = (path.to_path_buf(), Arc::clone(&sealer));
+    let connect = Arc::new(move |cache_kib: i64| {
+        let sealing = Arc::clone(&sealed);
+        SqliteConnectionManager::file(&file).with_init(move |c| {
+            // Listings and imports cycle through a few dozen statements; keep them all prepared.
+            c.set_prepared_statement_cache_capacity(128);
+            configure(c, cache_kib)?;
+            if checkpoints == Checkpoints::InBackground {
+                c.execute_batch(&format!("PRAGMA wal_autocheckpoint = {};", checkpoint::BACKSTOP_PAGES))?;
+            }
+            secrets::register(c, &sealing)
+        })
+    });
+    // A few connections beyond the threads' serve the CLI and work outside `run`.
+    let connections = r2d2::Pool::builder()
+        .max_size(u32::try_from(workers + 2).unwrap_or(u32::MAX))
+        .build(connect(CACHE_KIB))
+        .map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
+    let mut conn = connections.get().map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
+    migrate(&mut conn).map_err(|e| format!("cannot prepare database {}: {e}", path.display()))?;
+    secrets::ensure(&mut conn, &sealer, key_file)?;
+    drop(conn);
+    Ok(Pool { connections, jobs: start_workers(workers)?, connect })
 }
 
 /// The page cache of every connection but the engine's, in KiB.
@@ -193,39 +233,6 @@ const CACHE_KIB: i64 = 2 * 1024;
 
 /// The page cache of the sync engine's own connection, in KiB (see `configure`).
 pub const ENGINE_CACHE_KIB: i64 = 16 * 1024;
-
-/// `open_with`, each connection's page cache `cache_kib` KiB.
-pub fn open_cached(
-    path: &Path,
-    workers: usize,
-    key_file: &Path,
-    checkpoints: Checkpoints,
-    cache_kib: i64,
-) -> Result<Pool, String> {
-    let workers = if workers == 0 { default_workers() } else { workers };
-    secrets::finish_rotation(path, key_file)?;
-    let sealer = secrets::load_or_create(path, key_file)?;
-    let sealing = Arc::clone(&sealer);
-    let manager = SqliteConnectionManager::file(path).with_init(move |c| {
-        // Listings and imports cycle through a few dozen statements; keep them all prepared.
-        c.set_prepared_statement_cache_capacity(128);
-        configure(c, cache_kib)?;
-        if checkpoints == Checkpoints::InBackground {
-            c.execute_batch(&format!("PRAGMA wal_autocheckpoint = {};", checkpoint::BACKSTOP_PAGES))?;
-        }
-        secrets::register(c, &sealing)
-    });
-    // A few connections beyond the threads' serve the CLI and work outside `run`.
-    let connections = r2d2::Pool::builder()
-        .max_size(u32::try_from(workers + 2).unwrap_or(u32::MAX))
-        .build(manager)
-        .map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
-    let mut conn = connections.get().map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
-    migrate(&mut conn).map_err(|e| format!("cannot prepare database {}: {e}", path.display()))?;
-    secrets::ensure(&mut conn, &sealer, key_file)?;
-    drop(conn);
-    Ok(Pool { connections, jobs: start_workers(workers)? })
-}
 
 fn migrate(conn: &mut Connection) -> Result<(), String> {
     // Only a new, empty file takes this (an existing one keeps its page size), so it must come

@@ -10,7 +10,7 @@ use super::{Engine, Link, Settings};
 
 /// Runs the passes; `Ok(false)` when one of them failed.
 pub async fn run(config: &Config, connection: Option<i64>) -> Result<bool, String> {
-    let pool = config.open_engine_database(false)?;
+    let pool = config.open_engine_database()?;
     let engine = Engine::new(pool, Settings::from_config(config));
     let ids = match connection {
         Some(id) => {
@@ -47,7 +47,7 @@ pub async fn run(config: &Config, connection: Option<i64>) -> Result<bool, Strin
 /// One pass of one connection in the foreground, whether or not it syncs by the
 /// configuration (for benchmarks and scripts); returns its run.
 pub async fn pass(config: &Config, connection: i64) -> Result<Run, String> {
-    let pool = config.open_engine_database(false)?;
+    let pool = config.open_engine_database()?;
     let engine = Engine::new(pool, Settings::from_config(config));
     engine.run_now(connection, Trigger::Request).await.map_err(|e| e.to_string())
 }
