@@ -16,13 +16,21 @@ pub trait StoreClient: Send + Sync {
     fn pull_plan(&self) -> PullPlan;
 
     /// One page (from 1) of a listing of the orders since `since_ms` (the platform's own
-    /// time, already moved back by the overlap).
+    /// time, already moved back by the overlap). A store whose list is walked only by its own
+    /// continuation ([`Walk::ByToken`], [`Walk::Resumable`]) implements
+    /// [`StoreClient::orders_after`] instead, and keeps this refusal.
     async fn orders_page(
         &self,
         listing: Listing,
         since_ms: Option<i64>,
         page: u32,
-    ) -> Result<Vec<ListedOrder>, PlatformError>;
+    ) -> Result<Vec<ListedOrder>, PlatformError> {
+        let _ = (listing, since_ms, page);
+        Err(PlatformError::Rejected {
+            status: 0,
+            message: "This store's orders are read by token, not by page.".into(),
+        })
+    }
 
     /// One page of a listing walked by the platform's own continuation ([`Walk::ByToken`]):
     /// `after` is the `next` of the page before (`None` for the first). Platforms that walk

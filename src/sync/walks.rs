@@ -22,25 +22,23 @@ const MAX_PAGES: u32 = 10_000;
 /// How long a stopped walk's continuation is used: Amazon's tokens live 24 hours.
 const CONTINUATION_LIFETIME: Duration = Duration::from_secs(23 * 3600);
 
-/// A walk that stopped short, kept for the store's next pass.
+/// A walk that stopped short (its continuation set), kept for the store's next pass.
 #[derive(Debug, Clone)]
 pub(crate) struct SavedWalk {
+    walk: Walking,
+    saved: Instant,
+}
+
+/// A walk under way.
+#[derive(Debug, Clone)]
+struct Walking {
     /// The continuation of the page not yet read.
-    next: String,
+    next: Option<String>,
     /// The store's clock at the walk's first answer.
     clock: Option<i64>,
     /// The latest change read so far.
     reached: Option<i64>,
     /// When the pass that began the walk started.
-    started: i64,
-    saved: Instant,
-}
-
-/// A walk under way.
-struct Walking {
-    next: Option<String>,
-    clock: Option<i64>,
-    reached: Option<i64>,
     started: i64,
     /// Whether it goes on from an earlier pass.
     resumed: bool,
@@ -74,13 +72,7 @@ pub(super) async fn pull(
     let store_id = read.store_id;
     let saved = engine.take_walk(store_id).filter(|w| w.saved.elapsed() < CONTINUATION_LIFETIME);
     let mut walk = match saved {
-        Some(w) => Walking {
-            next: Some(w.next),
-            clock: w.clock,
-            reached: w.reached,
-            started: w.started,
-            resumed: true,
-        },
+        Some(saved) => Walking { resumed: true, ..saved.walk },
         None => Walking::fresh(started),
     };
     let mut restarted = false;
@@ -116,15 +108,8 @@ pub(super) async fn pull(
 
 /// Keeps a walk that stopped after at least one page for the store's next pass.
 fn keep(engine: &Engine, store_id: i64, walk: Walking) {
-    if let Some(next) = walk.next {
-        let saved = SavedWalk {
-            next,
-            clock: walk.clock,
-            reached: walk.reached,
-            started: walk.started,
-            saved: Instant::now(),
-        };
-        engine.keep_walk(store_id, saved);
+    if walk.next.is_some() {
+        engine.keep_walk(store_id, SavedWalk { walk, saved: Instant::now() });
     }
 }
 

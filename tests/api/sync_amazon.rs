@@ -106,31 +106,12 @@ impl Rig {
     }
 
     async fn enable_channel(&self, kind: &str) {
-        let path = format!("/connections/{}/channels", self.connection_id);
-        let channels = self.app.get(&path, &self.app.admin).await;
-        let id = channels.body.as_array().unwrap().iter().find(|c| c["type"] == kind).expect("channel")["id"]
-            .as_i64()
-            .unwrap();
-        let r =
-            self.app.patch_json(&format!("{path}/{id}"), &self.app.admin, json!({"enabled_at": "now"})).await;
-        assert_eq!(r.status.code, 204, "{r:?}");
+        crate::sync_rig::enable_channel(&self.app, self.connection_id, kind).await;
     }
 
     /// Asks for a pass and waits until it has finished; returns the run.
     async fn sync(&self) -> Value {
-        let path = format!("/connections/{}/sync", self.connection_id);
-        let started = self.app.post_json(&path, &self.app.admin, json!({})).await;
-        assert_eq!(started.status.code, 202, "{started:?}");
-        let run_id = started.body["run_id"].as_i64().expect("run_id");
-        let path = format!("/connections/{}/sync_runs/{run_id}", self.connection_id);
-        for _ in 0..1200 {
-            let run = self.app.get(&path, &self.app.admin).await;
-            if !run.body["finished_at"].is_null() {
-                return run.body;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("run {run_id} did not finish within 60 s");
+        crate::sync_rig::pass(&self.app, self.connection_id).await
     }
 
     async fn list(&self, key: &str) -> Vec<Value> {

@@ -62,6 +62,22 @@ impl Api {
         panic!("run {run_id} did not finish within 30 s");
     }
 
+    /// Passes of the connection, each succeeding, until one finds nothing to pull, send, read
+    /// or tell (at most `passes`); whether one did.
+    pub(crate) async fn settle(&self, connection: i64, passes: usize) -> bool {
+        for _ in 0..passes {
+            let run = self.sync(connection).await;
+            assert_eq!(run["status"], "succeeded", "{run}");
+            if ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"]
+                .iter()
+                .all(|k| run[*k] == 0)
+            {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Every row of a listing (`key` is `orders` or `shipments`), walked in session mode.
     pub(crate) fn all(&self, key: &str) -> Vec<Value> {
         let mut rows = Vec::new();
@@ -214,19 +230,7 @@ async fn crash_and_catch_up(store: CrashStore, platform_env: &[(&str, &str)]) {
     let running = server.take().unwrap();
     let api = Api::new(&running);
     (store.slow)(Duration::ZERO);
-    let mut settled = false;
-    for _ in 0..8 {
-        let run = api.sync(connection).await;
-        assert_eq!(run["status"], "succeeded", "{run}");
-        let idle = ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"]
-            .iter()
-            .all(|k| run[*k] == 0);
-        if idle {
-            settled = true;
-            break;
-        }
-    }
-    assert!(settled, "the passes settle");
+    assert!(api.settle(connection, 8).await, "the passes settle");
 
     // The kills did land in passes: those runs say they were interrupted.
     let (_, runs) = api.call("GET", &format!("/connections/{connection}/sync_runs"), Value::Null);

@@ -111,19 +111,7 @@ async fn kill_9_in_the_middle_of_amazon_passes_writes_each_order_once_and_confir
     for op in [Operation::SearchOrders, Operation::GetOrder, Operation::ConfirmShipment] {
         amazon.set_rate(SELLER, op, 1_000.0, 1_000);
     }
-    let mut settled = false;
-    for _ in 0..10 {
-        let run = api.sync(connection).await;
-        assert_eq!(run["status"], "succeeded", "{run}");
-        if ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"]
-            .iter()
-            .all(|k| run[*k] == 0)
-        {
-            settled = true;
-            break;
-        }
-    }
-    assert!(settled, "the passes settle");
+    assert!(api.settle(connection, 10).await, "the passes settle");
     let (_, runs) = api.call("GET", &format!("/connections/{connection}/sync_runs"), Value::Null);
     let interrupted = runs.as_array().unwrap().iter().filter(|r| r["error"]["code"] == "interrupted").count();
     assert!(interrupted >= 2, "{interrupted} of 6 kills interrupted a pass: {runs}");

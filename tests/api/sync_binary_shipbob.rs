@@ -98,19 +98,7 @@ async fn kill_9_in_the_middle_of_shipbob_passes_sends_each_order_once_and_tells_
     let api = Api::new(&running);
     store.set_delay(HASH, Duration::ZERO);
     sb.set_latency(PAT, Duration::ZERO);
-    let mut settled = false;
-    for _ in 0..8 {
-        let run = api.sync(connection).await;
-        assert_eq!(run["status"], "succeeded", "{run}");
-        if ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"]
-            .iter()
-            .all(|k| run[*k] == 0)
-        {
-            settled = true;
-            break;
-        }
-    }
-    assert!(settled, "the passes settle");
+    assert!(api.settle(connection, 8).await, "the passes settle");
     let (_, runs) = api.call("GET", &format!("/connections/{connection}/sync_runs"), Value::Null);
     let interrupted = runs.as_array().unwrap().iter().filter(|r| r["error"]["code"] == "interrupted").count();
     assert!(interrupted >= 2, "{interrupted} of 6 kills interrupted a pass: {runs}");

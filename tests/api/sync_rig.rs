@@ -199,14 +199,7 @@ impl Rig {
     }
 
     pub async fn enable_channel(&self, kind: &str) {
-        let path = format!("/connections/{}/channels", self.connection_id);
-        let channels = self.app.get(&path, self.admin()).await;
-        let id = channels.body.as_array().unwrap().iter().find(|c| c["type"] == kind).expect("channel")["id"]
-            .as_i64()
-            .unwrap();
-        let r =
-            self.app.patch_json(&format!("{path}/{id}"), self.admin(), json!({"enabled_at": "now"})).await;
-        assert_eq!(r.status.code, 204, "{r:?}");
+        enable_channel(&self.app, self.connection_id, kind).await;
     }
 
     /// Asks for a pass and waits until it has finished; returns the run.
@@ -215,11 +208,7 @@ impl Rig {
     }
 
     pub async fn sync_connection(&self, connection_id: i64) -> Value {
-        let started =
-            self.app.post_json(&format!("/connections/{connection_id}/sync"), self.admin(), json!({})).await;
-        assert_eq!(started.status.code, 202, "{started:?}");
-        let run_id = started.body["run_id"].as_i64().expect("run_id");
-        self.wait_for(connection_id, run_id).await
+        pass(&self.app, connection_id).await
     }
 
     /// A second warehouse (`warehouse` is its create body, less the customer) with its own
@@ -252,16 +241,7 @@ impl Rig {
     }
 
     pub async fn wait_for(&self, connection_id: i64, run_id: i64) -> Value {
-        let path = format!("/connections/{connection_id}/sync_runs/{run_id}");
-        for _ in 0..600 {
-            let run = self.app.get(&path, self.admin()).await;
-            assert_eq!(run.status.code, 200, "{run:?}");
-            if !run.body["finished_at"].is_null() {
-                return run.body;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("run {run_id} did not finish within 30 s");
+        wait_for(&self.app, connection_id, run_id).await
     }
 
     /// Every order, oldest first (session mode, so there is no cap).
@@ -344,6 +324,39 @@ impl Rig {
         }
         rows
     }
+}
+
+/// Switches on the connection's channel of `kind` (`sales`, `inventory`), as an admin.
+pub async fn enable_channel(app: &TestApp, connection_id: i64, kind: &str) {
+    let path = format!("/connections/{connection_id}/channels");
+    let channels = app.get(&path, &app.admin).await;
+    let id = channels.body.as_array().unwrap().iter().find(|c| c["type"] == kind).expect("channel")["id"]
+        .as_i64()
+        .unwrap();
+    let r = app.patch_json(&format!("{path}/{id}"), &app.admin, json!({"enabled_at": "now"})).await;
+    assert_eq!(r.status.code, 204, "{r:?}");
+}
+
+/// Asks for a pass of the connection and waits until it has finished; returns the run.
+pub async fn pass(app: &TestApp, connection_id: i64) -> Value {
+    let started = app.post_json(&format!("/connections/{connection_id}/sync"), &app.admin, json!({})).await;
+    assert_eq!(started.status.code, 202, "{started:?}");
+    let run_id = started.body["run_id"].as_i64().expect("run_id");
+    wait_for(app, connection_id, run_id).await
+}
+
+/// Waits (bounded) until run `run_id` of the connection has finished; returns it.
+pub async fn wait_for(app: &TestApp, connection_id: i64, run_id: i64) -> Value {
+    let path = format!("/connections/{connection_id}/sync_runs/{run_id}");
+    for _ in 0..600 {
+        let run = app.get(&path, &app.admin).await;
+        assert_eq!(run.status.code, 200, "{run:?}");
+        if !run.body["finished_at"].is_null() {
+            return run.body;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("run {run_id} did not finish within 30 s");
 }
 
 pub fn files_in(dir: &Path) -> Vec<String> {

@@ -208,17 +208,6 @@ impl StoreClient for Client {
         }
     }
 
-    async fn orders_page(
-        &self,
-        listing: Listing,
-        since_ms: Option<i64>,
-        page: u32,
-    ) -> Result<Vec<ListedOrder>, PlatformError> {
-        // Amazon pages by token only; the engine asks `orders_after` (Walk::Resumable).
-        let _ = (listing, since_ms, page);
-        Err(PlatformError::Rejected { status: 0, message: "Amazon's orders are read by token.".into() })
-    }
-
     async fn orders_after(
         &self,
         listing: Listing,

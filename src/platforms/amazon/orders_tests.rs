@@ -2,8 +2,6 @@
 //! `searchOrders` answer must become its `orderbridge-order` block, field by field; and the
 //! pull's rules on which orders are written and what cannot be read.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{Value, json};
 
 use super::*;
@@ -25,18 +23,9 @@ fn listed(order: Value) -> Result<ListedOrder, PlatformError> {
     super::listed(typed(&order))
 }
 
-/// The annex: `shared/` beside the clone, or under `$ORDERBRIDGE_SHARED`.
+/// The annex.
 fn annex() -> String {
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/platforms/amazon.md");
-    let path = if beside.is_file() {
-        beside
-    } else {
-        std::env::var_os("ORDERBRIDGE_SHARED")
-            .map(|s| PathBuf::from(s).join("spec/platforms/amazon.md"))
-            .filter(|p| p.is_file())
-            .unwrap_or_else(|| panic!("the Amazon annex is not at {}", beside.display()))
-    };
-    std::fs::read_to_string(path).unwrap()
+    std::fs::read_to_string(crate::simulate::shared_files::shared("spec/platforms/amazon.md")).unwrap()
 }
 
 /// The first fenced block whose info string is `info`, parsed.

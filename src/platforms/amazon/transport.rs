@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::NAME;
 use super::pacing::{self, Operation};
+use crate::platforms::api_key;
 use crate::platforms::retry::{self, Account, RetryPolicy};
 use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
 
@@ -85,13 +86,6 @@ fn tokens() -> &'static Mutex<HashMap<String, Cached>> {
     TOKENS.get_or_init(Default::default)
 }
 
-fn fingerprint(parts: &[&str]) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    parts.hash(&mut hasher);
-    format!("{:016x}", hasher.finish())
-}
-
 /// Amazon's error body: `{"errors": [{"code", "message", "details"}]}`.
 #[derive(Deserialize, Default)]
 struct Errors {
@@ -142,7 +136,11 @@ impl Seller {
         });
         Ok(Seller {
             account: format!("amazon:{client_id}:{seller_id}:{region}"),
-            credentials: fingerprint(&[&client_id, &client_secret, &refresh_token, &token_url]),
+            credentials: api_key::account(
+                "amazon-lwa",
+                &token_url,
+                &format!("{client_id}\n{client_secret}\n{refresh_token}"),
+            ),
             region,
             marketplace_ids,
             seller_id,
@@ -157,16 +155,8 @@ impl Seller {
         })
     }
 
-    pub fn account(&self) -> &str {
-        &self.account
-    }
-
     pub fn max_body(&self) -> usize {
         self.max_body
-    }
-
-    pub fn timeout(&self) -> Duration {
-        self.timeout
     }
 
     /// What a message never shows.

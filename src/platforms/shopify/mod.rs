@@ -257,17 +257,6 @@ impl StoreClient for Client {
         }
     }
 
-    async fn orders_page(
-        &self,
-        listing: Listing,
-        since_ms: Option<i64>,
-        page: u32,
-    ) -> Result<Vec<ListedOrder>, PlatformError> {
-        // Shopify pages by cursor only; the engine asks `orders_after` (Walk::ByToken).
-        let _ = (listing, since_ms, page);
-        Err(PlatformError::Rejected { status: 0, message: "Shopify's orders are read by cursor.".into() })
-    }
-
     async fn orders_after(
         &self,
         listing: Listing,

@@ -19,7 +19,7 @@
 //!   comes gzipped, as Amazon's `GZIP` reports do).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -41,20 +41,9 @@ const REGIONS: [&str; 3] = ["na", "eu", "fe"];
 const LWA_PATH: &str = "/auth/o2/token";
 const LWA_FIELDS: [&str; 4] = ["client_id", "client_secret", "grant_type", "refresh_token"];
 
-/// Where the models are: `shared/` beside the clone, or `$ORDERBRIDGE_SHARED` for a checkout
-/// elsewhere.
+/// Where the models are (`shared/vendor/amazon`).
 fn folder() -> PathBuf {
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vendor/amazon");
-    if beside.join(MODELS[0]).is_file() {
-        return beside;
-    }
-    if let Some(shared) = std::env::var_os("ORDERBRIDGE_SHARED") {
-        let there = PathBuf::from(shared).join("vendor/amazon");
-        if there.join(MODELS[0]).is_file() {
-            return there;
-        }
-    }
-    panic!("Amazon's models are not in {} nor under $ORDERBRIDGE_SHARED/vendor/amazon", beside.display());
+    crate::simulate::shared_files::shared("vendor/amazon")
 }
 
 /// A file of `shared/vendor/amazon/`.

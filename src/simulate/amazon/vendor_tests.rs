@@ -3,8 +3,6 @@
 //! refused with its reason, and on the same exchanges the verdict is Amazon's Python
 //! validator's (`shared/vendor/amazon/validate_requests.py`) wherever Python can run it.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{Value, json};
 
 use super::vendor::{
@@ -12,14 +10,7 @@ use super::vendor::{
 };
 use crate::simulate::openapi_check::Exchange;
 
-/// A file of `shared/`: beside the clone, or under `$ORDERBRIDGE_SHARED`.
-fn shared(path: &str) -> PathBuf {
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(path);
-    match std::env::var_os("ORDERBRIDGE_SHARED") {
-        Some(there) if !beside.is_file() => PathBuf::from(there).join(path),
-        _ => beside,
-    }
-}
+use crate::simulate::shared_files::shared;
 
 /// The annex's fenced blocks: (info words, text).
 fn annex_blocks() -> Vec<(Vec<String>, String)> {

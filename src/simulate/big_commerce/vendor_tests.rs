@@ -4,7 +4,7 @@
 //! wire is checked against `orders.v2.oas2.yml` or `inventory.v3.yml`. Where the files
 //! contradict themselves, [`exceptions`] says so, once, with the reason.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -19,23 +19,9 @@ use crate::simulate::openapi_check::{Description, Exchange, Patch};
 const HASH: &str = "vendorcheck";
 const TOKEN: &str = "vendor-check-token-0123";
 
-/// Where BigCommerce's files are: `shared/` beside the clone (as CI has it), or
-/// `$ORDERBRIDGE_SHARED` for a checkout elsewhere.
+/// Where BigCommerce's files are (`shared/vendor/bigcommerce`).
 fn vendor_dir() -> PathBuf {
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vendor/bigcommerce");
-    if beside.is_dir() {
-        return beside;
-    }
-    if let Some(shared) = std::env::var_os("ORDERBRIDGE_SHARED") {
-        let there = PathBuf::from(shared).join("vendor/bigcommerce");
-        if there.is_dir() {
-            return there;
-        }
-    }
-    panic!(
-        "BigCommerce's OpenAPI files are not at {} nor under $ORDERBRIDGE_SHARED/vendor/bigcommerce",
-        beside.display()
-    );
+    crate::simulate::shared_files::shared("vendor/bigcommerce")
 }
 
 /// Every place where BigCommerce's files contradict themselves or the platform they

@@ -3,30 +3,16 @@
 //! requests (the client's) or answers (this simulator's) to it:
 //! `vendor::problems(&sim.exchanges())` is empty when every exchange follows the file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use serde_json::json;
 
 use crate::simulate::openapi_check::{Description, Exchange, Patch, Readings};
 
-/// Where the file is: `shared/` beside the clone, or `$ORDERBRIDGE_SHARED` for a checkout
-/// elsewhere.
+/// Where the file is (`shared/vendor/shipbob`).
 fn file() -> PathBuf {
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vendor/shipbob/openapi-2026-01.json");
-    if beside.is_file() {
-        return beside;
-    }
-    if let Some(shared) = std::env::var_os("ORDERBRIDGE_SHARED") {
-        let there = PathBuf::from(shared).join("vendor/shipbob/openapi-2026-01.json");
-        if there.is_file() {
-            return there;
-        }
-    }
-    panic!(
-        "ShipBob's OpenAPI file is not at {} nor under $ORDERBRIDGE_SHARED/vendor/shipbob",
-        beside.display()
-    );
+    crate::simulate::shared_files::shared("vendor/shipbob/openapi-2026-01.json")
 }
 
 /// The README's readings that hold in many places at once (its items 1, 4, 5, 6 and the

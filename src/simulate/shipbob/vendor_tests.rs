@@ -3,8 +3,6 @@
 //! every request sent here and every answer the simulator gives, over every operation and
 //! every status it answers, follows the file.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use super::sim_tests::{TOKEN, bearer, call, create, get, order_body};
@@ -35,7 +33,7 @@ fn exchange(method: &str, path: &str, status: u16, body: Vec<u8>, answer_body: V
 
 /// The annex's example blocks: (info string, JSON text).
 fn annex_blocks() -> Vec<(String, String)> {
-    let annex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/platforms/shipbob.md");
+    let annex = crate::simulate::shared_files::shared("spec/platforms/shipbob.md");
     let text = std::fs::read_to_string(&annex).unwrap_or_else(|e| panic!("{}: {e}", annex.display()));
     let mut blocks = Vec::new();
     let mut open: Option<(String, String)> = None;

@@ -9,7 +9,7 @@
 //! not say the same way, and it is checked as 3.0. Each reading refuses to load when the file
 //! no longer calls for it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
@@ -29,18 +29,7 @@ const USED: [(&str, &str); 7] = [
 ];
 
 fn file() -> PathBuf {
-    let name = "vendor/shipstation/shipstation-v2-openapi.yaml";
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(name);
-    if beside.is_file() {
-        return beside;
-    }
-    if let Some(shared) = std::env::var_os("ORDERBRIDGE_SHARED") {
-        let there = PathBuf::from(shared).join(name);
-        if there.is_file() {
-            return there;
-        }
-    }
-    panic!("ShipStation's OpenAPI file is not at {} nor under $ORDERBRIDGE_SHARED", beside.display());
+    crate::simulate::shared_files::shared("vendor/shipstation/shipstation-v2-openapi.yaml")
 }
 
 /// README reading 1: `x-nullable: true` admits `null` beside the declared type (as 3.0's
