@@ -38,6 +38,13 @@ pub trait WarehouseClient: Send {
         Ok(Cancelled::NotAsked)
     }
 
+    /// The warehouse's own id of order `order_id`, where it holds it under the order's
+    /// reference (looked up for an order whose create may have reached it); `None` where it
+    /// does not, or cannot be asked (a file drop).
+    async fn find(&mut self, _order_id: i64) -> Result<Option<String>, PlatformError> {
+        Ok(None)
+    }
+
     /// Begins reading an inbox: shipments since `since` (a platform that keeps a cursor), or
     /// stock levels.
     async fn open_inbox(&mut self, inbox: Inbox, since: Since) -> Result<(), PlatformError>;
@@ -261,6 +268,11 @@ pub struct OutgoingOrder {
     /// Hundredths.
     pub tax_amount: Option<i64>,
     pub items: Vec<OutgoingItem>,
+    /// An earlier send of this order ended without a verdict (a lost answer, a failed pass, a
+    /// crash), so its create may already be at the warehouse: an API warehouse looks its
+    /// reference up before it creates it (the mark is the unfinished send, kept in the
+    /// database).
+    pub in_doubt: bool,
 }
 
 /// An address of an order to send.
@@ -328,6 +340,17 @@ impl OrderFeed {
     /// Says the last orders were sent. Call from a blocking thread.
     pub fn finish(self) -> Result<(), WriterStopped> {
         self.0.blocking_send(Feed::End).map_err(|_| WriterStopped)
+    }
+
+    /// As [`OrderFeed::send`], from a task: the engine waits here for a slow warehouse, never
+    /// on a database thread.
+    pub async fn give(&self, orders: Vec<OutgoingOrder>) -> Result<(), WriterStopped> {
+        self.0.send(Feed::Orders(orders)).await.map_err(|_| WriterStopped)
+    }
+
+    /// As [`OrderFeed::finish`], from a task.
+    pub async fn end(self) -> Result<(), WriterStopped> {
+        self.0.send(Feed::End).await.map_err(|_| WriterStopped)
     }
 }
 

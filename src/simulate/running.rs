@@ -103,6 +103,11 @@ impl<F: Clone> Faults<F> {
         self.0.extend(std::iter::repeat_n((key.to_string(), fault), count));
     }
 
+    /// Drops every fault not yet met.
+    pub(super) fn clear(&mut self) {
+        self.0.clear();
+    }
+
     /// The first fault, taken if `fits` its key.
     pub(super) fn take(&mut self, fits: impl FnOnce(&str) -> bool) -> Option<F> {
         let due = self.0.front().is_some_and(|(key, _)| fits(key));

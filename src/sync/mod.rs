@@ -292,14 +292,13 @@ impl Engine {
         }
         let release = Release(self, connection_id);
         let _slot = self.slots.acquire().await;
-        let renewing = tokio::spawn({
-            let engine = Arc::clone(self);
-            async move { engine.keep_lease(connection_id).await }
-        });
-        // A pass that stops on a bug still ends its run: it is never left `running`.
-        let outcome =
-            std::panic::AssertUnwindSafe(pass::run(self, connection_id, run_id)).catch_unwind().await;
-        renewing.abort();
+        // A pass that stops on a bug still ends its run: it is never left `running`. A pass
+        // whose lease another process took over stops at once: that process may run it now.
+        let pass = std::panic::AssertUnwindSafe(pass::run(self, connection_id, run_id)).catch_unwind();
+        let outcome = tokio::select! {
+            outcome = pass => Some(outcome),
+            () = self.keep_lease(connection_id) => None,
+        };
         // The connection is free before its run reads as finished: whoever sees the run
         // finished and asks for a pass gets a new one, never this one named as still running.
         // The lease goes with the run's end, and only this run's (a new pass may hold it).
@@ -308,8 +307,9 @@ impl Engine {
         let recorded = self
             .db(move |conn| {
                 match &outcome {
-                    Ok(outcome) => runs::finish(conn, run_id, outcome)?,
-                    Err(_) => runs::close_broken(conn, run_id)?,
+                    Some(Ok(outcome)) => runs::finish(conn, run_id, outcome)?,
+                    Some(Err(_)) => runs::close_broken(conn, run_id)?,
+                    None => runs::close_lost(conn, run_id)?,
                 }
                 lease::release(conn, connection_id, &holder, run_id)?;
                 Ok::<_, EngineError>(())
@@ -320,7 +320,8 @@ impl Engine {
         }
     }
 
-    /// Renews the lease of a connection's pass until the pass ends (and aborts this).
+    /// Renews the lease of a connection's pass while it runs; returns once the lease is no
+    /// longer this engine's (another process took it over), which stops the pass.
     async fn keep_lease(&self, connection_id: i64) {
         loop {
             tokio::time::sleep(lease::RENEW).await;
@@ -329,7 +330,12 @@ impl Engine {
                 self.db(move |conn| Ok::<_, EngineError>(lease::renew(conn, connection_id, &holder)?)).await;
             match renewed {
                 Ok(true) => {}
-                Ok(false) => log::error!("sync: connection {connection_id}: the pass's lease was taken over"),
+                Ok(false) => {
+                    log::error!(
+                        "sync: connection {connection_id}: the pass's lease was taken over; the pass stops"
+                    );
+                    return;
+                }
                 Err(e) => {
                     log::error!("sync: connection {connection_id}: could not renew the pass's lease: {e}")
                 }

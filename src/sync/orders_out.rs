@@ -33,6 +33,8 @@ struct Batch {
     id: i64,
     number: i64,
     order_ids: Vec<i64>,
+    /// Claimed by an earlier pass whose send ended without a verdict on these orders.
+    unfinished: bool,
 }
 
 /// Sends a step makes at most; the next pass goes on.
@@ -41,14 +43,15 @@ const MAX_SENDS: usize = 10_000;
 /// Whether this connection has orders to send, a send to finish or a cancellation to carry,
 /// without claiming any.
 pub async fn has_work(engine: &Engine, link: &Link) -> Result<bool, StepError> {
-    let (connection_id, store_id, warehouse_id) = (link.id, link.store_id, link.warehouse_id);
+    let (connection_id, store_id) = (link.id, link.store_id);
+    let owner = link.clone();
     engine.db(move |conn| {
         let pending: bool = conn
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM order_batches WHERE connection_id = ?1 AND delivered_at IS NULL)")?
             .query_row([connection_id], |r| r.get(0))?;
         Ok::<_, StepError>(
             pending
-                || !cancels(conn, store_id, warehouse_id)?.is_empty()
+                || !cancels(conn, &owner)?.is_empty()
                 || (routes_here(conn, connection_id, store_id)? && !candidates(conn, connection_id, store_id, 1)?.is_empty()),
         )
     })
@@ -77,10 +80,10 @@ pub async fn send(
             engine.db(move |conn| deliver(conn, (run_id, id, warehouse_id), &[], true)).await?;
             continue;
         }
-        // The orders are read on the database thread and handed over as they come.
+        // The orders are read a few at a time and handed over as the warehouse takes them; the
+        // wait for a slow warehouse is this task's, never a database thread's.
         let (feed, orders) = order_feed();
-        let ids = batch.order_ids.clone();
-        let render = engine.db(move |conn| render(conn, &ids, feed));
+        let render = render(engine, &batch, feed);
         let (rendered, delivery) =
             tokio::join!(render, warehouse.send_orders(connection_id, batch.number, orders));
         let Delivery { orders: answered, failure } = delivery;
@@ -104,66 +107,115 @@ pub async fn send(
     Ok(taken)
 }
 
-/// The store's cancellations of orders this warehouse holds, not yet settled:
-/// (order id, external id, the warehouse's id, a tracking number of a shipment it has).
-type Cancel = (i64, Option<String>, String, Option<String>);
+/// A store's cancellation of an order this warehouse holds, or may hold, not yet settled.
+struct Cancel {
+    order_id: i64,
+    external_id: Option<String>,
+    /// The warehouse's id of the order; none while its create is in doubt.
+    warehouse_order_id: Option<String>,
+    /// A tracking number of a shipment of it orderbridge holds.
+    shipped: Option<String>,
+}
 
-fn cancels(conn: &Connection, store_id: i64, warehouse_id: i64) -> rusqlite::Result<Vec<Cancel>> {
+/// The cancellations to carry to the warehouse: of orders it holds under its own id, and of
+/// orders whose create this connection may have sent (`new` in an unfinished send).
+fn cancels(conn: &Connection, link: &Link) -> rusqlite::Result<Vec<Cancel>> {
     let mut stmt = conn.prepare_cached(
         "SELECT o.id, o.external_id, o.external_warehouse_order_id,
                 (SELECT s.tracking_number FROM shipments s WHERE s.order_id = o.id
                    AND s.state != 'errored_processing' ORDER BY s.id LIMIT 1)
          FROM order_cancels c JOIN orders o ON o.id = c.order_id
-         WHERE c.reported_at IS NULL AND o.store_id = ?1 AND o.fulfillment_warehouse_id = ?2
-           AND o.external_warehouse_order_id IS NOT NULL
+         WHERE c.reported_at IS NULL AND o.store_id = ?1
+           AND ((o.fulfillment_warehouse_id = ?2 AND o.external_warehouse_order_id IS NOT NULL)
+                OR (o.fulfillment_state = 'new' AND EXISTS (
+                      SELECT 1 FROM order_batch_orders bo JOIN order_batches b ON b.id = bo.batch_id
+                       WHERE bo.order_id = o.id AND b.delivered_at IS NULL AND b.connection_id = ?3)))
          ORDER BY o.id",
     )?;
-    let rows = stmt
-        .query_map(params![store_id, warehouse_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let rows = stmt.query_map(params![link.store_id, link.warehouse_id, link.id], |r| {
+        Ok(Cancel {
+            order_id: r.get(0)?,
+            external_id: r.get(1)?,
+            warehouse_order_id: r.get(2)?,
+            shipped: r.get(3)?,
+        })
+    })?;
     rows.collect()
 }
 
+/// What became of one cancellation.
+enum Settled {
+    /// The order is cancelled (at the warehouse, or it never got there).
+    Cancelled,
+    /// It stays as it is, and the conflict is reported once.
+    Conflict(String),
+    /// The warehouse could not be asked now: reported, and asked again in the next pass.
+    NotNow(String),
+}
+
 /// Asks the warehouse to cancel each order the store cancelled after it was sent. An order
-/// with a shipment, or whose cancel the warehouse refused, keeps its state: the conflict is
-/// reported once, and its shipments still come back and are still notified.
+/// whose create may be in flight is looked up first: found, it is the warehouse's and is
+/// cancelled there; not found, it is cancelled here with no request. An order with a
+/// shipment, or whose cancel the warehouse refused, keeps its state: the conflict is reported
+/// once, and its shipments still come back and are still notified. A cancel that cannot be
+/// asked now is reported for its order alone; the other orders still go.
 async fn cancel(
     engine: &Engine,
     link: &Link,
     run_id: i64,
     warehouse: &mut dyn WarehouseClient,
 ) -> Result<(), StepError> {
-    let (store_id, warehouse_id) = (link.store_id, link.warehouse_id);
-    let waiting = engine.db(move |conn| Ok::<_, StepError>(cancels(conn, store_id, warehouse_id)?)).await?;
+    let owner = link.clone();
+    let waiting = engine.db(move |conn| Ok::<_, StepError>(cancels(conn, &owner)?)).await?;
     let name = registry::warehouse(&link.warehouse_platform).map_or("The warehouse", |p| p.name());
-    for (order_id, external_id, warehouse_order_id, shipped) in waiting {
+    for Cancel { order_id, external_id, warehouse_order_id, shipped } in waiting {
         let order = describe(order_id, external_id.as_deref());
-        let conflict = match shipped {
-            Some(tracking) => Some(format!(
+        let known = warehouse_order_id.is_some();
+        let (found, settled) =
+            match settle(warehouse, order_id, external_id, warehouse_order_id, shipped).await {
+                Ok(settled) => settled,
+                Err(e @ (PlatformError::Refused(_) | PlatformError::NotAllowed(_))) => {
+                    return Err(StepError::Platform(e));
+                }
+                Err(e) => (None, Err(e)),
+            };
+        let settled = match settled {
+            Ok(Outcome::Done) => Settled::Cancelled,
+            Ok(Outcome::Shipped(tracking)) => Settled::Conflict(format!(
                 "{order} was cancelled in the store, but {name} has shipped it (tracking {tracking})"
             )),
-            None => {
-                let held = HeldOrder { order_id, external_id, warehouse_order_id };
-                match warehouse.cancel(&held).await? {
-                    Cancelled::Done | Cancelled::NotAsked => None,
-                    Cancelled::Refused(reason) => Some(format!(
-                        "{order} was cancelled in the store, but {name} refused to cancel it: {reason}"
-                    )),
-                }
-            }
+            Ok(Outcome::Refused(reason)) => Settled::Conflict(format!(
+                "{order} was cancelled in the store, but {name} refused to cancel it: {reason}"
+            )),
+            Err(e) if e.is_passing() => Settled::NotNow(format!(
+                "{order} was cancelled in the store, but {name} could not be asked to cancel it now ({e}); it is asked again in the next pass"
+            )),
+            Err(e) => Settled::Conflict(format!(
+                "{order} was cancelled in the store, but {name} could not be asked to cancel it: {e}"
+            )),
         };
+        let warehouse_id = link.warehouse_id;
         engine
             .db(move |conn| {
                 let tx = db::write(conn)?;
                 let now = now_ms();
-                match &conflict {
-                    None => {
+                // A create that was in doubt reached the warehouse: the order is the warehouse's.
+                if let (false, Some(id)) = (known, &found) {
+                    states::adopt(&tx, order_id, warehouse_id, id, now)?;
+                }
+                match &settled {
+                    Settled::Cancelled => {
                         tx.prepare_cached("DELETE FROM order_cancels WHERE order_id = ?1")?
                             .execute([order_id])?;
                         states::move_order(&tx, order_id, OrderState::Canceled, now)?;
                     }
-                    Some(message) => {
-                        tx.prepare_cached("UPDATE order_cancels SET reported_at = ?2 WHERE order_id = ?1")?
+                    Settled::Conflict(message) | Settled::NotNow(message) => {
+                        if matches!(settled, Settled::Conflict(_)) {
+                            tx.prepare_cached(
+                                "UPDATE order_cancels SET reported_at = ?2 WHERE order_id = ?1",
+                            )?
                             .execute(params![order_id, now])?;
+                        }
                         note(
                             &tx,
                             run_id,
@@ -181,6 +233,43 @@ async fn cancel(
             .await?;
     }
     Ok(())
+}
+
+/// What asking the warehouse came to.
+enum Outcome {
+    Done,
+    Shipped(String),
+    Refused(String),
+}
+
+/// Looks an order in doubt up, then cancels it at the warehouse: (the warehouse's id of the
+/// order, when a look-up found it; what the cancel came to). `Err` only when the look-up
+/// itself failed.
+async fn settle(
+    warehouse: &mut dyn WarehouseClient,
+    order_id: i64,
+    external_id: Option<String>,
+    warehouse_order_id: Option<String>,
+    shipped: Option<String>,
+) -> Result<(Option<String>, Result<Outcome, PlatformError>), PlatformError> {
+    if let Some(tracking) = shipped {
+        return Ok((None, Ok(Outcome::Shipped(tracking))));
+    }
+    let (found, warehouse_order_id) = match warehouse_order_id {
+        Some(id) => (None, id),
+        None => match warehouse.find(order_id).await? {
+            Some(id) => (Some(id.clone()), id),
+            // It never reached the warehouse: nothing to ask.
+            None => return Ok((None, Ok(Outcome::Done))),
+        },
+    };
+    let held = HeldOrder { order_id, external_id, warehouse_order_id };
+    let outcome = match warehouse.cancel(&held).await {
+        Ok(Cancelled::Done | Cancelled::NotAsked) => Ok(Outcome::Done),
+        Ok(Cancelled::Refused(reason)) => Ok(Outcome::Refused(reason)),
+        Err(e) => Err(e),
+    };
+    Ok((found, outcome))
 }
 
 /// How a person finds an order: "order 5 (external id 101)".
@@ -217,6 +306,7 @@ fn candidates(
     let mut stmt = conn.prepare_cached(
         "SELECT o.id FROM orders o
          WHERE o.fulfillment_state = 'new' AND o.store_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM order_cancels c WHERE c.order_id = o.id)
            AND NOT EXISTS (SELECT 1 FROM order_batch_orders bo JOIN order_batches b ON b.id = bo.batch_id
                            WHERE bo.order_id = o.id AND b.delivered_at IS NULL AND b.connection_id = ?3)
          ORDER BY o.id LIMIT ?2",
@@ -246,11 +336,13 @@ fn claim(
         Some((id, number)) => {
             let mut stmt = tx.prepare_cached(
                 "SELECT bo.order_id FROM order_batch_orders bo JOIN orders o ON o.id = bo.order_id
-                 WHERE bo.batch_id = ?1 AND o.fulfillment_state = 'new' ORDER BY bo.order_id",
+                 WHERE bo.batch_id = ?1 AND o.fulfillment_state = 'new'
+                   AND NOT EXISTS (SELECT 1 FROM order_cancels c WHERE c.order_id = o.id)
+                 ORDER BY bo.order_id",
             )?;
             let order_ids = stmt.query_map([id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
             drop(stmt);
-            Batch { id, number, order_ids }
+            Batch { id, number, order_ids, unfinished: true }
         }
         None => {
             if !routes_here(&tx, connection_id, store_id)? {
@@ -277,7 +369,7 @@ fn claim(
                 link.execute(params![id, order_id])?;
             }
             drop(link);
-            Batch { id, number, order_ids }
+            Batch { id, number, order_ids, unfinished: false }
         }
     };
     tx.commit()?;
@@ -292,14 +384,21 @@ enum Rendered {
     TakerStopped,
 }
 
-/// Reads the orders of `order_ids` into `feed`, a few at a time.
-fn render(conn: &mut Connection, order_ids: &[i64], feed: OrderFeed) -> Result<Rendered, StepError> {
-    for ids in order_ids.chunks(OrderFeed::BATCH) {
-        if feed.send(outgoing(conn, ids)?).is_err() {
+/// Reads the orders of `batch` into `feed`, a few at a time, each read on the database thread
+/// and handed over from here. The orders of a send an earlier pass left unfinished go marked
+/// as in doubt: their creates may have reached the warehouse.
+async fn render(engine: &Engine, batch: &Batch, feed: OrderFeed) -> Result<Rendered, StepError> {
+    for ids in batch.order_ids.chunks(OrderFeed::BATCH) {
+        let ids = ids.to_vec();
+        let mut orders = engine.db(move |conn| Ok::<_, StepError>(outgoing(conn, &ids)?)).await?;
+        for order in &mut orders {
+            order.in_doubt = batch.unfinished;
+        }
+        if feed.give(orders).await.is_err() {
             return Ok(Rendered::TakerStopped);
         }
     }
-    Ok(if feed.finish().is_ok() { Rendered::Complete } else { Rendered::TakerStopped })
+    Ok(if feed.end().await.is_ok() { Rendered::Complete } else { Rendered::TakerStopped })
 }
 
 /// The orders as a warehouse is sent them, with their items in order.
@@ -335,6 +434,7 @@ fn outgoing(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<Outgoi
                     shipping_amount: r.get(13)?,
                     tax_amount: r.get(14)?,
                     items: Vec::new(),
+                    in_doubt: false,
                 })
             })
             .optional()?

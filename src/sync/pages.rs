@@ -70,8 +70,9 @@ pub(super) async fn write_listed(
                 }
             }
             Disposition::Cancel => {
+                // Even a shipped order: a warehouse that shipped it has a conflict to report.
                 if let Some(k) = held
-                    && OrderState::parse(k.state.as_deref()).is_some_and(OrderState::can_cancel)
+                    && OrderState::parse(k.state.as_deref()).is_some_and(|s| s != OrderState::Canceled)
                 {
                     cancels.push(k.id);
                 }

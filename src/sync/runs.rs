@@ -184,6 +184,8 @@ pub fn insert(tx: &Connection, connection_id: i64, trigger: Trigger) -> rusqlite
 }
 
 /// Completes a run with what its pass did.
+/// Records how run `id` ended, unless it was closed meanwhile: another process that found its
+/// lease lapsed closed it as interrupted, and that stays.
 pub fn finish(conn: &mut Connection, id: i64, outcome: &Outcome) -> rusqlite::Result<()> {
     let c = &outcome.counts;
     let failure = outcome.failure.as_ref();
@@ -192,7 +194,7 @@ pub fn finish(conn: &mut Connection, id: i64, outcome: &Outcome) -> rusqlite::Re
         "UPDATE sync_runs SET finished_at = ?2, status = ?3, orders_pulled = ?4, orders_sent = ?5,
            shipments_pulled = ?6, shipments_notified = ?7, stock_levels_sent = ?8,
            error_step = ?9, error_code = ?10, error_message = ?11
-         WHERE id = ?1",
+         WHERE id = ?1 AND status = 'running'",
     )?
     .execute(params![
         id,
@@ -238,6 +240,19 @@ pub fn close_interrupted(conn: &mut Connection) -> rusqlite::Result<usize> {
 /// Closes run `id` as interrupted if it is still `running` (its pass's lease expired).
 pub fn close_one_interrupted(conn: &Connection, id: i64, now: i64) -> rusqlite::Result<()> {
     conn.execute(&format!("{INTERRUPTED} AND id = ?2"), params![now, id])?;
+    Ok(())
+}
+
+/// Ends a run whose pass stopped because its lease was taken over (another process found it
+/// lapsed), unless that process closed the run already.
+pub fn close_lost(conn: &Connection, id: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE sync_runs SET status = 'failed', finished_at = ?1,
+           error_step = COALESCE(error_step, 'pull_orders'), error_code = 'interrupted',
+           error_message = 'The pass stopped: another orderbridge process took over its connection. The next pass picks up where it left off.'
+         WHERE id = ?2 AND status = 'running'",
+        params![now_ms(), id],
+    )?;
     Ok(())
 }
 

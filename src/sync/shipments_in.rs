@@ -330,6 +330,7 @@ fn check_row(
             Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
         })
         .optional()?
+        .map_or_else(|| in_doubt_here(conn, (customer_id, warehouse_id), id, row, read_at), |o| Ok(Some(o)))?
     } else if !row.order_id.is_empty() {
         let Ok(id) = row.order_id.parse::<i64>() else {
             return Ok(Checked::Bad(format!("order_id {:?} is not a number", row.order_id)));
@@ -366,6 +367,36 @@ fn check_row(
         }
         Err(problem) => Checked::Bad(problem),
     })
+}
+
+/// An order of the customer whose create a connection to this warehouse sent without a verdict
+/// (`new` in its unfinished send), named by the warehouse's line under our reference: the
+/// create reached the warehouse, so the order is the warehouse's under the line's id, whichever
+/// connection reads the line. Never a stranger, and never passed over.
+fn in_doubt_here(
+    conn: &Connection,
+    (customer_id, warehouse_id): (i64, i64),
+    order_id: i64,
+    row: &ShipmentRow,
+    read_at: i64,
+) -> rusqlite::Result<Option<(i64, i64)>> {
+    let found: Option<i64> = conn
+        .prepare_cached(
+            "SELECT o.store_id FROM orders o
+             WHERE o.id = ?1 AND o.customer_id = ?2 AND o.fulfillment_state = 'new'
+               AND EXISTS (SELECT 1 FROM order_batch_orders bo
+                             JOIN order_batches b ON b.id = bo.batch_id
+                             JOIN connections c ON c.id = b.connection_id
+                            WHERE bo.order_id = o.id AND b.delivered_at IS NULL AND c.warehouse_id = ?3)",
+        )?
+        .query_row(params![order_id, customer_id, warehouse_id], |r| r.get(0))
+        .optional()?;
+    let Some(store_id) = found.filter(|_| row.warehouse_order_id.chars().any(|c| c.is_ascii_alphanumeric()))
+    else {
+        return Ok(None);
+    };
+    states::adopt(conn, order_id, warehouse_id, &row.warehouse_order_id, read_at)?;
+    Ok(Some((order_id, store_id)))
 }
 
 /// A line's values: when it shipped, its weight and its item, or what is wrong with them.

@@ -64,28 +64,60 @@ pub fn move_order(conn: &Connection, order_id: i64, to: OrderState, now: i64) ->
     crate::orders::rerender(conn, order_id)
 }
 
-/// The store cancelled a known order. One a warehouse holds under its own id keeps its state
-/// until the send step has asked the warehouse to cancel it too (CONTRACT §11, "Warehouses
-/// reached by API", cancellations); any other is `canceled` now. A cancellation read again
-/// (an overlap) asks nothing twice.
+/// The store cancelled a known order. One a warehouse holds under its own id, and one whose
+/// create may be on its way to a warehouse (`new` in a send not yet finished), keep their
+/// state until the send step has asked the warehouse (CONTRACT §11, "Warehouses reached by
+/// API", cancellations): the warehouse cancels it, or the conflict is reported once, shipped
+/// or not. Any other order that can still be cancelled is `canceled` now. A cancellation read
+/// again (an overlap) asks nothing twice.
 pub fn cancel_by_store(conn: &Connection, order_id: i64, now: i64) -> rusqlite::Result<()> {
-    let held: bool = conn
+    let found: Option<(Option<String>, bool, bool)> = conn
         .prepare_cached(
-            "SELECT external_warehouse_order_id IS NOT NULL AND fulfillment_warehouse_id IS NOT NULL
-                    AND fulfillment_state IN ('pending_shipment', 'partially_shipped')
-             FROM orders WHERE id = ?1",
+            "SELECT o.fulfillment_state,
+                    o.external_warehouse_order_id IS NOT NULL AND o.fulfillment_warehouse_id IS NOT NULL,
+                    EXISTS (SELECT 1 FROM order_batch_orders bo JOIN order_batches b ON b.id = bo.batch_id
+                             WHERE bo.order_id = o.id AND b.delivered_at IS NULL)
+             FROM orders o WHERE o.id = ?1",
         )?
-        .query_row([order_id], |r| r.get(0))
-        .optional()?
-        .unwrap_or(false);
-    if !held {
-        return move_order(conn, order_id, OrderState::Canceled, now);
+        .query_row([order_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    let Some((state, held, sending)) = found else { return Ok(()) };
+    let Some(state) = OrderState::parse(state.as_deref()) else { return Ok(()) };
+    let at_warehouse = held
+        && matches!(state, OrderState::PendingShipment | OrderState::PartiallyShipped | OrderState::Shipped);
+    if at_warehouse || (state == OrderState::New && sending) {
+        conn.prepare_cached(
+            "INSERT INTO order_cancels (order_id, requested_at) VALUES (?1, ?2) ON CONFLICT (order_id) DO NOTHING",
+        )?
+        .execute(params![order_id, now])?;
+        return Ok(());
     }
-    conn.prepare_cached(
-        "INSERT INTO order_cancels (order_id, requested_at) VALUES (?1, ?2) ON CONFLICT (order_id) DO NOTHING",
-    )?
-    .execute(params![order_id, now])?;
+    if state.can_cancel() {
+        move_order(conn, order_id, OrderState::Canceled, now)?;
+    }
     Ok(())
+}
+
+/// An order whose create was in doubt, found at the warehouse under `warehouse_order_id`: it
+/// waits for its shipment there, as if the create's answer had arrived.
+pub fn adopt(
+    tx: &Connection,
+    order_id: i64,
+    warehouse_id: i64,
+    warehouse_order_id: &str,
+    now: i64,
+) -> rusqlite::Result<bool> {
+    let changed = tx
+        .prepare_cached(
+            "UPDATE orders SET fulfillment_state = 'pending_shipment', fulfillment_transitioned_at = ?3,
+               fulfillment_warehouse_id = ?2, external_warehouse_order_id = ?4
+             WHERE id = ?1 AND fulfillment_state = 'new'",
+        )?
+        .execute(params![order_id, warehouse_id, now, warehouse_order_id])?;
+    if changed > 0 {
+        crate::orders::rerender(tx, order_id)?;
+    }
+    Ok(changed > 0)
 }
 
 /// Moves an order to `partially_shipped` or `shipped` from what its shipments (other than

@@ -201,6 +201,12 @@ impl WarehouseClient for Client {
         orders::cancel(&self.api, channel, order).await
     }
 
+    async fn find(&mut self, order_id: i64) -> Result<Option<String>, PlatformError> {
+        let channel = self.channel().await?;
+        let reference = self.shaping.reference(order_id);
+        Ok(orders::lookup(&self.api, channel, &reference).await?.map(|id| id.to_string()))
+    }
+
     async fn open_inbox(&mut self, inbox: Inbox, since: Since) -> Result<(), PlatformError> {
         match inbox {
             Inbox::Shipments => {

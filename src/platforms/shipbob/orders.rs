@@ -231,6 +231,10 @@ pub async fn send(
     };
     let reference = shaping.reference(order.order_id);
     let doubt = Doubt::default();
+    // An earlier send may have created it: the lookup runs before its first create (annex §5.4).
+    if order.in_doubt {
+        doubt.raise();
+    }
     let target = Api::path("order");
     let created = retry::create(
         api.policy(),
@@ -289,7 +293,7 @@ fn or_status(said: String, status: u16) -> String {
 }
 
 /// The order ShipBob holds under `reference`, tried again on passing failures (annex §5.5).
-async fn lookup(api: &Api, channel: i32, reference: &str) -> Result<Option<i32>, PlatformError> {
+pub async fn lookup(api: &Api, channel: i32, reference: &str) -> Result<Option<i32>, PlatformError> {
     let target = format!("{}?ReferenceIds={reference}", Api::path("order"));
     let answer = api.send(Method::GET, &target, Some(channel), None).await?;
     found(api, &answer, &target, reference)

@@ -252,6 +252,7 @@ impl WarehouseClient for Client {
                         order_id: order.order_id,
                         reference: self.shaping.reference(order.order_id),
                         body,
+                        in_doubt: order.in_doubt,
                     }),
                     Err(why) => delivery.orders.push((order.order_id, SentOrder::Refused(why))),
                 }
@@ -268,6 +269,10 @@ impl WarehouseClient for Client {
 
     async fn cancel(&mut self, order: &HeldOrder) -> Result<Cancelled, PlatformError> {
         orders::cancel(&self.api, order).await
+    }
+
+    async fn find(&mut self, order_id: i64) -> Result<Option<String>, PlatformError> {
+        orders::lookup(&self.api, &self.shaping.reference(order_id)).await
     }
 
     async fn open_inbox(&mut self, inbox: Inbox, since: Since) -> Result<(), PlatformError> {

@@ -171,6 +171,9 @@ pub struct Prepared {
     pub order_id: i64,
     pub reference: String,
     pub body: Value,
+    /// An earlier send may have created it (annex §5.3, the mark in the database): looked up
+    /// before it is created.
+    pub in_doubt: bool,
 }
 
 /// What a run of batches did: the orders answered for, and why it stopped early, if it did.
@@ -217,9 +220,9 @@ async fn send_batch(api: &Api, batch: Vec<Prepared>) -> Batch {
     let once = RetryPolicy { tries: 1, ..*policy };
     let target = "/v2/shipments";
     let mut answered: Vec<(i64, SentOrder)> = Vec::new();
+    // Orders a try (of this pass or an earlier one) may have created: looked up before the next.
+    let mut doubt: HashSet<i64> = batch.iter().filter(|o| o.in_doubt).map(|o| o.order_id).collect();
     let mut pending: Vec<Prepared> = batch;
-    // Orders a try may have created: looked up before the next.
-    let mut doubt: HashSet<i64> = HashSet::new();
     // Refusals from an entry, kept while the lookup says whether an earlier try made it.
     let mut refusals: HashMap<i64, String> = HashMap::new();
     for tries in 1..=policy.tries.max(1) {

@@ -466,6 +466,11 @@ impl Handle {
         });
     }
 
+    /// Every fault set and not yet met is dropped: the account answers as usual again.
+    pub fn clear_faults(&self, token: &str) {
+        self.with(token, |s, _, _| s.faults.clear());
+    }
+
     /// The next `count` requests answer 429 with `x-retry-after: retry_after_secs` and
     /// `x-remaining-calls: 0`, after the faults already set.
     pub fn rate_limit_next(&self, token: &str, count: usize, retry_after_secs: u64) {

@@ -460,6 +460,11 @@ impl Handle {
         });
     }
 
+    /// Every fault set and not yet met is dropped: the account answers as usual again.
+    pub fn clear_faults(&self, key: &str) {
+        self.with(key, |a| a.faults.clear());
+    }
+
     /// The next `count` requests of `operation` answer 200 with an HTML page, not JSON.
     pub fn answer_html_next(&self, key: &str, operation: Operation, count: usize) {
         self.with(key, |a| a.faults.add(operation.as_str(), Fault::NotJson, count));
