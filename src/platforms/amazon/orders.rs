@@ -253,7 +253,9 @@ pub fn record(order: &Order) -> Result<PulledOrder, PlatformError> {
         if let Some(amount) =
             money.read(tax.and_then(|t| detail(t, "SHIPPING")), "an item's shipping tax", false)?
         {
-            shipping_tax += amount;
+            shipping_tax = shipping_tax
+                .checked_add(amount)
+                .ok_or_else(|| bad(id, "its items' shipping tax adds up beyond any amount"))?;
         }
         if quantity <= 0 {
             continue;
