@@ -554,3 +554,38 @@ async fn a_shipment_paced_to_a_later_pass_waits_for_it_without_spinning_the_pass
         .unwrap();
     assert_eq!(attempts, 0, "no try counted");
 }
+
+#[rocket::async_test]
+async fn an_access_token_amazon_quotes_back_is_never_in_the_run() {
+    let rig = Rig::new().await;
+    let id = rig.id().to_string();
+    let amazon_id = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
+    // The pull's refusal quotes the token it was sent.
+    rig.amazon.echo_token_next(&id, Operation::SearchOrders, 400, 1);
+    let run = rig.sync().await;
+    assert_eq!(run["error"]["code"], "bad_data", "{run}");
+    let text = run.to_string();
+    assert!(text.contains("was rejected") && text.contains("[redacted]"), "{run}");
+    assert!(!text.contains("Atza|"), "the access token in the run: {run}");
+    assert_eq!(rig.sync().await["orders_sent"], 1);
+    // So do the notify's check and its confirmation.
+    let order_id = rig.orders().await[&amazon_id]["id"].as_i64().unwrap();
+    rig.drop_file(
+        "shipments",
+        "s.csv",
+        &format!("order_id,tracking_number,carrier_name\n{order_id},9400100000000000000001,USPS\n"),
+    );
+    rig.amazon.echo_token_next(&id, Operation::GetOrder, 400, 1);
+    let run = rig.sync().await;
+    let text = run.to_string();
+    assert!(text.contains("was rejected") && !text.contains("Atza|"), "{run}");
+    let shipment = &rig.list("shipments").await[0];
+    let path = format!("/shipments/{}/retry", shipment["id"]);
+    let _ = rig.app.post_json(&path, &rig.app.admin, json!({})).await;
+    rig.amazon.echo_token_next(&id, Operation::ConfirmShipment, 400, 1);
+    let run = rig.sync().await;
+    let text = run.to_string();
+    assert!(text.contains("was rejected") && !text.contains("Atza|"), "{run}");
+    let shipment = &rig.list("shipments").await[0];
+    assert!(!shipment.to_string().contains("Atza|"), "{shipment}");
+}

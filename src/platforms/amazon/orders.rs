@@ -67,7 +67,7 @@ pub async fn page(
     }
     let answer = seller.call(Operation::SearchOrders, Method::GET, &target, None).await?;
     if answer.status != StatusCode::OK {
-        return Err(seller.refusal(answer.status, &answer.body, "the order search"));
+        return Err(seller.refusal(&answer, "the order search"));
     }
     let found: Page = answer.json(Operation::SearchOrders)?;
     let orders = found.orders.into_iter().map(listed).collect::<Result<Vec<_>, _>>()?;
