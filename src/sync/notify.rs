@@ -56,8 +56,21 @@ pub async fn notify(
         if claimed.is_empty() {
             return Ok(());
         }
-        notify_batch(engine, store, claimed, run_id, notified).await?;
+        if notify_batch(engine, store, claimed, run_id, notified).await? == Batch::Paced {
+            // What is left is for a later pass: claiming it again now would only pace it again.
+            return Ok(());
+        }
     }
+}
+
+/// How a batch ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Batch {
+    /// Every shipment was answered for.
+    Done,
+    /// The store's rate limit allows the next request only after this pass; the shipments
+    /// not yet told went back as they were.
+    Paced,
 }
 
 /// Tells the store of each claimed shipment and records each answer.
@@ -67,7 +80,7 @@ async fn notify_batch(
     claimed: Vec<Claimed>,
     run_id: i64,
     notified: &mut u64,
-) -> Result<(), StepError> {
+) -> Result<Batch, StepError> {
     let mut queue = claimed.into_iter();
     while let Some(shipment) = queue.next() {
         let answer = match &shipment.notice {
@@ -160,12 +173,12 @@ async fn notify_batch(
                 // Paced, not failed: the shipments wait for a later pass, and the run says why.
                 let problem = refused(id, format!("{why}; the shipment waits for a later pass"));
                 engine.db(move |conn| Ok::<_, StepError>(problems::add(conn, run_id, &problem)?)).await?;
-                return Ok(());
+                return Ok(Batch::Paced);
             }
             return Err(StepError::Platform(e));
         }
     }
-    Ok(())
+    Ok(Batch::Done)
 }
 
 /// A shipment the store would not take, as a problem of the run.

@@ -518,3 +518,74 @@ async fn each_adapter_key_is_checked_and_the_secrets_come_back_masked() {
         assert!(shown[key].as_str().unwrap().starts_with("********"), "{shown}");
     }
 }
+
+#[rocket::async_test]
+async fn a_shipment_paced_to_a_later_pass_waits_for_it_without_spinning_the_pass() {
+    let rig = Rig::with(|f| f.merge(("ping_timeout_secs", 1))).await;
+    let id = rig.id().to_string();
+    let first = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
+    let second = rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
+    assert_eq!(rig.sync().await["orders_sent"], 2);
+    let orders = rig.orders().await;
+    let (a, b) = (orders[&first]["id"].as_i64().unwrap(), orders[&second]["id"].as_i64().unwrap());
+    // One getOrder, then one every 100 s: the second shipment's check is for a later pass.
+    rig.amazon.set_rate(&id, Operation::GetOrder, 0.01, 1);
+    rig.drop_file(
+        "shipments",
+        "s.csv",
+        &format!("order_id,tracking_number,carrier_name\n{a},9400100000000000000001,USPS\n{b},9400100000000000000002,USPS\n"),
+    );
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "a paced notify is not a failure: {run}");
+    assert_eq!(run["shipments_notified"], 1, "{run}");
+    assert_eq!(run["problems_count"], 1, "one problem saying until when: {run}");
+    let problem = run["problems"][0]["message"].as_str().unwrap_or_default();
+    assert!(problem.contains("later pass") && problem.contains("getOrder"), "{run}");
+    let shipments = rig.list("shipments").await;
+    let waiting = shipments.iter().find(|s| s["tracking_number"] == "9400100000000000000002").unwrap();
+    assert_eq!(waiting["state"], "ready_for_shipment_notification", "it keeps its state: {waiting}");
+    let conn = rig.app.pool().get().unwrap();
+    let attempts: i64 = conn
+        .query_row(
+            "SELECT attempts FROM shipment_sync WHERE shipment_id = ?1",
+            [waiting["id"].as_i64()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(attempts, 0, "no try counted");
+}
+
+#[rocket::async_test]
+async fn an_access_token_amazon_quotes_back_is_never_in_the_run() {
+    let rig = Rig::new().await;
+    let id = rig.id().to_string();
+    let amazon_id = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
+    // The pull's refusal quotes the token it was sent.
+    rig.amazon.echo_token_next(&id, Operation::SearchOrders, 400, 1);
+    let run = rig.sync().await;
+    assert_eq!(run["error"]["code"], "bad_data", "{run}");
+    let text = run.to_string();
+    assert!(text.contains("was rejected") && text.contains("[redacted]"), "{run}");
+    assert!(!text.contains("Atza|"), "the access token in the run: {run}");
+    assert_eq!(rig.sync().await["orders_sent"], 1);
+    // So do the notify's check and its confirmation.
+    let order_id = rig.orders().await[&amazon_id]["id"].as_i64().unwrap();
+    rig.drop_file(
+        "shipments",
+        "s.csv",
+        &format!("order_id,tracking_number,carrier_name\n{order_id},9400100000000000000001,USPS\n"),
+    );
+    rig.amazon.echo_token_next(&id, Operation::GetOrder, 400, 1);
+    let run = rig.sync().await;
+    let text = run.to_string();
+    assert!(text.contains("was rejected") && !text.contains("Atza|"), "{run}");
+    let shipment = &rig.list("shipments").await[0];
+    let path = format!("/shipments/{}/retry", shipment["id"]);
+    let _ = rig.app.post_json(&path, &rig.app.admin, json!({})).await;
+    rig.amazon.echo_token_next(&id, Operation::ConfirmShipment, 400, 1);
+    let run = rig.sync().await;
+    let text = run.to_string();
+    assert!(text.contains("was rejected") && !text.contains("Atza|"), "{run}");
+    let shipment = &rig.list("shipments").await[0];
+    assert!(!shipment.to_string().contains("Atza|"), "{shipment}");
+}

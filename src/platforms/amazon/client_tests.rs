@@ -194,3 +194,24 @@ async fn each_refusal_of_the_ping_is_named_without_a_credential() {
         sim.exchanges().iter().flat_map(|e| amazon_vendor::check(e, false, true)).collect();
     assert!(answers.is_empty(), "{}", answers.join("\n"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_whose_credentials_are_not_proven_keeps_nothing() {
+    let sim = amazon::Simulator::start().await;
+    let seller = amazon::Seller::new("A2KEEPSNOTHING1", "na", &[MARKETPLACE]);
+    sim.add_seller(seller.clone());
+    let mut wrong = adapter(&seller);
+    wrong.insert("client_secret".into(), json!("not-the-secret"));
+    wrong.insert("client_id".into(), json!("amzn1.application-oa2-client.unproven-1"));
+    let refused = Seller::new(&settings(&sim), &wrong, None).unwrap();
+    assert!(matches!(check(&refused).await, Err(PingError::AuthenticationFailed(_))));
+    assert!(!refused.keeps_anything(), "a refused ping keeps a bucket or a token");
+    let unreachable = Settings { amazon_lwa_base: "http://127.0.0.1:9".into(), ..settings(&sim) };
+    wrong.insert("client_id".into(), json!("amzn1.application-oa2-client.unproven-2"));
+    let unanswered = Seller::new(&unreachable, &wrong, None).unwrap();
+    assert!(check(&unanswered).await.is_err());
+    assert!(!unanswered.keeps_anything(), "an unanswered ping keeps a bucket or a token");
+    let proven = Seller::new(&settings(&sim), &adapter(&seller), None).unwrap();
+    check(&proven).await.unwrap();
+    assert!(proven.keeps_anything(), "proven credentials keep their buckets and token");
+}

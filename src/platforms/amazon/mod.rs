@@ -71,10 +71,20 @@ pub fn validate(adapter: &mut Fields) {
         adapter
             .error("seller_id", "must be the seller's merchant token: 8 to 20 upper-case letters and digits");
     }
-    for key in ["client_id", "client_secret", "refresh_token"] {
-        adapter.required(key, Fields::text);
+    // The annex gives no length; Amazon's are far shorter (a client id of 61 characters, a
+    // refresh token of a few hundred). A bound keeps what a ping sends from growing memory.
+    for (key, longest) in CREDENTIAL_LENGTHS {
+        if let Some(value) = adapter.required(key, Fields::text)
+            && value.chars().count() > longest
+        {
+            adapter.error(key, format!("must be at most {longest} characters"));
+        }
     }
 }
+
+/// The longest credential the adapter takes, by key.
+const CREDENTIAL_LENGTHS: [(&str, usize); 3] =
+    [("client_id", 256), ("client_secret", 256), ("refresh_token", 2048)];
 
 /// Amazon as the registry knows it.
 pub struct Amazon;
@@ -302,5 +312,18 @@ mod tests {
         assert_eq!(with("seller_id", json!("a2example12345")), ["adapter[seller_id]"]);
         assert_eq!(with("client_secret", json!("  ")), ["adapter[client_secret]"]);
         assert!(with("unknown", json!(1)).is_empty());
+    }
+
+    #[test]
+    fn absurdly_long_credentials_are_refused_by_name() {
+        for (key, longest) in [("client_id", 256), ("client_secret", 256), ("refresh_token", 2048)] {
+            let mut adapter = good();
+            adapter[key] = json!("a".repeat(longest));
+            assert!(problems(adapter.clone()).is_empty(), "{key} of {longest} characters");
+            adapter[key] = json!("a".repeat(longest + 1));
+            assert_eq!(problems(adapter.clone()), [format!("adapter[{key}]")], "{key}");
+            adapter[key] = json!("a".repeat(900 * 1024));
+            assert_eq!(problems(adapter), [format!("adapter[{key}]")], "{key}");
+        }
     }
 }

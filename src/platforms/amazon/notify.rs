@@ -83,9 +83,7 @@ pub async fn notify(client: &Client, notice: &ShipmentNotice) -> Result<Notified
     match answer.status {
         StatusCode::OK => {}
         StatusCode::NOT_FOUND => return Err(refused(format!("Amazon has no order {order_id}."))),
-        status => {
-            return Err(seller.refusal(status, &answer.body, &format!("the order {order_id}")));
-        }
+        _ => return Err(seller.refusal(&answer, &format!("the order {order_id}"))),
     }
     #[derive(serde::Deserialize)]
     struct Found {
@@ -184,13 +182,13 @@ pub async fn notify(client: &Client, notice: &ShipmentNotice) -> Result<Notified
         s if s.is_success() => Ok(Notified::Posted),
         StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND => Err(refused(format!(
             "Amazon refused the shipment confirmation for order {order_id}: {}",
-            seller.reason(&answer.body)
+            seller.reason(&answer)
         ))),
         status => Err(PlatformError::Rejected {
             status: status.as_u16(),
             message: format!(
                 "Amazon refused the shipment confirmation for order {order_id} ({}).",
-                seller.said(status, &answer.body, "")
+                seller.said_of(&answer)
             ),
         }),
     }

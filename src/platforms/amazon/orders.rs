@@ -67,7 +67,7 @@ pub async fn page(
     }
     let answer = seller.call(Operation::SearchOrders, Method::GET, &target, None).await?;
     if answer.status != StatusCode::OK {
-        return Err(seller.refusal(answer.status, &answer.body, "the order search"));
+        return Err(seller.refusal(&answer, "the order search"));
     }
     let found: Page = answer.json(Operation::SearchOrders)?;
     let orders = found.orders.into_iter().map(listed).collect::<Result<Vec<_>, _>>()?;
@@ -253,7 +253,9 @@ pub fn record(order: &Order) -> Result<PulledOrder, PlatformError> {
         if let Some(amount) =
             money.read(tax.and_then(|t| detail(t, "SHIPPING")), "an item's shipping tax", false)?
         {
-            shipping_tax += amount;
+            shipping_tax = shipping_tax
+                .checked_add(amount)
+                .ok_or_else(|| bad(id, "its items' shipping tax adds up beyond any amount"))?;
         }
         if quantity <= 0 {
             continue;

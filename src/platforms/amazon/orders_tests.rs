@@ -138,3 +138,24 @@ fn unreadable_amounts_mixed_currencies_and_amounts_out_of_range_are_bad_data_nam
     let e = listed(json!({"orderId": "113-2"})).unwrap_err();
     assert!(e.message().contains("113-2") && e.message().contains("lastUpdatedTime"));
 }
+
+#[test]
+fn shipping_taxes_that_add_up_past_any_decimal_are_bad_data_not_a_panic() {
+    let mut o = order(json!({"fulfilledBy": "MERCHANT", "fulfillmentStatus": "UNSHIPPED"}), json!([]), 1);
+    let huge = "79228162514264337593543950335";
+    let taxed = json!({"breakdowns": [{"type": "TAX", "detailedBreakdowns": [
+        {"subtype": "SHIPPING", "value": {"amount": huge, "currencyCode": "JPY"}}]}]});
+    let item = o["orderItems"][0].clone();
+    let mut second = item.clone();
+    second["orderItemId"] = json!("2");
+    o["orderItems"] = json!([item, second]);
+    for item in o["orderItems"].as_array_mut().unwrap() {
+        item["proceeds"] = taxed.clone();
+    }
+    let e = record(&o).unwrap_err();
+    assert_eq!(e.code(), "bad_data");
+    assert!(e.message().contains("113-1") && e.message().contains("shipping tax"), "{}", e.message());
+    // In the pull the order is listed, and reading it back says why.
+    let read = record_of(listed(o).unwrap()).unwrap_err();
+    assert_eq!(read.code(), "bad_data");
+}

@@ -3,6 +3,10 @@
 //! connection and ping of those values. A bucket starts full, holds its burst and refills at
 //! the latest `x-amzn-RateLimit-Limit` Amazon sent for that operation of that account, else
 //! at the annex's rate. A 429 empties it.
+//!
+//! A bucket is made by the first request an account sends, never by a question about it, and
+//! the buckets are bounded: past [`MAX_BUCKETS`] the idle ones (full again, so no different
+//! from a new one) are forgotten first, then the least recently used.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -89,6 +93,9 @@ impl Bucket {
 
 type Key = (String, Operation);
 
+/// The most buckets kept at once (about 10 MiB with the adapter's longest `client_id`).
+pub const MAX_BUCKETS: usize = 32_768;
+
 fn buckets() -> &'static Mutex<HashMap<Key, Bucket>> {
     static BUCKETS: OnceLock<Mutex<HashMap<Key, Bucket>>> = OnceLock::new();
     BUCKETS.get_or_init(Default::default)
@@ -96,9 +103,52 @@ fn buckets() -> &'static Mutex<HashMap<Key, Bucket>> {
 
 fn with_bucket<T>(account: &str, op: Operation, f: impl FnOnce(&mut Bucket) -> T) -> T {
     let mut all = buckets().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let bucket = all.entry((account.to_string(), op)).or_insert_with(|| Bucket::full(op));
-    bucket.refill(Instant::now());
+    let now = Instant::now();
+    let key = (account.to_string(), op);
+    if !all.contains_key(&key) && all.len() >= MAX_BUCKETS {
+        evict(&mut all, now);
+    }
+    let bucket = all.entry(key).or_insert_with(|| Bucket::full(op));
+    bucket.refill(now);
     f(bucket)
+}
+
+/// Makes room: forgets every idle bucket, then, if that is not a quarter, the least recently
+/// used down to three quarters of the bound.
+fn evict(all: &mut HashMap<Key, Bucket>, now: Instant) {
+    all.retain(|_, bucket| {
+        let mut seen = *bucket;
+        seen.refill(now);
+        seen.tokens < seen.burst
+    });
+    let keep = MAX_BUCKETS / 4 * 3;
+    if all.len() > keep {
+        let mut by_use: Vec<(Instant, Key)> = all.iter().map(|(k, b)| (b.at, k.clone())).collect();
+        by_use.sort_unstable_by_key(|(at, _)| *at);
+        for (_, key) in by_use.into_iter().take(all.len() - keep) {
+            all.remove(&key);
+        }
+    }
+}
+
+/// The bucket of `op` as it is now, without keeping one for an account that has none.
+fn peek(account: &str, op: Operation) -> Bucket {
+    let all = buckets().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut bucket = all.get(&(account.to_string(), op)).copied().unwrap_or_else(|| Bucket::full(op));
+    bucket.refill(Instant::now());
+    bucket
+}
+
+/// Whether `account` has a bucket of any operation.
+#[cfg(test)]
+pub fn holds(account: &str) -> bool {
+    buckets().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).keys().any(|(a, _)| a == account)
+}
+
+/// How many buckets are kept.
+#[cfg(test)]
+pub fn held() -> usize {
+    buckets().lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
 }
 
 /// Takes a token for `op`, or says how long until one is there (nothing taken).
@@ -113,9 +163,9 @@ pub fn take(account: &str, op: Operation) -> Result<(), Duration> {
     })
 }
 
-/// How long until `op` has a token (zero when it has one), taking nothing.
+/// How long until `op` has a token (zero when it has one), taking and keeping nothing.
 pub fn wait(account: &str, op: Operation) -> Duration {
-    with_bucket(account, op, |b| b.wait())
+    peek(account, op).wait()
 }
 
 /// Amazon answered 429: the bucket is empty, its next token `1 / rate` away.
@@ -156,6 +206,23 @@ mod tests {
         empty(account, Operation::SearchOrders);
         let wait = wait(account, Operation::SearchOrders);
         assert!(wait > Duration::from_secs(170) && wait <= Duration::from_secs(179), "{wait:?}");
+    }
+
+    #[test]
+    fn asking_how_long_to_wait_keeps_nothing_and_the_buckets_are_bounded() {
+        let account = "pacing-test-3";
+        assert_eq!(wait(account, Operation::GetOrder), Duration::ZERO);
+        assert!(!holds(account), "a question keeps no bucket");
+        for i in 0..MAX_BUCKETS + 500 {
+            assert_eq!(take(&format!("pacing-test-many-{i}"), Operation::GetOrder), Ok(()));
+        }
+        assert!(held() <= MAX_BUCKETS, "{} buckets", held());
+        // An account in the middle of its wait is not forgotten for the idle ones.
+        empty("pacing-test-4", Operation::SearchOrders);
+        for i in 0..MAX_BUCKETS {
+            learn_rate(&format!("pacing-test-idle-{i}"), Operation::GetOrder, Some("1"));
+        }
+        assert!(wait("pacing-test-4", Operation::SearchOrders) > Duration::from_secs(170));
     }
 
     #[test]

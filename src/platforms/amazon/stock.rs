@@ -118,7 +118,7 @@ async fn lookup(
         *requests += 1;
         let answer = seller.call(Operation::SearchListingsItems, Method::GET, &target, None).await?;
         if answer.status != StatusCode::OK {
-            return Err(client.seller.refusal(answer.status, &answer.body, "the listings lookup"));
+            return Err(client.seller.refusal(&answer, "the listings lookup"));
         }
         #[derive(Deserialize)]
         struct Found {
@@ -149,9 +149,7 @@ async fn lookup(
                 }
             }
             StatusCode::NOT_FOUND => {}
-            status => {
-                return Err(client.seller.refusal(status, &answer.body, "the listings lookup"));
-            }
+            _ => return Err(client.seller.refusal(&answer, "the listings lookup")),
         }
     }
     Ok(found)
@@ -202,7 +200,7 @@ async fn submit(client: &Client, document: Vec<u8>, requests: &mut usize) -> Res
         .call(Operation::CreateFeedDocument, Method::POST, "/feeds/2021-06-30/documents", Some(&body))
         .await?;
     if !answer.status.is_success() {
-        return Err(client.seller.refusal(answer.status, &answer.body, "the feed document"));
+        return Err(client.seller.refusal(&answer, "the feed document"));
     }
     let created: Created = answer.json(Operation::CreateFeedDocument)?;
     *requests += 1;
@@ -222,7 +220,7 @@ async fn submit(client: &Client, document: Vec<u8>, requests: &mut usize) -> Res
     let answer =
         seller.call(Operation::CreateFeed, Method::POST, "/feeds/2021-06-30/feeds", Some(&body)).await?;
     if !answer.status.is_success() {
-        return Err(client.seller.refusal(answer.status, &answer.body, "the stock feed"));
+        return Err(client.seller.refusal(&answer, "the stock feed"));
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -250,7 +248,7 @@ async fn receipt(client: &Client, feed: &str) -> Result<Receipt, PlatformError> 
         return Ok(Receipt::Failed(format!("Amazon has no stock feed {feed}.")));
     }
     if answer.status != StatusCode::OK {
-        return Err(client.seller.refusal(answer.status, &answer.body, "the stock feed's status"));
+        return Err(client.seller.refusal(&answer, "the stock feed's status"));
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -277,7 +275,7 @@ async fn receipt(client: &Client, feed: &str) -> Result<Receipt, PlatformError> 
         )
         .await?;
     if answer.status != StatusCode::OK {
-        return Err(client.seller.refusal(answer.status, &answer.body, "the stock feed's report"));
+        return Err(client.seller.refusal(&answer, "the stock feed's report"));
     }
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -303,11 +301,12 @@ async fn receipt(client: &Client, feed: &str) -> Result<Receipt, PlatformError> 
     let report: Value = serde_json::from_slice(&bytes).map_err(|_| {
         PlatformError::BadData(format!("The report of Amazon's stock feed {feed} is not JSON."))
     })?;
-    Ok(refusals(feed, &report))
+    Ok(refusals(feed, &report, &|text| client.seller.quote(text)))
 }
 
 /// The levels a processing report refuses (issues of severity `ERROR`).
-fn refusals(feed: &str, report: &Value) -> Receipt {
+/// `quote` keeps the account's credentials out of Amazon's messages.
+fn refusals(feed: &str, report: &Value, quote: &dyn Fn(&str) -> String) -> Receipt {
     let processed = report.pointer("/summary/messagesProcessed").and_then(Value::as_u64).unwrap_or(0);
     let issues = report.get("issues").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     let errors: Vec<&Value> =
@@ -319,7 +318,7 @@ fn refusals(feed: &str, report: &Value) -> Receipt {
     if let Some(whole) = errors.iter().find(|i| i.get("sku").and_then(Value::as_str).is_none()) {
         return Receipt::Failed(format!(
             "Amazon refused every stock level of feed {feed}: {}",
-            crate::platforms::quote_platform_text(&text(whole, "message"), &[])
+            quote(&text(whole, "message"))
         ));
     }
     let mut levels: Vec<(String, String)> = Vec::new();
@@ -329,7 +328,7 @@ fn refusals(feed: &str, report: &Value) -> Receipt {
         if levels.iter().any(|(s, _)| *s == sku) {
             continue;
         }
-        let message = crate::platforms::quote_platform_text(&text(issue, "message"), &[]);
+        let message = quote(&text(issue, "message"));
         first.get_or_insert_with(|| format!("SKU {sku}: {message}"));
         levels.push((sku.clone(), format!("Amazon refused the stock level of SKU {sku}: {message}")));
     }
@@ -366,17 +365,19 @@ mod tests {
             {"messageId": 1, "sku": "MUG-BLU", "code": "4000002", "message": "again", "severity": "ERROR"},
             {"messageId": 2, "sku": "TEA", "code": "1", "message": "just a warning", "severity": "WARNING"}],
             "summary": {"messagesProcessed": 3}});
-        let Receipt::Refused { message, levels } = refusals("F1", &report) else { panic!() };
+        let Receipt::Refused { message, levels } = refusals("F1", &report, &str::to_string) else { panic!() };
         assert_eq!(levels.len(), 1);
         assert_eq!(
             message,
             "Amazon refused 1 of 3 stock levels of feed F1; first: SKU MUG-BLU: The product type is wrong"
         );
         assert_eq!(
-            refusals("F1", &json!({"issues": [], "summary": {"messagesProcessed": 1}})),
+            refusals("F1", &json!({"issues": [], "summary": {"messagesProcessed": 1}}), &str::to_string),
             Receipt::Applied
         );
         let whole = json!({"issues": [{"code": "9", "message": "Bad header", "severity": "ERROR"}]});
-        assert!(matches!(refusals("F2", &whole), Receipt::Failed(m) if m.contains("Bad header")));
+        assert!(
+            matches!(refusals("F2", &whole, &str::to_string), Receipt::Failed(m) if m.contains("Bad header"))
+        );
     }
 }

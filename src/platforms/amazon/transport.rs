@@ -55,11 +55,12 @@ pub struct Seller {
 }
 
 /// An SP-API answer that is not one the transport handles itself: its status, body and
-/// `Date` (ms).
+/// `Date` (ms), and the access token it answered, which a quote of it never shows.
 pub struct Answer {
     pub status: StatusCode,
     pub body: Vec<u8>,
     pub date: Option<i64>,
+    token: String,
 }
 
 impl Answer {
@@ -81,9 +82,28 @@ struct Cached {
     until: Instant,
 }
 
+/// The most access tokens kept at once: past it, those run out go first, then the soonest
+/// to run out.
+const MAX_TOKENS: usize = 4096;
+
 fn tokens() -> &'static Mutex<HashMap<String, Cached>> {
     static TOKENS: OnceLock<Mutex<HashMap<String, Cached>>> = OnceLock::new();
     TOKENS.get_or_init(Default::default)
+}
+
+/// Keeps the token Login with Amazon granted, making room first if the cache is full.
+fn keep_token(credentials: &str, cached: Cached) {
+    let mut all = tokens().lock().unwrap_or_else(|p| p.into_inner());
+    if !all.contains_key(credentials) && all.len() >= MAX_TOKENS {
+        let now = Instant::now();
+        all.retain(|_, c| c.until > now);
+        if all.len() >= MAX_TOKENS
+            && let Some(soonest) = all.iter().min_by_key(|(_, c)| c.until).map(|(k, _)| k.clone())
+        {
+            all.remove(&soonest);
+        }
+    }
+    all.insert(credentials.to_string(), cached);
 }
 
 /// Amazon's error body: `{"errors": [{"code", "message", "details"}]}`.
@@ -159,9 +179,18 @@ impl Seller {
         self.max_body
     }
 
-    /// What a message never shows.
-    fn secrets<'a>(&'a self, token: &'a str) -> [&'a str; 3] {
-        [self.client_secret.as_str(), self.refresh_token.as_str(), token]
+    /// What a message never shows: the secrets, the access token named and the one in memory.
+    fn secrets(&self, token: &str) -> Vec<String> {
+        let cached = tokens().lock().unwrap_or_else(|p| p.into_inner()).get(&self.credentials).cloned();
+        let mut secrets = vec![self.client_secret.clone(), self.refresh_token.clone(), token.to_string()];
+        secrets.extend(cached.map(|c| c.token));
+        secrets
+    }
+
+    /// Amazon's text as a message may quote it: without any credential.
+    pub fn quote(&self, text: &str) -> String {
+        let secrets = self.secrets("");
+        quote_platform_text(text, &secrets.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     /// The marketplace ids as a query value: comma-separated, each encoded.
@@ -206,10 +235,7 @@ impl Seller {
             })?;
             let lives = Duration::from_secs(granted.expires_in.unwrap_or(3600));
             let until = Instant::now() + lives.saturating_sub(TOKEN_MARGIN);
-            tokens()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(self.credentials.clone(), Cached { token: granted.access_token.clone(), until });
+            keep_token(&self.credentials, Cached { token: granted.access_token.clone(), until });
             return Ok(granted.access_token);
         }
         #[derive(Deserialize, Default)]
@@ -225,7 +251,7 @@ impl Seller {
         let said = if reason.is_empty() {
             format!("HTTP {}", http::status_text(status))
         } else {
-            format!("HTTP {}: {}", http::status_text(status), quote_platform_text(&reason, &self.secrets("")))
+            format!("HTTP {}: {}", http::status_text(status), self.quote(&reason))
         };
         if status.is_client_error() && status != StatusCode::TOO_MANY_REQUESTS {
             return Err(PlatformError::Refused(format!(
@@ -315,8 +341,10 @@ impl Seller {
     ) -> Result<Answer, PlatformError> {
         let (mut limited, mut refreshed, mut tries) = (0u32, false, 1u32);
         loop {
-            self.pace(op).await?;
+            // The token first: an account's buckets are made only once Login with Amazon
+            // has accepted its credentials.
             let token = self.token(false).await?;
+            self.pace(op).await?;
             let permit = retry::permit(Account::from(self.account.as_str())).await;
             let sent = self.send_once(method.clone(), target, &token, body).await;
             let outcome = match sent {
@@ -377,7 +405,7 @@ impl Seller {
                                 http::status_text(s)
                             )));
                         }
-                        _ => return Ok(Answer { status, body, date }),
+                        _ => return Ok(Answer { status, body, date, token }),
                     }
                 }
                 Err(e) if e.is_passing() => e,
@@ -420,7 +448,10 @@ impl Seller {
                 format!(
                     "HTTP {}: {}",
                     http::status_text(status),
-                    quote_platform_text(&text, &self.secrets(token))
+                    quote_platform_text(
+                        &text,
+                        &self.secrets(token).iter().map(String::as_str).collect::<Vec<_>>()
+                    )
                 )
             }
             None => format!("HTTP {}", http::status_text(status)),
@@ -429,18 +460,33 @@ impl Seller {
 
     /// An answer other than the one expected to `what` (a pull, a lookup, a feed call):
     /// Amazon's refusal, quoted.
-    pub fn refusal(&self, status: StatusCode, body: &[u8], what: &str) -> PlatformError {
+    pub fn refusal(&self, answer: &Answer, what: &str) -> PlatformError {
         PlatformError::Rejected {
-            status: status.as_u16(),
-            message: format!("Amazon refused {what} ({}).", self.said(status, body, "")),
+            status: answer.status.as_u16(),
+            message: format!("Amazon refused {what} ({}).", self.said_of(answer)),
         }
     }
 
+    /// "HTTP 400 Bad Request: <Amazon's messages>" of an answer, without any credential.
+    pub fn said_of(&self, answer: &Answer) -> String {
+        self.said(answer.status, &answer.body, &answer.token)
+    }
+
     /// Amazon's messages of an answer, quoted without any credential (for a refusal).
-    pub fn reason(&self, body: &[u8]) -> String {
-        messages(body)
-            .map(|text| quote_platform_text(&text, &self.secrets("")))
+    pub fn reason(&self, answer: &Answer) -> String {
+        messages(&answer.body)
+            .map(|text| {
+                let secrets = self.secrets(&answer.token);
+                quote_platform_text(&text, &secrets.iter().map(String::as_str).collect::<Vec<_>>())
+            })
             .unwrap_or_else(|| "no reason given".into())
+    }
+
+    /// Whether anything of this seller's is kept in memory: a bucket or an access token.
+    #[cfg(test)]
+    pub fn keeps_anything(&self) -> bool {
+        pacing::holds(&self.account)
+            || tokens().lock().unwrap_or_else(|p| p.into_inner()).contains_key(&self.credentials)
     }
 
     /// A request to a presigned document URL (annex §5, *Stock*): no SP-API header and no

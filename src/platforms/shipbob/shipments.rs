@@ -29,14 +29,15 @@ pub fn lines(orders: &[Order], shaping: &Shaping) -> Result<(Vec<ShipmentRow>, O
             if number.is_empty() || shipment.status.as_deref() == Some("Cancelled") {
                 continue;
             }
+            // Ours is read or fails the page; another's is kept only as far as it can be read
+            // (the pull names it and skips it).
             let when = |text: &Option<String>, what: &str| -> Result<Option<i64>, String> {
-                text.as_deref()
-                    .filter(|t| !t.trim().is_empty())
-                    .map(|t| {
-                        time_ms(t)
-                            .ok_or_else(|| format!("{named}: shipment {number} has {what} {t:?}, not a time"))
-                    })
-                    .transpose()
+                let Some(t) = text.as_deref().filter(|t| !t.trim().is_empty()) else { return Ok(None) };
+                match time_ms(t) {
+                    Some(ms) => Ok(Some(ms)),
+                    None if ours.is_none() => Ok(None),
+                    None => Err(format!("{named}: shipment {number} has {what} {t:?}, not a time")),
+                }
             };
             let updated = when(&shipment.last_tracking_update_at, "last_tracking_update_at")?;
             latest = latest.max(updated);
@@ -48,8 +49,8 @@ pub fn lines(orders: &[Order], shaping: &Shaping) -> Result<(Vec<ShipmentRow>, O
                 .as_ref()
                 .and_then(|m| m.total_weight_oz)
                 .filter(|oz| *oz > 0)
-                .map(|oz| {
-                    let pounds = Decimal::from(oz) / Decimal::from(16);
+                .and_then(|oz| Decimal::from(oz).checked_div(Decimal::from(16)))
+                .map(|pounds| {
                     format!("{:.2}", pounds.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven))
                 });
             let text = |v: Option<&str>| v.map(str::trim).unwrap_or_default().to_string();
@@ -71,7 +72,7 @@ pub fn lines(orders: &[Order], shaping: &Shaping) -> Result<(Vec<ShipmentRow>, O
                 ..ShipmentRow::default()
             };
             let products = shipment.products.as_deref().unwrap_or_default();
-            if products.is_empty() {
+            if products.is_empty() || ours.is_none() {
                 rows.push(base);
                 continue;
             }
@@ -153,6 +154,30 @@ mod tests {
         );
         assert_eq!((rows[2].order_id.as_str(), rows[2].tracking_number.as_str()), ("", "X1"));
         assert_eq!(latest.map(format_ms).as_deref(), Some("2026-11-28T09:41:03.000Z"));
+    }
+
+    #[test]
+    fn a_foreign_shipment_with_unreadable_times_or_no_sku_is_a_stranger_not_a_halt() {
+        let page = |reference: &str, shipment: &str| {
+            let orders: Vec<Order> = serde_json::from_str(&format!(
+                r#"[{{"id": 7, "reference_id": "{reference}", "shipments": [{shipment}]}}]"#
+            ))
+            .unwrap();
+            lines(&orders, &Shaping::default())
+        };
+        for shipment in [
+            r#"{"status": "Completed", "last_tracking_update_at": "yesterday", "tracking": {"tracking_number": "T1"}}"#,
+            r#"{"status": "Completed", "tracking": {"tracking_number": "T1", "shipping_date": "somedayT00:00:00Z"}}"#,
+            r#"{"status": "Completed", "tracking": {"tracking_number": "T1"}, "products": [{"inventory_items": [{"quantity": 1}]}]}"#,
+        ] {
+            let (rows, latest) = page("SHOPIFY-77", shipment).unwrap();
+            assert_eq!(rows.len(), 1, "{shipment}");
+            assert_eq!((rows[0].order_id.as_str(), rows[0].tracking_number.as_str()), ("", "T1"));
+            assert!(rows[0].reference.contains("ShipBob order 7"), "{shipment}");
+            assert_eq!(latest, None);
+            let why = page("ob-3", shipment).unwrap_err();
+            assert!(why.contains("ShipBob order 7") && why.contains("T1"), "{why}");
+        }
     }
 
     #[test]

@@ -57,25 +57,42 @@ pub struct Page {
     pub last: Option<i64>,
 }
 
-/// The lines of one page of `list_labels`, or why a label cannot be read.
+/// The lines of one page of `list_labels`, or why a label of ours cannot be read. A label
+/// whose reference is not ours that cannot be read (its times, its weights) is still a line,
+/// of no order, without what could not be read: the pull names it and skips it.
 pub fn page(labels: &[Label], shaping: &Shaping) -> Result<Page, String> {
     let mut page = Page::default();
     for label in labels {
         let id = label.label_id.as_deref().unwrap_or("?");
-        let created = label
-            .created_at
-            .as_deref()
-            .and_then(time_ms)
-            .ok_or_else(|| format!("label {id} has created_at {:?}, not a time", label.created_at))?;
-        page.last = Some(created);
+        let reference = label.external_shipment_id.clone().unwrap_or_default();
+        let ours = shaping.order_of(&reference);
+        // Ours is read or fails the page; another's is kept only as far as it can be read.
+        let read = |value: Result<Option<i64>, String>| match value {
+            Err(why) if ours.is_some() => Err(why),
+            Err(_) => Ok(None),
+            Ok(v) => Ok(v),
+        };
+        let created = read(
+            label
+                .created_at
+                .as_deref()
+                .and_then(time_ms)
+                .map(Some)
+                .ok_or_else(|| format!("label {id} has created_at {:?}, not a time", label.created_at)),
+        )?;
+        if let Some(created) = created {
+            page.last = Some(created);
+        }
         match label.status.as_deref() {
             Some("processing") => {
-                page.held = Some(page.held.map_or(created, |h| h.min(created)));
+                if let Some(created) = created {
+                    page.held = Some(page.held.map_or(created, |h| h.min(created)));
+                }
                 continue;
             }
-            Some("completed") => page.latest = page.latest.max(Some(created)),
+            Some("completed") => page.latest = page.latest.max(created),
             _ => {
-                page.latest = page.latest.max(Some(created));
+                page.latest = page.latest.max(created);
                 continue;
             }
         }
@@ -83,22 +100,28 @@ pub fn page(labels: &[Label], shaping: &Shaping) -> Result<Page, String> {
         if label.voided == Some(true) || label.is_return_label == Some(true) || number.is_empty() {
             continue;
         }
-        let reference = label.external_shipment_id.clone().unwrap_or_default();
         let shipment = label.shipment_id.clone().unwrap_or_default();
         let shipped_at = match label.ship_date.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
-            Some(date) => {
-                date_ms(date).ok_or_else(|| format!("label {id} has ship_date {date:?}, not a date"))?
-            }
+            Some(date) => read(
+                date_ms(date)
+                    .map(Some)
+                    .ok_or_else(|| format!("label {id} has ship_date {date:?}, not a date")),
+            )?,
             None => created,
+        };
+        let weight = match weight(label, &shaping.weight_unit) {
+            Ok(weight) => weight,
+            Err(why) if ours.is_some() => return Err(format!("label {id} {why}")),
+            Err(_) => None,
         };
         let text = |v: &Option<String>| v.as_deref().map(str::trim).unwrap_or_default().to_string();
         page.rows.push(ShipmentRow {
-            order_id: shaping.order_of(&reference).map(|n| n.to_string()).unwrap_or_default(),
+            order_id: ours.map(|n| n.to_string()).unwrap_or_default(),
             tracking_number: number.to_string(),
             carrier_name: carrier_name(&text(&label.carrier_code)).to_string(),
             service_level: text(&label.service_code),
-            shipped_at: format_ms(shipped_at),
-            weight: weight(label, &shaping.weight_unit).map(|w| w.to_string()).unwrap_or_default(),
+            shipped_at: shipped_at.map(format_ms).unwrap_or_default(),
+            weight: weight.unwrap_or_default(),
             warehouse_order_id: if shipment.is_empty() { "?".to_string() } else { shipment.clone() },
             reference: format!("ShipStation shipment {shipment} (external_shipment_id {reference:?})"),
             ..ShipmentRow::default()
@@ -108,21 +131,28 @@ pub fn page(labels: &[Label], shaping: &Shaping) -> Result<Page, String> {
 }
 
 /// The sum of the packages' weights in `unit`, rounded half-even to 2 places; `None` when no
-/// package has one.
-fn weight(label: &Label, unit: &str) -> Option<String> {
-    let to = grams(unit)?;
+/// package has one; an error when the weights are beyond any number (checked: ShipStation's
+/// values are not ours to trust).
+fn weight(label: &Label, unit: &str) -> Result<Option<String>, String> {
+    let Some(to) = grams(unit) else { return Ok(None) };
     let mut sum: Option<Decimal> = None;
     for package in label.packages.as_deref().unwrap_or_default() {
         let Some(w) = &package.weight else { continue };
-        let (Some(value), Some(from)) =
-            (w.value.and_then(Decimal::from_f64), w.unit.as_deref().and_then(grams))
-        else {
+        let (Some(value), Some(from)) = (w.value, w.unit.as_deref().and_then(grams)) else {
             continue;
         };
-        sum = Some(sum.unwrap_or_default() + value * from);
+        let beyond = || {
+            format!("has a package weight of {value} {}, beyond any weight", w.unit.as_deref().unwrap_or(""))
+        };
+        let grams = Decimal::from_f64(value).and_then(|v| v.checked_mul(from)).ok_or_else(beyond)?;
+        sum = Some(sum.unwrap_or_default().checked_add(grams).ok_or_else(beyond)?);
     }
-    let converted = (sum? / to).round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven);
-    Some(format!("{converted:.2}"))
+    let Some(sum) = sum else { return Ok(None) };
+    let converted = sum
+        .checked_div(to)
+        .ok_or_else(|| "has package weights beyond any weight".to_string())?
+        .round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven);
+    Ok(Some(format!("{converted:.2}")))
 }
 
 /// A time as ShipStation writes it (RFC 3339), in ms.
@@ -211,18 +241,53 @@ mod tests {
         let two = label(
             r#"[{"weight": {"value": 1, "unit": "kilogram"}}, {"weight": {"value": 8, "unit": "ounce"}}]"#,
         );
-        assert_eq!(weight(&two, "pound").as_deref(), Some("2.70"));
-        assert_eq!(weight(&two, "gram").as_deref(), Some("1226.80"));
+        assert_eq!(weight(&two, "pound").unwrap().as_deref(), Some("2.70"));
+        assert_eq!(weight(&two, "gram").unwrap().as_deref(), Some("1226.80"));
         assert_eq!(
-            weight(&label(r#"[{"weight": {"value": 0.125, "unit": "gram"}}]"#), "gram").as_deref(),
+            weight(&label(r#"[{"weight": {"value": 0.125, "unit": "gram"}}]"#), "gram").unwrap().as_deref(),
             Some("0.12")
         );
-        assert_eq!(weight(&label("[{}]"), "pound"), None);
+        assert_eq!(weight(&label("[{}]"), "pound"), Ok(None));
+    }
+
+    #[test]
+    fn a_foreign_label_of_absurd_weight_or_dates_is_a_stranger_and_ours_names_the_label() {
+        let shaping = Shaping { weight_unit: "gram".into(), ..Shaping::default() };
+        let label = |reference: &str, members: &str| {
+            labels(&format!(
+                r#"[{{"label_id": "se-7", "status": "completed", "shipment_id": "se-8",
+                     "external_shipment_id": "{reference}", "created_at": "2026-03-05T10:00:00Z",
+                     "tracking_number": "T7", {members}}}]"#
+            ))
+        };
+        let heavy = r#""packages": [{"weight": {"value": 1e28, "unit": "pound"}}]"#;
+        let heavier = r#""packages": [{"weight": {"value": 7e28, "unit": "gram"}},
+                                      {"weight": {"value": 7e28, "unit": "gram"}}]"#;
+        let someday = r#""ship_date": "somedayT00:00:00Z""#;
+        for members in [heavy, heavier, someday] {
+            let read = page(&label("SHOP-77", members), &shaping).unwrap();
+            assert_eq!(read.rows.len(), 1, "{members}");
+            let row = &read.rows[0];
+            assert_eq!((row.order_id.as_str(), row.tracking_number.as_str()), ("", "T7"), "{members}");
+            assert!(row.reference.contains("se-8"), "{members}: {row:?}");
+            let why = page(&label("ob-12", members), &shaping).unwrap_err();
+            assert!(why.contains("se-7"), "{members}: {why}");
+        }
+        let undated = r#""ship_date": null, "created_at": "yesterday""#;
+        let undated = labels(&format!(
+            r#"[{{"label_id": "se-9", "status": "completed", "external_shipment_id": "SHOP-78",
+                 "tracking_number": "T9", {undated}}}]"#
+        ));
+        let read = page(&undated, &shaping).unwrap();
+        assert_eq!((read.rows.len(), read.last, read.latest), (1, None, None));
+        assert_eq!(read.rows[0].order_id, "");
     }
 
     #[test]
     fn an_unreadable_time_names_the_label() {
-        let bad = labels(r#"[{"label_id": "se-9", "status": "completed", "created_at": "yesterday"}]"#);
+        let bad = labels(
+            r#"[{"label_id": "se-9", "status": "completed", "external_shipment_id": "ob-3", "created_at": "yesterday"}]"#,
+        );
         assert!(page(&bad, &Shaping::default()).unwrap_err().contains("se-9"));
     }
 }

@@ -304,11 +304,8 @@ async fn create(client: &Client, fulfillment: Value) -> Result<(), PlatformError
         .fulfillment_create
         .ok_or_else(|| PlatformError::BadData("Shopify answered fulfillmentCreate with nothing.".into()))?;
     if !payload.user_errors.is_empty() {
-        let messages: Vec<String> = payload
-            .user_errors
-            .iter()
-            .map(|e| crate::platforms::quote_platform_text(&e.message, &[]))
-            .collect();
+        let messages: Vec<String> =
+            payload.user_errors.iter().map(|e| client.shop.quote(&e.message)).collect();
         return Err(refused(format!("Shopify refused the fulfillment: {}", messages.join("; "))));
     }
     if payload.fulfillment.is_none() {

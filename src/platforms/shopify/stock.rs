@@ -194,7 +194,7 @@ async fn send_batch(
         let variables = &variables;
         let answer = retry::send(&client.policy, &client.shop.account(), || async move {
             let data: Value = client.shop.query(&SET_AVAILABLE, variables.clone()).await?;
-            read_answer(&data)
+            read_answer(&data, &|text| client.shop.quote(text))
         })
         .await?;
         sent += 1;
@@ -213,7 +213,8 @@ async fn send_batch(
     Err(PlatformError::BadData("Shopify refused a batch of stock levels twice.".into()))
 }
 
-fn read_answer(data: &Value) -> Result<Answer, PlatformError> {
+/// `quote` keeps the shop's credentials out of Shopify's messages.
+fn read_answer(data: &Value, quote: &dyn Fn(&str) -> String) -> Result<Answer, PlatformError> {
     let payload = data.get("inventorySetQuantities").filter(|p| p.is_object()).ok_or_else(|| {
         PlatformError::BadData("Shopify answered inventorySetQuantities with nothing.".into())
     })?;
@@ -245,10 +246,7 @@ fn read_answer(data: &Value) -> Result<Answer, PlatformError> {
                 .map(|e| e.get("message").and_then(Value::as_str).unwrap_or("(no message)"))
                 .collect::<Vec<_>>()
                 .join("; ");
-            Err(PlatformError::BadData(format!(
-                "Shopify refused the stock levels: {}",
-                crate::platforms::quote_platform_text(&message, &[])
-            )))
+            Err(PlatformError::BadData(format!("Shopify refused the stock levels: {}", quote(&message))))
         }
     }
 }
@@ -283,7 +281,9 @@ mod tests {
 
     #[test]
     fn user_errors_are_sorted_by_what_they_ask_of_the_client() {
-        let answer = |errors: Value| read_answer(&json!({"inventorySetQuantities": {"userErrors": errors}}));
+        let answer = |errors: Value| {
+            read_answer(&json!({"inventorySetQuantities": {"userErrors": errors}}), &str::to_string)
+        };
         assert!(matches!(answer(json!([])), Ok(Answer::Done)));
         assert!(matches!(
             answer(json!([{"code": "ITEM_NOT_STOCKED_AT_LOCATION", "field": ["input", "quantities", "3", "locationId"], "message": "x"}])),

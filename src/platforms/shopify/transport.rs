@@ -86,6 +86,12 @@ impl Shop {
         }
     }
 
+    /// Shopify's text as a message may quote it: without any credential.
+    pub fn quote(&self, text: &str) -> String {
+        let secrets = self.secrets();
+        quote_platform_text(text, &secrets.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
     /// The credentials to keep out of every message.
     fn secrets(&self) -> Vec<String> {
         let mut secrets = match &self.credentials {

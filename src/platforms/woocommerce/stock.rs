@@ -99,7 +99,7 @@ impl Client {
                 let answer =
                     self.call(Method::POST, &route, &[], Some(&body)).await?.json(&self.api, &route)?;
                 requests += 1;
-                let errors = item_errors(&answer, chunk);
+                let errors = item_errors(&answer, chunk, &[&self.api.shop.key, &self.api.shop.secret]);
                 // A store may name one item's error more than once.
                 accepted += chunk.len().saturating_sub(errors.len());
                 refused.extend(errors);
@@ -135,7 +135,8 @@ fn lookups<'a>(skus: impl Iterator<Item = &'a str>) -> Vec<Vec<&'a str>> {
 }
 
 /// The items of a batch's `update` answer that carry an `error`, as (sku, reason).
-fn item_errors(answer: &Value, sent: &[(i64, String, i64)]) -> Vec<(String, String)> {
+/// `secrets` are kept out of the store's reasons.
+fn item_errors(answer: &Value, sent: &[(i64, String, i64)], secrets: &[&str]) -> Vec<(String, String)> {
     let items = answer.get("update").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     items
         .iter()
@@ -149,8 +150,8 @@ fn item_errors(answer: &Value, sent: &[(i64, String, i64)]) -> Vec<(String, Stri
             let reason = format!(
                 "SKU {sku} (id {}): {}: {}",
                 id.unwrap_or_default(),
-                crate::platforms::quote_platform_text(code, &[]),
-                crate::platforms::quote_platform_text(message, &[])
+                crate::platforms::quote_platform_text(code, secrets),
+                crate::platforms::quote_platform_text(message, secrets)
             );
             Some((sku, reason))
         })
@@ -184,7 +185,7 @@ mod tests {
         ]});
         let sent = [(93, "WS-1".to_string(), 12), (999, "GONE".to_string(), 3)];
         assert_eq!(
-            item_errors(&answer, &sent),
+            item_errors(&answer, &sent, &[]),
             [(
                 "GONE".to_string(),
                 "SKU GONE (id 999): woocommerce_rest_product_invalid_id: Invalid ID.".to_string()

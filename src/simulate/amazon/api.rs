@@ -116,8 +116,12 @@ fn route(state: &mut State, request: &Request) -> Response {
     if account.seller.region != region {
         return denied();
     }
-    if let Some(Fault::Status(status)) = account.faults.take(|key| key.is_empty() || key == op.as_str()) {
-        return server_error(status);
+    match account.faults.take(|key| key.is_empty() || key == op.as_str()) {
+        Some(Fault::Status(status)) => return server_error(status),
+        Some(Fault::EchoToken(status)) => {
+            return error(status, "InvalidInput", &format!("The access token {token} was rejected."), "");
+        }
+        None => {}
     }
     let bucket = account.bucket(op);
     let rate = bucket.rate;

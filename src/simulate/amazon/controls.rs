@@ -424,6 +424,12 @@ impl Handle {
         });
     }
 
+    /// The next `count` requests of `op` answer `status` with Amazon's error body quoting the
+    /// request's own access token (a hostile or careless platform).
+    pub fn echo_token_next(&self, seller_id: &str, op: Operation, status: u16, count: usize) {
+        self.with(seller_id, |a, _| a.faults.add(op.as_str(), Fault::EchoToken(status), count));
+    }
+
     /// The next `count` confirmations are applied, then answered 502.
     pub fn lose_confirmations(&self, seller_id: &str, count: usize) {
         self.with(seller_id, |a, _| a.lost_confirmations += count);

@@ -229,6 +229,8 @@ const DEFAULT_BURST: u32 = 1000;
 enum Fault {
     /// 429 `QuotaExceeded`, or a 5xx with Amazon's body.
     Status(u16),
+    /// This status with Amazon's error body quoting the request's access token back.
+    EchoToken(u16),
 }
 
 /// One seller's account and what answers before it does.
