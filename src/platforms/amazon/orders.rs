@@ -298,7 +298,7 @@ pub fn record(order: &Order) -> Result<PulledOrder, PlatformError> {
             money.two_places(discount.unwrap_or_default(), "an item's discount")?,
         );
         line.insert("gift_wrap".into(), Value::Bool(gift.and_then(|g| given(&g.gift_wrap_level)).is_some()));
-        line.insert("custom".into(), message.map_or(Value::Null, |m| json!({"gift_message": m})));
+        line.insert("custom".into(), json!({"gift_message": message}));
         line.insert("upc".into(), Value::Null);
         line.insert("weight".into(), Value::Null);
         line.insert("external_order_item_id".into(), Value::from(item_id));
