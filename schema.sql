@@ -389,6 +389,9 @@ CREATE TABLE IF NOT EXISTS shipment_sync (
     -- next try looks at the store before telling it again, whatever the shipment's state.
     in_doubt        INTEGER NOT NULL DEFAULT 0 CHECK (in_doubt IN (0, 1))
 ) STRICT;
+-- Shipments the store was told of and not yet archived, by when it was told: each pass finds
+-- the ones due for archiving without reading every shipment (archiving clears notified_at).
+CREATE INDEX IF NOT EXISTS shipment_sync_notified ON shipment_sync (notified_at) WHERE notified_at IS NOT NULL;
 
 -- Stock: what each warehouse last said it holds, and what each connection last sent.
 CREATE TABLE IF NOT EXISTS warehouse_stock (

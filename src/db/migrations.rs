@@ -53,7 +53,23 @@ pub const MIGRATIONS: &[Migration] = &[
         apply: sync_problems,
     },
     Migration { version: 9, name: "sync: stock levels a store applies later (receipts)", apply: |_| Ok(()) },
+    Migration {
+        version: 10,
+        name: "sync: shipments due for archiving found by an index, not by reading every shipment",
+        apply: archived_leave_the_index,
+    },
 ];
+
+/// Archived shipments are not waiting to be archived: their `notified_at` leaves the index of
+/// those that are (`schema.sql`'s `shipment_sync_notified`).
+fn archived_leave_the_index(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE shipment_sync SET notified_at = NULL
+         WHERE notified_at IS NOT NULL AND shipment_id IN (SELECT id FROM shipments WHERE state = 'archived')",
+        [],
+    )?;
+    Ok(())
+}
 
 /// The version this binary writes.
 pub fn newest() -> i64 {

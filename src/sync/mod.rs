@@ -27,6 +27,9 @@ mod step;
 mod stock;
 mod walks;
 
+#[cfg(test)]
+mod idle_tests;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

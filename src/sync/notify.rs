@@ -25,6 +25,17 @@ use crate::platforms::store::StoreClient;
 /// `notified_shipped` shipments are archived this long after the store accepted them.
 const ARCHIVE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
 
+/// Whether a store has a shipment to report or to archive (?1 store, ?2 now, ?3 the archive
+/// time): asked by every pass, so it must cost the same however many shipments are stored.
+pub(super) const ANYTHING_DUE: &str = "SELECT EXISTS (SELECT 1 FROM shipments s INDEXED BY shipments_state
+       LEFT JOIN shipment_sync y ON y.shipment_id = s.id
+     WHERE s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment',
+                       'delayed_notifying_of_shipment')
+       AND s.store_id = ?1
+       AND (s.state != 'delayed_notifying_of_shipment' OR COALESCE(y.next_attempt_at, 0) <= ?2))
+  OR EXISTS (SELECT 1 FROM shipment_sync y CROSS JOIN shipments s ON s.id = y.shipment_id
+     WHERE y.notified_at < ?3 AND s.store_id = ?1)";
+
 /// Shipments claimed and reported at a time.
 const BATCH: i64 = 500;
 
@@ -191,35 +202,36 @@ fn claim(conn: &mut Connection, store_id: i64) -> rusqlite::Result<Vec<Claimed>>
     let now = now_ms();
     // Most passes have nothing to report: say so without taking the write lock.
     let anything: bool = conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM shipments s LEFT JOIN shipment_sync y ON y.shipment_id = s.id
-             WHERE s.store_id = ?1
-               AND (s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment')
-                    OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?2)
-                    OR (s.state = 'notified_shipped' AND y.notified_at < ?3)))",
-        )?
+        .prepare_cached(ANYTHING_DUE)?
         .query_row(params![store_id, now, now - ARCHIVE_AFTER_MS], |r| r.get(0))?;
     if !anything {
         return Ok(Vec::new());
     }
     let tx = db::write(conn)?;
+    // Archived shipments leave the index of `notified_at` (it is cleared), so the next pass
+    // finds only what is due since.
     let mut stmt = tx.prepare_cached(
-        "SELECT s.id FROM shipments s JOIN shipment_sync y ON y.shipment_id = s.id
-         WHERE s.store_id = ?1 AND s.state = 'notified_shipped' AND y.notified_at < ?2",
+        "SELECT s.id, s.state = 'notified_shipped' FROM shipment_sync y CROSS JOIN shipments s ON s.id = y.shipment_id
+         WHERE y.notified_at < ?2 AND s.store_id = ?1",
     )?;
     let old = stmt
-        .query_map(params![store_id, now - ARCHIVE_AFTER_MS], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<i64>>>()?;
+        .query_map(params![store_id, now - ARCHIVE_AFTER_MS], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<(i64, bool)>>>()?;
     drop(stmt);
-    for id in old {
-        move_shipment(&tx, id, "archived")?;
+    for (id, notified) in old {
+        if notified {
+            move_shipment(&tx, id, "archived")?;
+        }
+        tx.prepare_cached("UPDATE shipment_sync SET notified_at = NULL WHERE shipment_id = ?1")?
+            .execute([id])?;
     }
     let mut stmt = tx.prepare_cached(
-        "SELECT s.id, s.state, COALESCE(y.in_doubt, 0) FROM shipments s
+        "SELECT s.id, s.state, COALESCE(y.in_doubt, 0) FROM shipments s INDEXED BY shipments_state
            LEFT JOIN shipment_sync y ON y.shipment_id = s.id
-         WHERE s.store_id = ?1
-           AND (s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment')
-                OR (s.state = 'delayed_notifying_of_shipment' AND COALESCE(y.next_attempt_at, 0) <= ?2))
+         WHERE s.state IN ('ready_for_shipment_notification', 'scheduled_notify_of_shipment',
+                           'delayed_notifying_of_shipment')
+           AND s.store_id = ?1
+           AND (s.state != 'delayed_notifying_of_shipment' OR COALESCE(y.next_attempt_at, 0) <= ?2)
          ORDER BY s.id LIMIT ?3",
     )?;
     let due = stmt

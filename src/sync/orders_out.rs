@@ -117,21 +117,24 @@ struct Cancel {
     shipped: Option<String>,
 }
 
-/// The cancellations to carry to the warehouse: of orders it holds under its own id, and of
-/// orders whose create this connection may have sent (`new` in an unfinished send).
-fn cancels(conn: &Connection, link: &Link) -> rusqlite::Result<Vec<Cancel>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT o.id, o.external_id, o.external_warehouse_order_id,
+/// The statement of [`cancels`] (?1 store, ?2 warehouse, ?3 connection). Every pass asks it:
+/// it starts from the few cancellations waiting (`CROSS JOIN` keeps that order), never from
+/// the store's orders.
+pub(super) const CANCELS: &str = "SELECT o.id, o.external_id, o.external_warehouse_order_id,
                 (SELECT s.tracking_number FROM shipments s WHERE s.order_id = o.id
                    AND s.state != 'errored_processing' ORDER BY s.id LIMIT 1)
-         FROM order_cancels c JOIN orders o ON o.id = c.order_id
+         FROM order_cancels c CROSS JOIN orders o ON o.id = c.order_id
          WHERE c.reported_at IS NULL AND o.store_id = ?1
            AND ((o.fulfillment_warehouse_id = ?2 AND o.external_warehouse_order_id IS NOT NULL)
                 OR (o.fulfillment_state = 'new' AND EXISTS (
                       SELECT 1 FROM order_batch_orders bo JOIN order_batches b ON b.id = bo.batch_id
                        WHERE bo.order_id = o.id AND b.delivered_at IS NULL AND b.connection_id = ?3)))
-         ORDER BY o.id",
-    )?;
+         ORDER BY o.id";
+
+/// The cancellations to carry to the warehouse: of orders it holds under its own id, and of
+/// orders whose create this connection may have sent (`new` in an unfinished send).
+fn cancels(conn: &Connection, link: &Link) -> rusqlite::Result<Vec<Cancel>> {
+    let mut stmt = conn.prepare_cached(CANCELS)?;
     let rows = stmt.query_map(params![link.store_id, link.warehouse_id, link.id], |r| {
         Ok(Cancel {
             order_id: r.get(0)?,
@@ -294,6 +297,17 @@ fn routes_here(conn: &Connection, connection_id: i64, store_id: i64) -> rusqlite
     Ok(first == Some(connection_id))
 }
 
+/// The statement of [`candidates`] (?1 store, ?2 limit, ?3 connection). It asks the index of
+/// (store, state) for the store's `new` orders, already in id order: every pass asks it, so it
+/// must not walk the store's other orders (an index of the store alone, also in id order, read
+/// every order row to find none `new`: an idle pass cost grew with the orders stored).
+pub(super) const CANDIDATES: &str = "SELECT o.id FROM orders o
+         WHERE o.fulfillment_state = 'new' AND o.store_id = ?1
+           AND NOT EXISTS (SELECT 1 FROM order_cancels c WHERE c.order_id = o.id)
+           AND NOT EXISTS (SELECT 1 FROM order_batch_orders bo JOIN order_batches b ON b.id = bo.batch_id
+                           WHERE bo.order_id = o.id AND b.delivered_at IS NULL AND b.connection_id = ?3)
+         ORDER BY o.id LIMIT ?2";
+
 /// `new` orders of the store that no unsent batch of this connection holds, oldest first. An
 /// order held by an unsent batch of another connection, one that routed the store's orders
 /// before it was switched off, is sent here: that batch sends only what is still `new`.
@@ -303,14 +317,7 @@ fn candidates(
     store_id: i64,
     limit: i64,
 ) -> rusqlite::Result<Vec<i64>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT o.id FROM orders o
-         WHERE o.fulfillment_state = 'new' AND o.store_id = ?1
-           AND NOT EXISTS (SELECT 1 FROM order_cancels c WHERE c.order_id = o.id)
-           AND NOT EXISTS (SELECT 1 FROM order_batch_orders bo JOIN order_batches b ON b.id = bo.batch_id
-                           WHERE bo.order_id = o.id AND b.delivered_at IS NULL AND b.connection_id = ?3)
-         ORDER BY o.id LIMIT ?2",
-    )?;
+    let mut stmt = conn.prepare_cached(CANDIDATES)?;
     let ids = stmt.query_map(params![store_id, limit, connection_id], |r| r.get(0))?;
     ids.collect()
 }

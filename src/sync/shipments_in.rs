@@ -436,23 +436,23 @@ fn values(row: &ShipmentRow, read_at: i64) -> Result<(i64, Option<i64>, Vec<Requ
     Ok((shipped_at, weight, items))
 }
 
+/// Whether a store has shipments to match (?1 store): asked by every pass, so it reads the few
+/// shipments in those states, never the store's others.
+pub(super) const UNPROCESSED: &str = "SELECT EXISTS (SELECT 1 FROM shipments INDEXED BY shipments_state
+     WHERE state IN ('new', 'scheduled_processing_shipment') AND store_id = ?1)";
+
 /// Matches the store's unprocessed shipments (from any warehouse: an import may bring
 /// them) to their orders' items.
 pub fn process(conn: &mut Connection, store_id: i64, run_id: i64) -> rusqlite::Result<()> {
-    let waiting: bool = conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM shipments WHERE store_id = ?1
-               AND state IN ('new', 'scheduled_processing_shipment'))",
-        )?
-        .query_row(params![store_id], |r| r.get(0))?;
+    let waiting: bool = conn.prepare_cached(UNPROCESSED)?.query_row(params![store_id], |r| r.get(0))?;
     if !waiting {
         return Ok(());
     }
     let tx = db::write(conn)?;
     let now = now_ms();
     let mut stmt = tx.prepare_cached(
-        "SELECT id, order_id FROM shipments WHERE store_id = ?1
-           AND state IN ('new', 'scheduled_processing_shipment') ORDER BY id",
+        "SELECT id, order_id FROM shipments INDEXED BY shipments_state
+         WHERE state IN ('new', 'scheduled_processing_shipment') AND store_id = ?1 ORDER BY id",
     )?;
     let waiting = stmt
         .query_map(params![store_id], |r| Ok((r.get(0)?, r.get(1)?)))?

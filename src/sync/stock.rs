@@ -172,6 +172,13 @@ struct Holdings {
     store_id: i64,
 }
 
+/// The units per SKU of the store's orders not yet sent (?1 store): read through the index of
+/// (store, state), never the store's other orders.
+pub(super) const UNSENT_UNITS: &str =
+    "SELECT oi.sku, SUM(oi.quantity) FROM orders o INDEXED BY orders_store_fulfillment_state
+       JOIN order_items oi ON oi.order_id = o.id
+     WHERE o.store_id = ?1 AND o.fulfillment_state = 'new' AND oi.sku IS NOT NULL GROUP BY oi.sku";
+
 /// The store levels that differ from what was last sent for this connection, sorted by
 /// sku, and the warehouse SKUs that match no product of the customer.
 ///
@@ -185,10 +192,7 @@ fn changed_levels(conn: &Connection, at: &Holdings) -> rusqlite::Result<(Levels,
         conn.prepare_cached("SELECT sku, quantity FROM warehouse_stock WHERE warehouse_id = ?1")?;
     let mut held: HashMap<String, i64> =
         stmt.query_map([warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT oi.sku, SUM(oi.quantity) FROM orders o JOIN order_items oi ON oi.order_id = o.id
-         WHERE o.store_id = ?1 AND o.fulfillment_state = 'new' AND oi.sku IS NOT NULL GROUP BY oi.sku",
-    )?;
+    let mut stmt = conn.prepare_cached(UNSENT_UNITS)?;
     let unsent: HashMap<String, i64> =
         stmt.query_map([store_id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     let mut stmt = conn.prepare_cached("SELECT id, sku FROM products WHERE customer_id = ?1")?;
