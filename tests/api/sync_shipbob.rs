@@ -19,12 +19,20 @@ struct ShipBobRig {
 
 impl ShipBobRig {
     async fn new(orders: usize) -> ShipBobRig {
+        ShipBobRig::with_interval(orders, 86_400).await
+    }
+
+    /// With passes `sync_interval_secs` apart (a wait up to it is taken inside a pass).
+    async fn with_interval(orders: usize, sync_interval_secs: u64) -> ShipBobRig {
         let sb = shipbob::Simulator::start().await;
         sb.add_account(PAT);
         let base = sb.base_url();
-        let rig =
-            Rig::with(orders, move |f| f.merge(("shipbob_api_base", base)).merge(("ping_mode", "live")))
-                .await;
+        let rig = Rig::with(orders, move |f| {
+            f.merge(("shipbob_api_base", base))
+                .merge(("ping_mode", "live"))
+                .merge(("sync_interval_secs", sync_interval_secs))
+        })
+        .await;
         let connection_id = rig
             .connect_warehouse(
                 json!({"name": "ShipBob", "platform": "shipbob", "adapter": {"access_token": PAT}}),
@@ -237,4 +245,17 @@ async fn a_429_is_waited_out_for_shipbobs_x_retry_after_and_a_5xx_tried_again() 
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["orders_sent"], 2, "{run}");
     assert_eq!(t.sb.order_count(PAT), 2);
+}
+
+/// CONTRACT §11 and annex §4: a wait longer than `sync_interval_secs` is not taken inside the
+/// pass (it used to be bounded by `ping_timeout_secs` and slept through): the step fails
+/// `adapter_unreachable` naming until when, and the wait is kept for the token.
+#[rocket::async_test]
+async fn a_wait_longer_than_the_sync_interval_fails_the_step_instead_of_sleeping() {
+    let t = ShipBobRig::with_interval(1, 1).await;
+    t.sb.rate_limit_next(PAT, 1, 3);
+    let run = t.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "adapter_unreachable", "{run}");
+    assert!(run["error"]["message"].as_str().unwrap().contains("not to call again before"), "{run}");
 }

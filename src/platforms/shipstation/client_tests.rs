@@ -42,6 +42,7 @@ fn client(base: &str, key: &str, extra: Value) -> Box<dyn WarehouseClient> {
             tries: 3,
             base: Duration::from_millis(10),
             request_timeout: Duration::from_secs(5),
+            longest_wait: Duration::from_secs(5),
         },
         warehouse_id: 1,
     };
