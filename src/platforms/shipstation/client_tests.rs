@@ -7,9 +7,11 @@
 
 use std::time::Duration;
 
+use reqwest::Method;
 use serde_json::{Map, Value, json};
 
 use super::ShipStation;
+use super::transport::Api;
 use crate::platforms::retry::RetryPolicy;
 use crate::platforms::seam::{Platform, WarehousePlatform};
 use crate::platforms::warehouse::{
@@ -367,4 +369,34 @@ async fn an_answer_that_is_not_json_is_bad_data_naming_the_operation() {
     let again = send(ss.as_mut(), vec![order(1, "MUG")]).await;
     accepted(&again[0].1);
     assert_eq!(sim.shipments_under(key, "ob-1"), 1);
+}
+
+/// Annex §5.1: at most 200 requests in any 60 seconds, counted across the account's
+/// connections (its key): two clients of one key share the minute, and the 201st request is
+/// not sent when the wait for the minute is longer than the pass may wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_more_than_200_requests_a_minute_leave_for_one_account_across_its_connections() {
+    let sim = shipstation::Simulator::start().await;
+    sim.add_account("key-window");
+    // The simulator's own 429s are not what is tested: orderbridge must stay under the limit.
+    sim.set_rate_limit("key-window", usize::MAX);
+    let policy = RetryPolicy {
+        tries: 1,
+        base: Duration::from_millis(10),
+        request_timeout: Duration::from_secs(1),
+        longest_wait: Duration::from_secs(1),
+    };
+    let adapter = adapter("key-window", json!({}));
+    let one = Api::new(&settings(&sim.base_url()), &adapter, Some(policy)).unwrap();
+    let two = Api::new(&settings(&sim.base_url()), &adapter, Some(policy)).unwrap();
+    for n in 0..200 {
+        let api = if n % 2 == 0 { &one } else { &two };
+        assert!(api.send(Method::GET, "/v2/warehouses").await.is_ok(), "request {n}");
+    }
+    let Err(e) = two.send(Method::GET, "/v2/warehouses").await else { panic!("a 201st request went") };
+    assert!(e.is_passing() && e.message().contains("200 requests in the last 60 seconds"), "{e:?}");
+    assert_eq!(sim.total_requests(), 200, "the 201st was not sent");
+    // The wait is kept for the account: a ping of the key sends nothing either.
+    assert!(crate::platforms::retry::may_ask_now(one.account()).is_err());
+    assert_eq!(sim.total_requests(), 200);
 }
