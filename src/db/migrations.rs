@@ -53,6 +53,11 @@ pub const MIGRATIONS: &[Migration] = &[
         apply: sync_problems,
     },
     Migration { version: 9, name: "sync: stock levels a store applies later (receipts)", apply: |_| Ok(()) },
+    Migration {
+        version: 10,
+        name: "sync: a warehouse's walk of shipments kept between passes",
+        apply: |_| Ok(()),
+    },
 ];
 
 /// The version this binary writes.

@@ -26,6 +26,7 @@ pub(crate) mod states;
 mod step;
 mod stock;
 mod walks;
+mod warehouse_walks;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
