@@ -436,6 +436,13 @@ CREATE TABLE IF NOT EXISTS warehouse_cursors (
     cursor       INTEGER NOT NULL
 ) STRICT;
 
+-- A warehouse's walk of shipments that stopped part-way (a page limit) for the next pass to go
+-- on with: where it was, in its platform's own words (CONTRACT §11 "Pulls that resume").
+CREATE TABLE IF NOT EXISTS warehouse_walks (
+    warehouse_id INTEGER PRIMARY KEY REFERENCES warehouses (id),
+    walk         TEXT NOT NULL
+) STRICT;
+
 -- Warehouse shipments of orders that are not ours, named once in a run's problems.
 CREATE TABLE IF NOT EXISTS warehouse_strangers (
     warehouse_id INTEGER NOT NULL REFERENCES warehouses (id),

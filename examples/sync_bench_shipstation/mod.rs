@@ -11,8 +11,9 @@
 //!
 //! [`bench`] is the ShipStation run: a BigCommerce store's orders sent to a `shipstation`
 //! warehouse in batches of 50, their labels read back, and ShipStation requests per order sent
-//! and per shipment read. The simulator holds no limit a minute here: ShipStation's 200 a
-//! minute would make the run measure its waits, not orderbridge.
+//! and per shipment read. The simulator holds no limit a minute here, but orderbridge keeps
+//! the account to 200 requests in any 60 seconds itself (annex §5.1): a large run's wall
+//! time includes those waits.
 
 use std::io::{BufRead, BufReader};
 use std::time::Duration;

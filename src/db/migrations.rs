@@ -55,6 +55,11 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { version: 9, name: "sync: stock levels a store applies later (receipts)", apply: |_| Ok(()) },
     Migration {
         version: 10,
+        name: "sync: a warehouse's walk of shipments kept between passes",
+        apply: |_| Ok(()),
+    },
+    Migration {
+        version: 11,
         name: "sync: shipments due for archiving found by an index, not by reading every shipment",
         apply: archived_leave_the_index,
     },

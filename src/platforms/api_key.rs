@@ -24,7 +24,7 @@ pub fn account(prefix: &str, base: &str, key: &str) -> String {
     format!("{prefix}:{base}:{:016x}", hasher.finish())
 }
 
-/// A ping's policy: one try, bounded by the ping's timeout.
+/// A ping's policy: one try, bounded by the ping's timeout (its answer and any wait).
 pub fn one_try(timeout: Duration) -> RetryPolicy {
-    RetryPolicy { tries: 1, base: Duration::from_secs(1), request_timeout: timeout }
+    RetryPolicy { tries: 1, base: Duration::from_secs(1), request_timeout: timeout, longest_wait: timeout }
 }

@@ -64,9 +64,12 @@ pub struct RetryPolicy {
     pub tries: u32,
     /// The first wait after a passing failure; it doubles with each try.
     pub base: Duration,
-    /// The longest one answer may take, and the longest a request waits for the time its
-    /// platform account may be asked again: beyond it, the request fails at once.
+    /// The longest one answer may take (`ping_timeout_secs`).
     pub request_timeout: Duration,
+    /// The longest a request waits for the time its platform account may be asked again: a
+    /// pass's `sync_interval_secs` (CONTRACT §11), a ping's own timeout. Beyond it, the
+    /// request fails at once naming that time, and the wait is kept for the account.
+    pub longest_wait: Duration,
 }
 
 /// The wait before try `next` (2 for the first retry) after `error`.
@@ -169,7 +172,7 @@ where
     // The wait is looked at once the permit is ours: a request queued behind one that got a
     // rate limit must see that limit. The limit is remembered before the permit goes.
     let _permit = permit(account).await;
-    wait_for(account.name, policy.request_timeout).await?;
+    wait_for(account.name, policy.longest_wait).await?;
     let outcome = request().await;
     if let Err(e) = &outcome
         && is_rate_limit(e)
@@ -299,8 +302,12 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    const POLICY: RetryPolicy =
-        RetryPolicy { tries: 3, base: Duration::from_millis(10), request_timeout: Duration::from_secs(1) };
+    const POLICY: RetryPolicy = RetryPolicy {
+        tries: 3,
+        base: Duration::from_millis(10),
+        request_timeout: Duration::from_secs(1),
+        longest_wait: Duration::from_secs(1),
+    };
 
     #[test]
     fn a_rate_limit_waits_as_asked_and_other_failures_double() {

@@ -163,11 +163,13 @@ pub enum Inbox {
 }
 
 /// Where a read of an inbox starts, for a warehouse that keeps a cursor: its last cursor
-/// (the warehouse's own change time, ms), else the time the warehouse was created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// (the warehouse's own change time, ms), else the time the warehouse was created; and the
+/// walk an earlier pass stopped part-way, to go on with ([`WalkPlace::Stopped`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Since {
     pub cursor: Option<i64>,
     pub created_at: i64,
+    pub walk: Option<String>,
 }
 
 /// One piece of an inbox: a file, or a page of a platform's list.
@@ -178,8 +180,24 @@ pub struct Inbound<T> {
     pub records: Parsed<T>,
     /// Set on the last piece of a complete walk: the cursor to keep with it.
     pub cursor: Option<i64>,
+    /// What the database keeps of the walk with this piece.
+    pub walk: WalkPlace,
     /// What a line of an order not found among the customer's means.
     pub strangers: Strangers,
+}
+
+/// Where a walk of a warehouse's list stands after a piece, kept in the database in the
+/// piece's transaction (CONTRACT §11 "Pulls that resume"), never in a process's memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum WalkPlace {
+    /// Nothing to keep or forget (a file, a page in the middle of a walk).
+    #[default]
+    Unchanged,
+    /// The walk stops here for this pass and the next pass goes on from here: where, in the
+    /// platform's own words (given back in [`Since::walk`]).
+    Stopped(String),
+    /// The walk is whole: no pass goes on with it.
+    Ended,
 }
 
 /// What a shipment line of an order that is not the customer's (or not sent here) means.

@@ -1,14 +1,17 @@
 //! `orderbridge sync [--connection N]`: one pass of each syncing connection (or of one),
 //! in the foreground against the configured database, whatever `sync_mode` says. It prints
-//! what each step did and fails when a pass failed.
+//! what each step did and fails when a pass failed. A connection whose pass another process
+//! runs now (a server on the same file) is skipped and named, and the others go on: a
+//! skipped connection alone is no failure, since its pass is under way (CONTRACT §11).
 
 use crate::config::Config;
 use crate::db::DbError;
 
 use super::runs::{Run, Trigger};
-use super::{Engine, Link, Settings};
+use super::{Engine, EngineError, Link, Settings};
 
-/// Runs the passes; `Ok(false)` when one of them failed.
+/// Runs the passes; `Ok(false)` when one of them failed (not when one was skipped because
+/// another process runs it).
 pub async fn run(config: &Config, connection: Option<i64>) -> Result<bool, String> {
     let pool = config.open_engine_database()?;
     let engine = Engine::new(pool, Settings::from_config(config));
@@ -36,10 +39,26 @@ pub async fn run(config: &Config, connection: Option<i64>) -> Result<bool, Strin
         return Ok(true);
     }
     let mut all_good = true;
+    let mut skipped = 0;
     for id in ids {
-        let run = engine.run_now(id, Trigger::Request).await.map_err(|e| e.to_string())?;
-        all_good &= !run.failed();
-        println!("{}", describe(&run));
+        match engine.run_now(id, Trigger::Request).await {
+            Ok(run) => {
+                all_good &= !run.failed();
+                println!("{}", describe(&run));
+            }
+            Err(EngineError::Busy(connection, run)) => {
+                skipped += 1;
+                println!(
+                    "connection {connection}: skipped: another orderbridge process runs its pass now (run {run})"
+                );
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    if skipped > 0 {
+        println!(
+            "{skipped} connection(s) skipped while another process runs their pass; that alone is no failure."
+        );
     }
     Ok(all_good)
 }

@@ -22,7 +22,7 @@ use crate::db;
 use crate::money;
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    ALL_LEFT, BadLine, Inbound, Inbox, ShipmentRow, Since, Strangers, Taken, WarehouseClient,
+    ALL_LEFT, BadLine, Inbound, Inbox, ShipmentRow, Since, Strangers, Taken, WalkPlace, WarehouseClient,
 };
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
@@ -76,6 +76,7 @@ struct Piece {
     read_at: i64,
     strangers: Strangers,
     cursor: Option<i64>,
+    walk: WalkPlace,
 }
 
 /// Reads every piece the warehouse has; `pulled` counts the shipments created as they commit.
@@ -93,12 +94,13 @@ pub async fn pull(
     warehouse.open_inbox(Inbox::Shipments, since).await?;
     let mut failed = Vec::new();
     for _ in 0..MAX_PIECES {
-        let Some(Inbound { name, records, cursor, strangers }) = warehouse.next_shipments().await? else {
+        let Some(Inbound { name, records, cursor, walk, strangers }) = warehouse.next_shipments().await?
+        else {
             break;
         };
         let imported = match records {
             Ok(rows) => {
-                let piece = Piece { name: name.clone(), rows, read_at: now_ms(), strangers, cursor };
+                let piece = Piece { name: name.clone(), rows, read_at: now_ms(), strangers, cursor, walk };
                 engine.db(move |conn| import_piece(conn, reader, piece)).await?
             }
             Err(bad) => Err(bad),
@@ -173,7 +175,8 @@ fn since(conn: &Connection, warehouse_id: i64) -> rusqlite::Result<Since> {
         "SELECT (SELECT cursor FROM warehouse_cursors WHERE warehouse_id = ?1), w.created_at
          FROM warehouses w WHERE w.id = ?1",
     )?
-    .query_row([warehouse_id], |r| Ok(Since { cursor: r.get(0)?, created_at: r.get(1)? }))
+    .query_row([warehouse_id], |r| Ok(Since { cursor: r.get(0)?, created_at: r.get(1)?, walk: None }))
+    .and_then(|since| Ok(Since { walk: super::warehouse_walks::kept(conn, warehouse_id)?, ..since }))
 }
 
 /// Checks every line, then writes the piece's new shipments (and the cursor it ends with) in
@@ -217,6 +220,7 @@ fn import_piece(
         )?
         .execute(params![warehouse_id, cursor])?;
     }
+    super::warehouse_walks::write(&tx, warehouse_id, &piece.walk)?;
     let now = now_ms();
     let mut writer = ShipmentWriter::new(&tx, now);
     // Each shipment is looked for (by order and tracking number) before it is written.

@@ -39,7 +39,7 @@ pub async fn sync(
     // What became of levels the store took to apply later, before new ones go.
     let receipt_failure = super::receipts::settle(engine, link, run_id, store).await?;
     let mut failed = Vec::new();
-    let since = Since { cursor: None, created_at: 0 };
+    let since = Since { cursor: None, created_at: 0, walk: None };
     warehouse.open_inbox(Inbox::Stock, since).await?;
     for _ in 0..MAX_PIECES {
         let Some(piece) = warehouse.next_stock().await? else { break };

@@ -485,3 +485,28 @@ async fn a_customer_user_sees_and_changes_only_its_own_products() {
     assert_eq!(app.post_json("/products", &token, json!({"sku": "T"})).await.status, Status::Created);
     assert_eq!(product_count(&app).await, 3);
 }
+
+/// CONTRACT §4 ignores unknown fields, and a form field whose name is not bracket notation is
+/// one: schemathesis sent `POST /products` as multipart with a field named like
+/// `4íH'Nõ[.Ĕ][…][]` and got 400 "the form name '' is not valid bracket notation". A field
+/// whose name is valid still has its value checked.
+#[rocket::async_test]
+async fn a_form_field_whose_name_is_not_bracket_notation_is_ignored_as_unknown() {
+    let app = spawn_app().await;
+    let c = customer(&app, "Acme").await;
+    let cs = c.to_string();
+    for (n, name) in ["4íH'Nõ[.Ĕ][…][]", "", "[x]", "a[b", "a]b[", "a[][b]", "sku]"].into_iter().enumerate()
+    {
+        let sku = format!("ODD-{n}");
+        let r = app
+            .post_multipart("/products", &app.admin, &[("customer_id", &cs), ("sku", &sku), (name, "1")])
+            .await;
+        assert_eq!(r.status.code, 201, "{name:?}: {r:?}");
+        let form = format!("customer_id={c}&sku=FORM-ODD-{n}&{}=1", name.replace('&', "%26"));
+        let r = app.post_form("/products", &app.admin, &form).await;
+        assert_eq!(r.status.code, 201, "{name:?}: {r:?}");
+    }
+    // A known field with a bad value is still refused.
+    let r = app.post_multipart("/products", &app.admin, &[("customer_id", "x"), ("sku", "BAD")]).await;
+    assert_eq!(r.status.code, 422, "{r:?}");
+}

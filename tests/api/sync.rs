@@ -238,8 +238,8 @@ async fn a_rate_limited_store_is_waited_for_as_long_as_it_asks() {
 
 #[rocket::async_test]
 async fn a_store_that_asked_us_to_wait_is_not_asked_again_before_that_time_by_any_pass_or_ping() {
-    let rig = Rig::with(2, |f| f.merge(("ping_mode", "live"))).await;
-    // 20 s is longer than a pass waits for one answer (ping_timeout_secs = 5 in the rig).
+    let rig = Rig::with(2, |f| f.merge(("ping_mode", "live")).merge(("sync_interval_secs", 10))).await;
+    // 20 s is longer than a pass waits inside itself (sync_interval_secs = 10 here).
     rig.sim.rate_limit_next(HASH, 1, 20_000);
     let run = rig.sync().await;
     assert_eq!(run["status"], "failed", "{run}");

@@ -53,8 +53,12 @@ async fn a_second_process_finds_the_pass_under_way_and_runs_nothing() {
     }
     assert!(held, "the first process took the lease");
     let (ok, out) = sync(db.clone(), sim.base_url(), folders).await.unwrap();
-    assert!(!ok, "{out}");
-    assert!(out.contains("another orderbridge process runs its pass now (run 1)"), "{out}");
+    // Skipped and said so; the pass under way is no failure of this process.
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("connection 1: skipped: another orderbridge process runs its pass now (run 1)"),
+        "{out}"
+    );
     let (ok, out) = first.await.unwrap();
     assert!(ok, "{out}");
     assert!(out.contains("run 1 succeeded") && out.contains("3 order(s) pulled"), "{out}");
@@ -64,4 +68,75 @@ async fn a_second_process_finds_the_pass_under_way_and_runs_nothing() {
     assert_eq!((runs, leases), (1, 0), "one pass ran, and its lease was given back");
     let listed = sim.requests().iter().filter(|r| r.contains("v2/orders?")).count();
     assert_eq!(listed, 1, "only one process read the store's orders: {:?}", sim.requests());
+}
+
+/// CONTRACT §11: `orderbridge sync` beside another process that runs a connection's pass skips
+/// that connection and says so, then syncs the others; a skipped connection alone is no
+/// failure (exit 0). It used to stop at the first busy connection with exit 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sync_command_skips_a_connection_another_process_runs_and_syncs_the_rest() {
+    let sim = Simulator::start().await;
+    sim.add_store(HASH, TOKEN);
+    sim.add_orders(HASH, 2, 5);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("busy.db");
+    let root = dir.path().join("folders/wh");
+    let second_root = dir.path().join("folders/wh2");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&second_root).unwrap();
+    connection_in(&db, &root, TOKEN);
+    let pool = orderbridge::db::open(&db).unwrap();
+    {
+        let conn = pool.get().unwrap();
+        let now = orderbridge::dates::now_ms();
+        let warehouse = serde_json::json!({"connection_string": format!("file://{}", second_root.display())});
+        conn.execute(
+            "INSERT INTO warehouses (id, customer_id, platform, adapter, created_at, enabled_at)
+             VALUES (2, 1, 'folder', ?1, ?2, ?2)",
+            rusqlite::params![warehouse.to_string(), now],
+        )
+        .unwrap();
+        conn.execute_batch(&format!(
+            "INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
+               VALUES (2, 1, 1, 2, 'c2', 'fulfillment', {now}, {now});
+             INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (2, 'sales', {now}, {now});"
+        ))
+        .unwrap();
+        // Another live process (this test's) runs connection 1's pass now, as run 41.
+        conn.execute(
+            "INSERT INTO sync_leases (connection_id, holder, run_id, expires_at) VALUES (1, ?1, 41, ?2)",
+            rusqlite::params![format!("pid {} #00000000000000ff", std::process::id()), now + 600_000],
+        )
+        .unwrap();
+    }
+    let folders = dir.path().join("folders").display().to_string();
+    let base = sim.base_url();
+    let (ok, out) = tokio::task::spawn_blocking(move || {
+        let out = crate::process::command(&db)
+            .args(["sync"])
+            .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
+            .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
+            .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
+            .env("ORDERBRIDGE_SYNC_MODE", "off")
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{out}");
+    assert!(out.contains("connection 1: skipped") && out.contains("(run 41)"), "{out}");
+    assert!(out.contains("connection 2: run") && out.contains("succeeded"), "{out}");
+    let conn = pool.get().unwrap();
+    let (runs_of_1, runs_of_2): (i64, i64) = conn
+        .query_row(
+            "SELECT COUNT(*) FILTER (WHERE connection_id = 1), COUNT(*) FILTER (WHERE connection_id = 2) FROM sync_runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((runs_of_1, runs_of_2), (0, 1), "connection 2 synced, connection 1 was left to its process");
 }

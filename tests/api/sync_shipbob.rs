@@ -19,12 +19,20 @@ struct ShipBobRig {
 
 impl ShipBobRig {
     async fn new(orders: usize) -> ShipBobRig {
+        ShipBobRig::with_interval(orders, 86_400).await
+    }
+
+    /// With passes `sync_interval_secs` apart (a wait up to it is taken inside a pass).
+    async fn with_interval(orders: usize, sync_interval_secs: u64) -> ShipBobRig {
         let sb = shipbob::Simulator::start().await;
         sb.add_account(PAT);
         let base = sb.base_url();
-        let rig =
-            Rig::with(orders, move |f| f.merge(("shipbob_api_base", base)).merge(("ping_mode", "live")))
-                .await;
+        let rig = Rig::with(orders, move |f| {
+            f.merge(("shipbob_api_base", base))
+                .merge(("ping_mode", "live"))
+                .merge(("sync_interval_secs", sync_interval_secs))
+        })
+        .await;
         let connection_id = rig
             .connect_warehouse(
                 json!({"name": "ShipBob", "platform": "shipbob", "adapter": {"access_token": PAT}}),
@@ -237,4 +245,55 @@ async fn a_429_is_waited_out_for_shipbobs_x_retry_after_and_a_5xx_tried_again() 
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["orders_sent"], 2, "{run}");
     assert_eq!(t.sb.order_count(PAT), 2);
+}
+
+/// The amended annex §4: a walk of shipments reads at most 1,000 pages in a pass; one that goes
+/// on stops there without an error, keeps its place in the database, and the next pass goes on
+/// from its next page (a backlog after an outage used to fail every pass at page 1,000).
+#[rocket::async_test]
+async fn a_walk_past_1000_pages_stops_keeps_its_place_in_the_database_and_goes_on_next_pass() {
+    let t = ShipBobRig::new(2).await;
+    // The 150 requests a minute are not what this test is about.
+    t.sb.set_rate_limit(PAT, usize::MAX);
+    let run = t.sync().await;
+    assert_eq!(run["orders_sent"], 2, "{run}");
+    assert_eq!(t.sb.ship_all(PAT), 2);
+    // A thousand pages of 250 orders come before the two shipped ones.
+    t.sb.list_backlog_first(PAT, 1_000 * 250);
+    let listed = t.sb.requests(Operation::GetOrders);
+    let run = t.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["shipments_pulled"], 0, "{run}");
+    assert_eq!(t.sb.requests(Operation::GetOrders) - listed, 1_000, "a thousand pages, then it stopped");
+    // The place is in the database, not in the process's memory.
+    let config = t.rig.app.client.rocket().state::<orderbridge::config::Config>().unwrap().clone();
+    let pool = orderbridge::db::open(&config.database).unwrap();
+    let kept: i64 =
+        pool.get().unwrap().query_row("SELECT COUNT(*) FROM warehouse_walks", [], |r| r.get(0)).unwrap();
+    assert_eq!(kept, 1, "the walk's place is kept in the database");
+
+    let listed = t.sb.requests(Operation::GetOrders);
+    let run = t.sync().await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["shipments_pulled"], 2, "{run}");
+    assert_eq!(t.sb.requests(Operation::GetOrders) - listed, 1, "it went on from page 1,001");
+    for order in t.rig.orders().await {
+        assert_eq!(order["fulfillment_state"], "shipped", "{order}");
+    }
+    let kept: i64 =
+        pool.get().unwrap().query_row("SELECT COUNT(*) FROM warehouse_walks", [], |r| r.get(0)).unwrap();
+    assert_eq!(kept, 0, "a walk that ended keeps no place");
+}
+
+/// CONTRACT §11 and annex §4: a wait longer than `sync_interval_secs` is not taken inside the
+/// pass (it used to be bounded by `ping_timeout_secs` and slept through): the step fails
+/// `adapter_unreachable` naming until when, and the wait is kept for the token.
+#[rocket::async_test]
+async fn a_wait_longer_than_the_sync_interval_fails_the_step_instead_of_sleeping() {
+    let t = ShipBobRig::with_interval(1, 1).await;
+    t.sb.rate_limit_next(PAT, 1, 3);
+    let run = t.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "adapter_unreachable", "{run}");
+    assert!(run["error"]["message"].as_str().unwrap().contains("not to call again before"), "{run}");
 }

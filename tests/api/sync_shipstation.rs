@@ -21,12 +21,20 @@ struct ShipStationRig {
 
 impl ShipStationRig {
     async fn new(orders: usize) -> ShipStationRig {
+        ShipStationRig::with_interval(orders, 86_400).await
+    }
+
+    /// With passes `sync_interval_secs` apart (a wait up to it is taken inside a pass).
+    async fn with_interval(orders: usize, sync_interval_secs: u64) -> ShipStationRig {
         let ss = shipstation::Simulator::start().await;
         ss.add_account(KEY);
         let base = ss.base_url();
-        let rig =
-            Rig::with(orders, move |f| f.merge(("shipstation_api_base", base)).merge(("ping_mode", "live")))
-                .await;
+        let rig = Rig::with(orders, move |f| {
+            f.merge(("shipstation_api_base", base))
+                .merge(("ping_mode", "live"))
+                .merge(("sync_interval_secs", sync_interval_secs))
+        })
+        .await;
         let connection_id = rig
             .connect_warehouse(
                 json!({"name": "ShipStation", "platform": "shipstation", "adapter": {"access_token": KEY}}),
@@ -211,7 +219,8 @@ async fn a_label_shipstation_buys_by_itself_comes_back_in_the_pass_that_sent_it(
 
 #[rocket::async_test]
 async fn a_long_wait_ends_the_pass_and_the_next_pass_keeps_it() {
-    let t = ShipStationRig::new(0).await;
+    // 600 s is longer than the pass may wait (sync_interval_secs).
+    let t = ShipStationRig::with_interval(0, 60).await;
     t.ss.rate_limit_next(KEY, Some(Operation::ListLabels), 1, 600);
     let run = t.sync().await;
     assert_eq!(run["status"], "failed", "{run}");
@@ -233,4 +242,16 @@ async fn a_label_orderbridge_did_not_cause_is_named_once_and_not_pulled() {
     assert!(run["problems"].to_string().contains(&tracking), "{run}");
     let run = t.sync().await;
     assert!(!run["problems"].to_string().contains(&tracking), "named by one pass only: {run}");
+}
+
+/// CONTRACT §11 and annex §5.1: a `Retry-After` longer than `sync_interval_secs` is not waited
+/// out inside the pass (it used to be bounded by `ping_timeout_secs` and slept through).
+#[rocket::async_test]
+async fn a_wait_longer_than_the_sync_interval_fails_the_step_instead_of_sleeping() {
+    let t = ShipStationRig::with_interval(1, 1).await;
+    t.ss.rate_limit_next(KEY, None, 1, 3);
+    let run = t.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(run["error"]["code"], "adapter_unreachable", "{run}");
+    assert!(run["error"]["message"].as_str().unwrap().contains("not to call again before"), "{run}");
 }

@@ -458,8 +458,9 @@ async fn a_throttled_query_waits_as_long_as_the_bucket_needs_and_then_goes_on() 
 
 #[rocket::async_test]
 async fn a_bucket_that_needs_longer_than_a_pass_may_wait_ends_the_pass_as_unreachable() {
-    let rig = shopify(1).await;
-    // 10 points a second from nothing: 91 s for a page, past the 5 s a pass waits.
+    // A pass waits inside itself up to sync_interval_secs (10 s here).
+    let rig = Rig::with_store(StoreKind::Shopify, 1, |f| f.merge(("sync_interval_secs", 10))).await;
+    // 10 points a second from nothing: 91 s for a page, past the 10 s a pass waits.
     rig.shop.set_bucket(SHOP, 1000.0, 10.0, 0.0);
     let run = rig.sync().await;
     assert_eq!(run["status"], "failed", "{run}");

@@ -418,7 +418,8 @@ async fn a_store_is_sent_one_request_at_a_time_whatever_the_number_of_passes() {
 
 #[rocket::async_test]
 async fn retry_after_on_503_and_429_is_waited_out_and_a_long_one_ends_the_pass_naming_the_time() {
-    let rig = Rig::woocommerce(2).await;
+    // A wait up to sync_interval_secs is taken inside the pass; 30 s is longer.
+    let rig = Rig::with_store(StoreKind::WooCommerce, 2, |f| f.merge(("sync_interval_secs", 10))).await;
     rig.woo.retry_after_next(503, 1, 1);
     let started = Instant::now();
     let run = rig.sync().await;

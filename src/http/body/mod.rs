@@ -1,6 +1,7 @@
 //! Request bodies (CONTRACT §3), decided once: JSON, urlencoded and multipart all become the
 //! same JSON object; bracket names (`adapter[x]`, `bundle[0][qty]`, `ids[]`) nest; an empty
-//! form value is null. `Fields` then reads typed values out of that object, coercing text
+//! form value is null; a field whose name cannot be placed (not bracket notation) is ignored,
+//! as any unknown field (CONTRACT §4). `Fields` then reads typed values out of that object, coercing text
 //! forms of numbers and booleans, telling absent from null for PATCH, and collecting one
 //! message per bad field for the 422.
 
@@ -162,38 +163,42 @@ enum Segment<'a> {
 /// dropping the nested value (both recursive) stay far from the end of a thread's stack.
 const MAX_BRACKETS: usize = 32;
 
-/// Splits `a[b][0][]` into `a`, `b`, `0`, append.
-fn parse_name(name: &str) -> Result<Vec<Segment<'_>>, String> {
-    let bad = || format!("the form name '{name}' is not valid bracket notation");
+/// Splits `a[b][0][]` into `a`, `b`, `0`, append; `None` for a name that is not bracket
+/// notation (empty, `[x]`, `a[b`, `a]b[`), which no field of any body has.
+fn parse_name(name: &str) -> Result<Option<Vec<Segment<'_>>>, String> {
     let (base, mut rest) = match name.find('[') {
         Some(i) => (&name[..i], &name[i..]),
         None => (name, ""),
     };
     if base.is_empty() {
-        return Err(bad());
+        return Ok(None);
     }
     let mut segments = vec![Segment::Key(base)];
     while !rest.is_empty() {
         if segments.len() > MAX_BRACKETS {
             return Err(format!("the form name '{base}[...' has more than {MAX_BRACKETS} brackets"));
         }
-        let inner = rest.strip_prefix('[').ok_or_else(bad)?;
-        let close = inner.find(']').ok_or_else(bad)?;
+        let Some(inner) = rest.strip_prefix('[') else { return Ok(None) };
+        let Some(close) = inner.find(']') else { return Ok(None) };
         let key = &inner[..close];
         segments.push(if key.is_empty() { Segment::Append } else { Segment::Key(key) });
         rest = &inner[close + 1..];
     }
-    Ok(segments)
+    // `a[][b]`: an append before other brackets leads nowhere a body reads.
+    let appended_then_more = segments.iter().rev().skip(1).any(|s| matches!(s, Segment::Append));
+    Ok((!appended_then_more).then_some(segments))
 }
 
 /// Builds the JSON object a form stands for. The last field of a name wins: a repeated plain
 /// name keeps its last value, and a field that gives a name another shape (`a=1` then
-/// `a[b]=2`, or the other way round) replaces what the earlier ones built.
+/// `a[b]=2`, or the other way round) replaces what the earlier ones built. A field whose
+/// name is not bracket notation is no field of the body, and is ignored as an unknown one
+/// (CONTRACT §4); a name nested past [`MAX_BRACKETS`] is refused.
 pub fn fields_to_object(fields: &[(String, String)]) -> Result<Map<String, Value>, ApiError> {
     let mut root = Value::Object(Map::new());
     for (name, text) in fields {
         let value = if text.is_empty() { Value::Null } else { Value::String(text.clone()) };
-        let segments = parse_name(name).map_err(ApiError::bad_request)?;
+        let Some(segments) = parse_name(name).map_err(ApiError::bad_request)? else { continue };
         insert(&mut root, &segments, value)
             .map_err(|e| ApiError::bad_request(format!("The form field '{name}' {e}.")))?;
     }
@@ -275,11 +280,16 @@ mod tests {
     }
 
     #[test]
-    fn malformed_names_are_refused() {
-        for name in ["[x]", "a[b", "a]b[", "a[][b]"] {
-            let owned = vec![(name.to_string(), "1".to_string())];
-            assert!(fields_to_object(&owned).is_err(), "name {name}");
+    fn names_that_are_not_bracket_notation_are_ignored_as_unknown_fields() {
+        // Issue 35: schemathesis' multipart field `4íH'Nõ[.Ĕ][…][]` reached us named '' and
+        // was a 400; CONTRACT §4 ignores unknown fields.
+        for name in ["", "[x]", "a[b", "a]b[", "a[][b]", "a[b]c"] {
+            let v = form(&[(name, "1"), ("sku", "S")]);
+            assert_eq!(v, json!({"sku": "S"}), "name {name:?}");
         }
+        // A name nested past any body's need is still refused.
+        let deep = vec![(format!("a{}", "[b]".repeat(MAX_BRACKETS + 1)), "1".to_string())];
+        assert!(fields_to_object(&deep).is_err());
     }
 
     #[test]

@@ -38,7 +38,12 @@ fn adapter(seller: &amazon::Seller) -> Map<String, Value> {
 }
 
 fn policy() -> RetryPolicy {
-    RetryPolicy { tries: 3, base: Duration::from_millis(10), request_timeout: Duration::from_secs(5) }
+    RetryPolicy {
+        tries: 3,
+        base: Duration::from_millis(10),
+        request_timeout: Duration::from_secs(5),
+        longest_wait: Duration::from_secs(5),
+    }
 }
 
 fn notice(

@@ -153,6 +153,7 @@ impl Seller {
             tries: 1,
             base: Duration::from_secs(1),
             request_timeout: settings.timeout,
+            longest_wait: settings.timeout,
         });
         Ok(Seller {
             account: format!("amazon:{client_id}:{seller_id}:{region}"),

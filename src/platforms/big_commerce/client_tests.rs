@@ -21,8 +21,12 @@ async fn store(orders: usize) -> (Simulator, BigCommerce) {
     sim.add_orders(HASH, orders, 9);
     let Value::Object(adapter) = json!({"access_token": TOKEN, "store_hash": HASH}) else { unreachable!() };
     let adapter: Map<String, Value> = adapter;
-    let policy =
-        RetryPolicy { tries: 1, base: Duration::from_millis(10), request_timeout: Duration::from_secs(10) };
+    let policy = RetryPolicy {
+        tries: 1,
+        base: Duration::from_millis(10),
+        request_timeout: Duration::from_secs(10),
+        longest_wait: Duration::from_secs(10),
+    };
     let client =
         BigCommerce::new(crate::platforms::http::client().clone(), &sim.base_url(), &adapter, policy);
     (sim, client.unwrap())

@@ -8,7 +8,7 @@ use super::warehouse::Sent;
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
     Delivery, Inbound, Inbox, Learned, OrderStream, SentOrder, ShipmentRow, Since, StockRow, Strangers,
-    Taken, WarehouseClient,
+    Taken, WalkPlace, WarehouseClient,
 };
 
 #[async_trait]
@@ -59,7 +59,13 @@ impl WarehouseClient for Warehouse {
         let records = self.read_shipments(&file).await?;
         let name = file.name().to_string();
         self.current = Some(file);
-        Ok(Some(Inbound { name, records, cursor: None, strangers: Strangers::RefuseThePiece }))
+        Ok(Some(Inbound {
+            name,
+            records,
+            cursor: None,
+            walk: WalkPlace::Unchanged,
+            strangers: Strangers::RefuseThePiece,
+        }))
     }
 
     async fn next_stock(&mut self) -> Result<Option<Inbound<StockRow>>, PlatformError> {
@@ -67,7 +73,13 @@ impl WarehouseClient for Warehouse {
         let records = self.read_stock(&file).await?;
         let name = file.name().to_string();
         self.current = Some(file);
-        Ok(Some(Inbound { name, records, cursor: None, strangers: Strangers::RefuseThePiece }))
+        Ok(Some(Inbound {
+            name,
+            records,
+            cursor: None,
+            walk: WalkPlace::Unchanged,
+            strangers: Strangers::RefuseThePiece,
+        }))
     }
 
     /// Moves the file handed out last to `processed/`, or to `failed/` beside its bad lines.

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::StreamExt;
 use reqwest::Method;
+use serde::{Deserialize, Serialize};
 
 use super::NAME;
 use super::orders::{self, Shaping};
@@ -18,7 +19,7 @@ use crate::dates::now_ms;
 use crate::platforms::retry::MAX_IN_FLIGHT;
 use crate::platforms::warehouse::{
     Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, OrderStream, OutgoingOrder, SentOrder,
-    ShipmentRow, Since, StockRow, Strangers, WarehouseClient, WarehouseSettings,
+    ShipmentRow, Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
 use crate::platforms::{Adapter, PlatformError};
 
@@ -43,14 +44,29 @@ pub struct Client {
     stock: Option<Vec<StockRow>>,
 }
 
-/// A shipments walk under way.
+/// A shipments walk under way. What the next page needs is kept in the database when the
+/// walk stops at [`MAX_PAGES`] pages in a pass (annex §4), for the next pass to go on from.
+#[derive(Serialize, Deserialize)]
 struct Walk {
+    /// A 16-bit mark of the token's account: a walk of another token is not resumed (so few
+    /// bits that the database holds nothing to test a guessed token against).
+    account: u16,
     /// `LastTrackingUpdateStartDate`, fixed for the walk.
     from: String,
+    /// The next page to read.
     page: usize,
+    /// orderbridge's clock when the walk began: the cursor never moves past it.
     started: i64,
+    /// The latest tracking update read so far.
     latest: Option<i64>,
+    /// Pages read in this pass.
+    #[serde(skip)]
+    read: usize,
+    #[serde(skip)]
     done: bool,
+    /// Whether a walk was kept for the warehouse when the inbox opened (to forget at the end).
+    #[serde(skip)]
+    kept: bool,
 }
 
 /// The channel found for each warehouse and token (annex §5.2: asked once per process and
@@ -90,15 +106,13 @@ impl Client {
         Ok(channel)
     }
 
-    /// The next page of the walk, as lines.
+    /// The next page of the walk, as lines. After [`MAX_PAGES`] pages in a pass the walk stops
+    /// without an error, its place kept with its last page; a walk read whole is forgotten.
     async fn walk_page(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
         let channel = self.channel().await?;
-        let Some(walk) = self.walk.as_mut().filter(|w| !w.done) else { return Ok(None) };
-        if walk.page > MAX_PAGES {
-            return Err(PlatformError::BadData(format!(
-                "{NAME}'s order list went on past {MAX_PAGES} pages of {PAGE}; the walk was stopped."
-            )));
-        }
+        let Some(walk) = self.walk.as_mut().filter(|w| !w.done && w.read < MAX_PAGES) else {
+            return Ok(None);
+        };
         let target = format!(
             "{}?LastTrackingUpdateStartDate={}&SortOrder=Oldest&Limit={PAGE}&Page={}",
             Api::path("order"),
@@ -112,10 +126,21 @@ impl Client {
         walk.latest = walk.latest.max(latest);
         let name = format!("order list, page {}", walk.page);
         walk.page += 1;
+        walk.read += 1;
         walk.done = orders.len() < PAGE;
         // The cursor moves once the walk is whole, never past its start.
-        let cursor = if walk.done { walk.latest.map(|l| l.min(walk.started)) } else { None };
-        Ok(Some(Inbound { name, records: Ok(rows), cursor, strangers: Strangers::Skip }))
+        let (cursor, place) = if walk.done {
+            let ended = if walk.kept { WalkPlace::Ended } else { WalkPlace::Unchanged };
+            (walk.latest.map(|l| l.min(walk.started)), ended)
+        } else if walk.read >= MAX_PAGES {
+            log::info!("sync: {NAME}'s order list goes on past {MAX_PAGES} pages; the next pass reads on");
+            let place = serde_json::to_string(&*walk)
+                .map_err(|e| PlatformError::BadData(format!("{NAME}'s walk cannot be kept: {e}.")))?;
+            (None, WalkPlace::Stopped(place))
+        } else {
+            (None, WalkPlace::Unchanged)
+        };
+        Ok(Some(Inbound { name, records: Ok(rows), cursor, walk: place, strangers: Strangers::Skip }))
     }
 
     /// Every page of inventory levels: fulfillable units per SKU, summed (annex §8).
@@ -156,6 +181,14 @@ fn create<'a>(
     shaping: &'a Shaping,
 ) -> futures::future::BoxFuture<'a, (i64, Result<SentOrder, PlatformError>)> {
     Box::pin(async move { (order.order_id, orders::send(api, channel, &order, shaping).await) })
+}
+
+/// A 16-bit mark of an account name (itself a fingerprint of the token).
+fn mark(account: &str) -> u16 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    account.hash(&mut hasher);
+    (hasher.finish() & 0xffff) as u16
 }
 
 #[async_trait]
@@ -210,14 +243,25 @@ impl WarehouseClient for Client {
     async fn open_inbox(&mut self, inbox: Inbox, since: Since) -> Result<(), PlatformError> {
         match inbox {
             Inbox::Shipments => {
+                let kept = since.walk.is_some();
+                // A walk an earlier pass stopped goes on from its next page, if it is this token's.
+                let resumed = since
+                    .walk
+                    .as_deref()
+                    .and_then(|text| serde_json::from_str::<Walk>(text).ok())
+                    .filter(|w| w.account == mark(self.api.account()) && w.page >= 1);
                 let from = since.cursor.unwrap_or(since.created_at).saturating_sub(OVERLAP_MS);
-                self.walk = Some(Walk {
+                let fresh = || Walk {
+                    account: mark(self.api.account()),
                     from: orders::whole_seconds(from),
                     page: 1,
                     started: now_ms(),
                     latest: None,
+                    read: 0,
                     done: false,
-                });
+                    kept: false,
+                };
+                self.walk = Some(Walk { kept, ..resumed.unwrap_or_else(fresh) });
             }
             Inbox::Stock => self.stock = Some(self.levels().await?),
         }
@@ -233,6 +277,7 @@ impl WarehouseClient for Client {
             name: "inventory levels".into(),
             records: Ok(rows),
             cursor: None,
+            walk: WalkPlace::Unchanged,
             strangers: Strangers::Skip,
         }))
     }

@@ -39,6 +39,7 @@ fn client(base: &str, extra: Value) -> Box<dyn WarehouseClient> {
             tries: 3,
             base: Duration::from_millis(10),
             request_timeout: Duration::from_secs(5),
+            longest_wait: Duration::from_secs(5),
         },
         warehouse_id: 1,
     };
@@ -146,7 +147,7 @@ async fn every_request_the_client_sends_and_every_answer_it_gets_follow_shipbobs
     sim.ship_order(TOKEN, ids[0].parse().unwrap(), Parcel::default()).unwrap();
     sim.ship_units(TOKEN, ids[1].parse().unwrap(), &[("TEA", 1)], Parcel::default()).unwrap();
     shipbob
-        .open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 1_795_000_000_000 })
+        .open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 1_795_000_000_000, walk: None })
         .await
         .unwrap();
     let page = shipbob.next_shipments().await.unwrap().expect("a page");
@@ -156,7 +157,7 @@ async fn every_request_the_client_sends_and_every_answer_it_gets_follow_shipbobs
     assert!(shipbob.next_shipments().await.unwrap().is_none());
 
     // Stock: every page of inventory levels.
-    shipbob.open_inbox(Inbox::Stock, Since { cursor: None, created_at: 0 }).await.unwrap();
+    shipbob.open_inbox(Inbox::Stock, Since { cursor: None, created_at: 0, walk: None }).await.unwrap();
     let levels = shipbob.next_stock().await.unwrap().expect("levels").records.unwrap();
     assert!(levels.len() >= 500, "{} SKUs over three pages", levels.len());
     assert!(sim.requests(Operation::GetInventoryLevels) >= 3);
@@ -239,7 +240,7 @@ async fn what_shipbob_should_never_answer_is_refused_by_name_and_never_panics() 
         "tracking": {"tracking_number": "T"}, "products": [{"sku": "A", "inventory_items": [{"quantity": "many"}]}]}]}]"#;
     let page = Hostile::start("200 OK", "application/json", page.to_vec()).await;
     let mut shipbob = client(&page.1, json!({"channel_id": 5}));
-    shipbob.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0 }).await.unwrap();
+    shipbob.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0, walk: None }).await.unwrap();
     let Err(e) = shipbob.next_shipments().await else { panic!() };
     assert_eq!(e.code(), "bad_data", "{e}");
     assert!(e.message().contains("/2026-01/order"), "{e}");

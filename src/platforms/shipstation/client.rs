@@ -21,7 +21,7 @@ use super::wire::{Inventory, Labels, Warehouse};
 use crate::dates::{format_ms, now_ms};
 use crate::platforms::warehouse::{
     Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, OrderStream, SentOrder, ShipmentRow, Since,
-    StockRow, Strangers, WarehouseClient, WarehouseSettings,
+    StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
 use crate::platforms::{Adapter, PlatformError};
 
@@ -134,7 +134,13 @@ impl Client {
             (latest, held) => latest.or(held),
         };
         let cursor = read.map(|r| r.min(walk.started));
-        Ok(Some(Inbound { name, records: Ok(page.rows), cursor, strangers: Strangers::Skip }))
+        Ok(Some(Inbound {
+            name,
+            records: Ok(page.rows),
+            cursor,
+            walk: WalkPlace::Unchanged,
+            strangers: Strangers::Skip,
+        }))
     }
 
     /// Every page of inventory levels: available units per SKU, summed (annex §5.6).
@@ -303,6 +309,7 @@ impl WarehouseClient for Client {
             name: "inventory levels".into(),
             records: Ok(rows),
             cursor: None,
+            walk: WalkPlace::Unchanged,
             strangers: Strangers::Skip,
         }))
     }

@@ -7,9 +7,11 @@
 
 use std::time::Duration;
 
+use reqwest::Method;
 use serde_json::{Map, Value, json};
 
 use super::ShipStation;
+use super::transport::Api;
 use crate::platforms::retry::RetryPolicy;
 use crate::platforms::seam::{Platform, WarehousePlatform};
 use crate::platforms::warehouse::{
@@ -42,6 +44,7 @@ fn client(base: &str, key: &str, extra: Value) -> Box<dyn WarehouseClient> {
             tries: 3,
             base: Duration::from_millis(10),
             request_timeout: Duration::from_secs(5),
+            longest_wait: Duration::from_secs(5),
         },
         warehouse_id: 1,
     };
@@ -224,7 +227,7 @@ async fn labels_become_shipments_and_the_cursor_waits_for_a_label_in_progress() 
     let foreign = sim.add_foreign_label(key, Some("SHOP-77"), false);
     sim.add_foreign_label(key, None, true);
 
-    let since = Since { cursor: None, created_at: crate::dates::now_ms() - 60_000 };
+    let since = Since { cursor: None, created_at: crate::dates::now_ms() - 60_000, walk: None };
     ss.open_inbox(Inbox::Shipments, since).await.unwrap();
     let page = ss.next_shipments().await.unwrap().expect("a page");
     let rows = page.records.unwrap();
@@ -274,9 +277,12 @@ async fn a_full_page_of_labels_walks_on_by_creation_time() {
     for id in 1..=130 {
         sim.buy_label(key, &format!("ob-{id}"), None).unwrap();
     }
-    ss.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: crate::dates::now_ms() - 60_000 })
-        .await
-        .unwrap();
+    ss.open_inbox(
+        Inbox::Shipments,
+        Since { cursor: None, created_at: crate::dates::now_ms() - 60_000, walk: None },
+    )
+    .await
+    .unwrap();
     let mut orders = std::collections::BTreeSet::new();
     let mut cursor = None;
     for _ in 0..10 {
@@ -303,20 +309,20 @@ async fn stock_sums_available_over_pages_and_an_account_without_inventory_is_a_c
     sim.add_inventory(key, "SKU-NEG", "iw-1", 0, 4);
     let base = sim.base_url();
     let mut ss = client(&base, key, json!({}));
-    ss.open_inbox(Inbox::Stock, Since { cursor: None, created_at: 0 }).await.unwrap();
+    ss.open_inbox(Inbox::Stock, Since { cursor: None, created_at: 0, walk: None }).await.unwrap();
     let rows = ss.next_stock().await.unwrap().expect("levels").records.unwrap();
     assert_eq!(sim.requests(Operation::GetInventoryLevels), 2);
     let level = |sku: &str| rows.iter().find(|r| r.sku == sku).map(|r| r.quantity);
     assert_eq!((level("SKU-000"), level("SKU-149"), level("SKU-NEG")), (Some(12), Some(156), Some(0)));
 
     let mut one = client(&base, key, json!({"inventory_warehouse_id": "iw-2"}));
-    one.open_inbox(Inbox::Stock, Since { cursor: None, created_at: 0 }).await.unwrap();
+    one.open_inbox(Inbox::Stock, Since { cursor: None, created_at: 0, walk: None }).await.unwrap();
     let rows = one.next_stock().await.unwrap().expect("levels").records.unwrap();
     assert_eq!(rows.len(), 1);
 
     sim.remove_inventory_add_on(key);
     let Err(PlatformError::Refused(why)) =
-        ss.open_inbox(Inbox::Stock, Since { cursor: None, created_at: 0 }).await
+        ss.open_inbox(Inbox::Stock, Since { cursor: None, created_at: 0, walk: None }).await
     else {
         panic!()
     };
@@ -334,13 +340,13 @@ async fn a_wait_longer_than_the_pass_allows_ends_the_step_and_is_kept_for_the_ac
     let base = sim.base_url();
     let mut ss = client(&base, key, json!({}));
     sim.rate_limit_next(key, Some(Operation::ListLabels), 1, 600);
-    ss.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0 }).await.unwrap();
+    ss.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0, walk: None }).await.unwrap();
     let Err(e) = ss.next_shipments().await else { panic!() };
     assert!(e.is_passing() && e.message().contains("not to call again before"), "{e:?}");
     assert_eq!(sim.requests(Operation::ListLabels), 1, "the wait is not taken inside the pass");
     let before = sim.total_requests();
     let mut next = client(&base, key, json!({}));
-    next.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0 }).await.unwrap();
+    next.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0, walk: None }).await.unwrap();
     assert!(next.next_shipments().await.is_err());
     assert_eq!(sim.total_requests(), before, "the next pass sends nothing before the wait ends");
     follows_the_file(&sim);
@@ -354,7 +360,7 @@ async fn an_answer_that_is_not_json_is_bad_data_naming_the_operation() {
     let base = sim.base_url();
     let mut ss = client(&base, key, json!({}));
     sim.answer_html_next(key, Operation::ListLabels, 1);
-    ss.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0 }).await.unwrap();
+    ss.open_inbox(Inbox::Shipments, Since { cursor: None, created_at: 0, walk: None }).await.unwrap();
     let Err(PlatformError::BadData(why)) = ss.next_shipments().await else { panic!() };
     assert!(why.contains("GET /v2/labels"), "{why}");
 
@@ -366,4 +372,34 @@ async fn an_answer_that_is_not_json_is_bad_data_naming_the_operation() {
     let again = send(ss.as_mut(), vec![order(1, "MUG")]).await;
     accepted(&again[0].1);
     assert_eq!(sim.shipments_under(key, "ob-1"), 1);
+}
+
+/// Annex §5.1: at most 200 requests in any 60 seconds, counted across the account's
+/// connections (its key): two clients of one key share the minute, and the 201st request is
+/// not sent when the wait for the minute is longer than the pass may wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_more_than_200_requests_a_minute_leave_for_one_account_across_its_connections() {
+    let sim = shipstation::Simulator::start().await;
+    sim.add_account("key-window");
+    // The simulator's own 429s are not what is tested: orderbridge must stay under the limit.
+    sim.set_rate_limit("key-window", usize::MAX);
+    let policy = RetryPolicy {
+        tries: 1,
+        base: Duration::from_millis(10),
+        request_timeout: Duration::from_secs(1),
+        longest_wait: Duration::from_secs(1),
+    };
+    let adapter = adapter("key-window", json!({}));
+    let one = Api::new(&settings(&sim.base_url()), &adapter, Some(policy)).unwrap();
+    let two = Api::new(&settings(&sim.base_url()), &adapter, Some(policy)).unwrap();
+    for n in 0..200 {
+        let api = if n % 2 == 0 { &one } else { &two };
+        assert!(api.send(Method::GET, "/v2/warehouses").await.is_ok(), "request {n}");
+    }
+    let Err(e) = two.send(Method::GET, "/v2/warehouses").await else { panic!("a 201st request went") };
+    assert!(e.is_passing() && e.message().contains("200 requests in the last 60 seconds"), "{e:?}");
+    assert_eq!(sim.total_requests(), 200, "the 201st was not sent");
+    // The wait is kept for the account: a ping of the key sends nothing either.
+    assert!(crate::platforms::retry::may_ask_now(one.account()).is_err());
+    assert_eq!(sim.total_requests(), 200);
 }

@@ -1,10 +1,12 @@
 //! How orderbridge speaks to ShipStation API V2 (annex §1, §5.1): the URL under `/v2/`, the
 //! `api-key` header, answers read up to a bound, statuses sorted into what a pass and a ping
 //! do with them (401/403 the key refused, 429 a wait kept for the account across passes by
-//! `retry`, 5xx and no answer passing), and ShipStation's `errors[0].message` quoted without
-//! the key.
+//! `retry`, 5xx and no answer passing), at most [`PER_MINUTE`] requests in any 60 seconds per
+//! account, and ShipStation's `errors[0].message` quoted without the key.
 
-use std::time::{Duration, SystemTime};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use reqwest::{Method, StatusCode};
@@ -18,6 +20,10 @@ use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_te
 
 /// The most pages one walk follows: more is a loop.
 pub const MAX_PAGES: usize = 1_000;
+
+/// Requests orderbridge sends one account in any 60 seconds, over all its connections and
+/// passes (annex §5.1: ShipStation's own limit).
+pub const PER_MINUTE: usize = 200;
 
 /// The path of the inventory, whose 402, 403 and 404 mean "no Inventory add-on" (annex §5.6).
 pub const INVENTORY: &str = "/v2/inventory";
@@ -59,6 +65,42 @@ impl Api {
         })
     }
 
+    /// A place among the account's requests of the last 60 seconds (annex §5.1), shared by
+    /// every connection and pass of the key. When the minute is full, a wait the policy allows
+    /// (a pass's `sync_interval_secs`, a ping's timeout) is taken; a longer one fails as
+    /// ShipStation's 429 would, naming the wait, and `retry` keeps it for the account.
+    async fn place(&self) -> Result<(), PlatformError> {
+        let minute = Duration::from_secs(60);
+        for _ in 0..3 {
+            let wait = {
+                let mut all = sent().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                let now = Instant::now();
+                forget_quiet_accounts(&mut all, now);
+                let sent = all.accounts.entry(self.account.clone()).or_default();
+                while sent.front().is_some_and(|t| now.duration_since(*t) >= minute) {
+                    sent.pop_front();
+                }
+                if sent.len() < PER_MINUTE {
+                    sent.push_back(now);
+                    return Ok(());
+                }
+                sent.front()
+                    .map_or(Duration::ZERO, |oldest| minute.saturating_sub(now.duration_since(*oldest)))
+            };
+            if wait > self.policy.longest_wait {
+                return Err(PlatformError::rate_limited(
+                    format!(
+                        "orderbridge sent this {NAME} account {PER_MINUTE} requests in the last 60 seconds, its limit; the next may go in {} s.",
+                        wait.as_secs().max(1)
+                    ),
+                    Some(wait),
+                ));
+            }
+            tokio::time::sleep(wait).await;
+        }
+        Err(PlatformError::rate_limited(format!("{NAME}'s limit of requests a minute is taken."), None))
+    }
+
     pub fn policy(&self) -> &RetryPolicy {
         &self.policy
     }
@@ -81,6 +123,7 @@ impl Api {
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, PlatformError> {
         let op = operation(&method, target);
+        self.place().await?;
         let mut request = http::client()
             .request(method, format!("{}{target}", self.base))
             .header("api-key", &self.key)
@@ -194,6 +237,29 @@ impl Api {
             )),
         }
     }
+}
+
+/// When each account's requests of the last 60 seconds were sent.
+#[derive(Default)]
+struct Sent {
+    accounts: HashMap<String, VecDeque<Instant>>,
+    pruned: Option<Instant>,
+}
+
+fn sent() -> &'static Mutex<Sent> {
+    static SENT: OnceLock<Mutex<Sent>> = OnceLock::new();
+    SENT.get_or_init(Default::default)
+}
+
+/// Once a minute, forgets the accounts that sent nothing in the last minute, so keys that are
+/// tried once (a ping with a wrong key) are not kept.
+fn forget_quiet_accounts(all: &mut Sent, now: Instant) {
+    let minute = Duration::from_secs(60);
+    if all.pruned.is_some_and(|at| now.duration_since(at) < minute) {
+        return;
+    }
+    all.pruned = Some(now);
+    all.accounts.retain(|_, sent| sent.back().is_some_and(|t| now.duration_since(*t) < minute));
 }
 
 fn said(reason: &str) -> String {

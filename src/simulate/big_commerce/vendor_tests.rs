@@ -197,8 +197,12 @@ fn adapter(location_id: i64) -> Map<String, Value> {
 }
 
 fn client(sim: &Simulator, location_id: i64) -> BigCommerce {
-    let policy =
-        RetryPolicy { tries: 1, base: Duration::from_millis(10), request_timeout: Duration::from_secs(10) };
+    let policy = RetryPolicy {
+        tries: 1,
+        base: Duration::from_millis(10),
+        request_timeout: Duration::from_secs(10),
+        longest_wait: Duration::from_secs(10),
+    };
     BigCommerce::new(crate::platforms::http::client().clone(), &sim.base_url(), &adapter(location_id), policy)
         .unwrap()
 }

@@ -337,12 +337,26 @@ fn list_orders(account: &Account, request: &Request) -> Result<Response, Respons
     if newest {
         found.reverse();
     }
-    let total = found.len();
+    // The backlog comes first in a walk of shipments, whatever the order asked.
+    let backlog = if tracked_from.is_some() { account.backlog } else { 0 };
+    let total = found.len() + backlog;
     let limit = limit as usize;
     let pages = total.div_ceil(limit);
     let skip = (page as usize - 1).saturating_mul(limit);
-    let views: Vec<Value> =
-        found.iter().skip(skip).take(limit).map(|o| o.view(&account.channels[o.channel])).collect();
+    let mut views: Vec<Value> = (skip..backlog.min(skip.saturating_add(limit)))
+        .map(|n| {
+            json!({"id": 1_000_000_000 + n, "reference_id": format!("BACKLOG-{n}"), "status": "Processing",
+                        "shipments": []})
+        })
+        .collect();
+    let own = limit - views.len();
+    views.extend(
+        found
+            .iter()
+            .skip(skip.saturating_sub(backlog))
+            .take(own)
+            .map(|o| o.view(&account.channels[o.channel])),
+    );
     let mut response = Response::json(200, &Value::Array(views));
     response.headers.push(("total-count".into(), total.to_string()));
     response.headers.push(("total-pages".into(), pages.to_string()));

@@ -122,6 +122,9 @@ pub(super) struct Account {
     pub(super) inventory_at: HashMap<i64, usize>,
     pub(super) references: HashMap<String, i64>,
     pub(super) due: BTreeSet<i64>,
+    /// Orders a walk of shipments lists before the account's own, with nothing shipped: a
+    /// backlog after an outage, at no cost to keep (`list_backlog_first`).
+    pub backlog: usize,
 }
 
 /// The ids every account draws from, so no two accounts share one.

@@ -477,6 +477,13 @@ impl Handle {
         self.with(token, |s, _, _| s.faults.add("", Fault::RateLimited(retry_after_secs), count));
     }
 
+    /// Every walk of shipments (Get Orders by `LastTrackingUpdateStartDate`) lists `count`
+    /// orders before the account's own, of no channel of the token and with no shipment: a
+    /// backlog after an outage, whatever its size, made as each page is asked for.
+    pub fn list_backlog_first(&self, token: &str, count: usize) {
+        self.with(token, |s, _, _| s.account.backlog = count);
+    }
+
     /// The sliding window: `per_minute` requests in any 60 seconds (150 unless set).
     pub fn set_rate_limit(&self, token: &str, per_minute: usize) {
         self.with(token, |s, _, _| s.per_minute = per_minute);
