@@ -340,7 +340,11 @@ async fn rocket_failures_answer_in_the_error_envelope() {
         415,
         "unsupported_media_type",
     );
-    assert_error(&app.post_form("/customers", &app.admin, "a[b=1").await, 400, "bad_request");
+    // A form name that is not bracket notation is an unknown field, ignored (CONTRACT §4): what
+    // is missing is named; one nested past the decoder's depth is still a bad request.
+    assert_error(&app.post_form("/customers", &app.admin, "a[b=1").await, 422, "validation_failed");
+    let deep = format!("company_name{}=1", "[x]".repeat(40));
+    assert_error(&app.post_form("/customers", &app.admin, &deep).await, 400, "bad_request");
 }
 
 #[rocket::async_test]
