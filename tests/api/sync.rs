@@ -691,3 +691,39 @@ async fn a_run_that_reads_finished_has_freed_its_connection() {
         rig.wait_for(rig.connection_id, again.body["run_id"].as_i64().unwrap()).await;
     }
 }
+
+#[rocket::async_test]
+async fn a_shipment_told_to_the_store_30_days_ago_is_archived_once_by_the_next_pass() {
+    let rig = Rig::new(1).await;
+    let run = rig.sync().await;
+    assert_eq!(run["orders_sent"], 1, "{run}");
+    let order = ids(&rig.orders().await)[0];
+    rig.drop_shipments("c.csv", &format!("order_id,tracking_number\n{order},1Z-OLD\n"));
+    // The file settles over two looks a second apart.
+    let mut notified = false;
+    for _ in 0..10 {
+        let run = rig.sync().await;
+        if run["shipments_notified"] == 1 {
+            notified = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    }
+    assert!(notified, "the shipment was told to the store");
+    let shipment = rig.shipments().await[0].clone();
+    assert_eq!(shipment["state"], "notified_shipped");
+
+    // A pass within 30 days archives nothing; the store told 31 days ago, the next pass does.
+    rig.sync().await;
+    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
+    let pool = rig.app.pool();
+    pool.get()
+        .unwrap()
+        .execute("UPDATE shipment_sync SET notified_at = notified_at - 31 * 86400000", [])
+        .unwrap();
+    rig.sync().await;
+    assert_eq!(rig.shipments().await[0]["state"], "archived");
+    let left: Option<i64> =
+        pool.get().unwrap().query_row("SELECT notified_at FROM shipment_sync", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, None, "an archived shipment leaves the index of those waiting to be archived");
+}
