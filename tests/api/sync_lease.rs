@@ -140,3 +140,83 @@ async fn the_sync_command_skips_a_connection_another_process_runs_and_syncs_the_
         .unwrap();
     assert_eq!((runs_of_1, runs_of_2), (0, 1), "connection 2 synced, connection 1 was left to its process");
 }
+
+/// Issue 35, fault 4: a process whose lease lapsed (here: stopped with SIGSTOP past the lease's
+/// 30 s) finds it taken over when it runs again, and its pass stops; the run the other process
+/// closed as interrupted stays closed (it used to be overwritten as `succeeded`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_whose_lease_was_taken_over_stops_its_pass_and_leaves_the_run_closed() {
+    let sim = Simulator::start().await;
+    sim.add_store(HASH, TOKEN);
+    sim.add_orders(HASH, 3, 5);
+    sim.set_delay(HASH, Duration::from_millis(1500));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lapsed.db");
+    let root = dir.path().join("folders/wh");
+    std::fs::create_dir_all(&root).unwrap();
+    connection_in(&db, &root, TOKEN);
+    let folders = dir.path().join("folders").display().to_string();
+    let command = |db: &std::path::Path| {
+        let mut command = crate::process::command(db);
+        command
+            .args(["sync", "--connection", "1"])
+            .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", sim.base_url())
+            .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", &folders)
+            .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
+            .env("ORDERBRIDGE_SYNC_MODE", "off");
+        command
+    };
+    let mut first =
+        command(&db).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let pool = orderbridge::db::open(&db).unwrap();
+    let leased = || -> i64 {
+        pool.get().unwrap().query_row("SELECT COUNT(*) FROM sync_leases", [], |r| r.get(0)).unwrap()
+    };
+    for _ in 0..200 {
+        if leased() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(leased(), 1, "the first process took the lease");
+    let signal = |name: &str, pid: u32| {
+        let status = std::process::Command::new("kill").args([name, &pid.to_string()]).status().unwrap();
+        assert!(status.success(), "kill {name} {pid}");
+    };
+    // Stopped past its lease: another process finds it lapsed, takes it over and closes run 1.
+    signal("-STOP", first.id());
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    let second = tokio::task::spawn_blocking({
+        let mut command = command(&db);
+        move || command.output().unwrap()
+    })
+    .await
+    .unwrap();
+    let said =
+        String::from_utf8_lossy(&second.stdout).into_owned() + &String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success() && said.contains("run 2 succeeded"), "{said}");
+    signal("-CONT", first.id());
+    let mut ended = false;
+    for _ in 0..300 {
+        if first.try_wait().unwrap().is_some() {
+            ended = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    if !ended {
+        first.kill().ok();
+    }
+    assert!(ended, "the first process's pass stopped once it found its lease gone");
+    let (status, code, message): (String, String, String) = pool
+        .get()
+        .unwrap()
+        .query_row("SELECT status, error_code, error_message FROM sync_runs WHERE id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert_eq!((status.as_str(), code.as_str()), ("failed", "interrupted"), "{message}");
+    assert!(message.contains("stopped before it finished"), "as the second process closed it: {message}");
+    let orders: i64 = pool.get().unwrap().query_row("SELECT COUNT(*) FROM orders", [], |r| r.get(0)).unwrap();
+    assert_eq!(orders, 3, "nothing doubled");
+}
