@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 
-use crate::db::{self, DbError, Pool};
-use crate::platforms::warehouse::Memory;
+use crate::db::{DbError, Pool};
 
+use super::context::{Lasting, Tools};
 use super::runs::{self, Run, Trigger};
 use super::settings::Settings;
-use super::{lease, pass, walks};
+use super::{lease, pass};
 
 /// How many passes run at once; the rest wait for a slot.
 const MAX_PASSES_AT_ONCE: usize = 16;
@@ -61,29 +61,11 @@ pub struct Engine {
     /// Serializes starting passes, so two requests for one connection get one pass.
     starting: tokio::sync::Mutex<()>,
     slots: tokio::sync::Semaphore,
-    /// The locks passes of different connections take turns on: a warehouse's files (two
-    /// connections to one warehouse never read and move them at once) and a store's
-    /// notifications (every connection of a store reports its shipments, one at a time).
-    holds: Mutex<HashMap<(Shared, i64), Arc<TurnLock>>>,
-    /// What the warehouse clients keep across passes (what earlier passes saw of the
-    /// warehouses' files: CONTRACT §11, files still being written).
-    pub(super) memory: Memory,
+    /// What outlives a pass, lent to each: turns on shared things, the warehouse clients'
+    /// memory, the walks left unfinished.
+    lasting: Lasting,
     /// Who this engine is among the processes on the database file: its passes' leases.
     pub(super) holder: String,
-    /// Store id → the walk of its orders a pass left unfinished (`walks`).
-    walks: Mutex<HashMap<i64, walks::SavedWalk>>,
-}
-
-/// The lock of one shared thing; held across awaits, so tokio's.
-type TurnLock = tokio::sync::Mutex<()>;
-
-/// What the passes of different connections share and take turns on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Shared {
-    /// A warehouse's files.
-    Warehouse,
-    /// A store's notifications.
-    Store,
 }
 
 /// A pass that `start` began, or found already under way.
@@ -111,42 +93,25 @@ impl Engine {
             running: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             slots: tokio::sync::Semaphore::new(MAX_PASSES_AT_ONCE),
-            holds: Mutex::new(HashMap::new()),
-            memory: Memory::default(),
+            lasting: Lasting::default(),
             holder: lease::holder(),
-            walks: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The walk of a store's orders an earlier pass left unfinished, taken.
-    pub(crate) fn take_walk(&self, store_id: i64) -> Option<walks::SavedWalk> {
-        self.walks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&store_id)
-    }
-
-    /// Keeps a store's unfinished walk for its next pass.
-    pub(crate) fn keep_walk(&self, store_id: i64, walk: walks::SavedWalk) {
-        self.walks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(store_id, walk);
-    }
-
-    /// Waits until no other pass uses what is shared, then holds it.
-    pub(crate) async fn hold(&self, what: Shared, id: i64) -> tokio::sync::OwnedMutexGuard<()> {
-        let lock = {
-            let mut locks = self.holds.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            Arc::clone(locks.entry((what, id)).or_default())
-        };
-        lock.lock_owned().await
+    /// What the engine lends a pass.
+    fn tools(&self) -> Tools<'_> {
+        Tools::new(&self.pool, &self.settings, &self.lasting)
     }
 
     /// Database work on the engine's own thread. The engine acts for no user, so there is no
     /// token to check (`AuthUser::run` is for requests).
-    pub(crate) async fn db<T, E, F>(&self, work: F) -> Result<T, E>
+    pub(super) async fn db<T, E, F>(&self, work: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<DbError> + Send + 'static,
         F: FnOnce(&mut rusqlite::Connection) -> Result<T, E> + Send + 'static,
     {
-        #[expect(clippy::disallowed_methods, reason = "background work on behalf of no user")]
-        db::run(&self.pool, work).await
+        self.tools().db(work).await
     }
 
     pub fn settings(&self) -> &Settings {
@@ -221,7 +186,8 @@ impl Engine {
         let _slot = self.slots.acquire().await;
         // A pass that stops on a bug still ends its run: it is never left `running`. A pass
         // whose lease another process took over stops at once: that process may run it now.
-        let pass = std::panic::AssertUnwindSafe(pass::run(self, connection_id, run_id)).catch_unwind();
+        let pass =
+            std::panic::AssertUnwindSafe(pass::run(self.tools(), connection_id, run_id)).catch_unwind();
         let outcome = tokio::select! {
             outcome = pass => Some(outcome),
             () = self.keep_lease(connection_id) => None,

@@ -25,14 +25,15 @@ mod sides;
 pub(crate) mod states;
 mod step;
 mod stock;
+mod walking;
 mod walks;
 mod warehouse_walks;
 
+mod context;
 mod engine;
 #[cfg(test)]
 mod idle_tests;
 mod settings;
-pub(crate) use engine::Shared;
 pub use engine::{Engine, EngineError, Started};
 pub use link::Link;
 pub use runs::{Run, RunCounts, Trigger};
