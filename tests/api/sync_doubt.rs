@@ -216,8 +216,8 @@ async fn one_cancel_that_cannot_be_sent_holds_back_no_other_order() {
     let run = t.sync().await;
     assert_eq!(run["orders_sent"], 2, "the other orders still go: {run}");
     assert!(problem_refs(&run).contains(&id(held).to_string()), "{run}");
-    let problem =
-        run["problems"].as_array().unwrap().iter().find(|p| p["ref"] == id(held).to_string()).unwrap();
+    let held_ref = id(held).to_string();
+    let problem = run["problems"].as_array().unwrap().iter().find(|p| p["ref"] == held_ref.as_str()).unwrap();
     assert_eq!((problem["step"].as_str(), problem["kind"].as_str()), (Some("send_orders"), Some("order")));
     let sync = t.rig.app.get(&format!("/orders/{}/sync", id(held)), t.rig.admin()).await.body;
     assert!(sync["last_error"]["message"].as_str().is_some_and(|m| m.contains("cancel")), "{sync}");
@@ -291,8 +291,9 @@ async fn a_cancellation_after_shipbob_shipped_is_reported_once() {
 
     t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
     let run = t.sync().await;
+    let order_ref = id(&order).to_string();
     let conflicts: Vec<&Value> =
-        run["problems"].as_array().unwrap().iter().filter(|p| p["ref"] == id(&order).to_string()).collect();
+        run["problems"].as_array().unwrap().iter().filter(|p| p["ref"] == order_ref.as_str()).collect();
     assert_eq!(conflicts.len(), 1, "{run}");
     assert_eq!(conflicts[0]["step"], "send_orders");
     assert!(conflicts[0]["message"].as_str().unwrap().contains("has shipped it"), "{run}");
