@@ -67,6 +67,15 @@ impl<'a> Tools<'a> {
         #[expect(clippy::disallowed_methods, reason = "background work on behalf of no user")]
         db::run(self.pool, work).await
     }
+
+    /// Database work on the engine's thread that answers in a plain rusqlite result.
+    pub(super) async fn sql<T, F>(&self, work: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.db(move |conn| work(conn).map_err(DbError::from)).await
+    }
 }
 
 /// What a step needs: the engine's tools, the connection it works for and its run.
@@ -97,7 +106,7 @@ impl<'a> Context<'a> {
         T: Send + 'static,
         F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
     {
-        self.tools.db(move |conn| work(conn).map_err(StepError::from)).await
+        Ok(self.tools.sql(work).await?)
     }
 
     /// Records in the run what the step could not do for one item while it went on.

@@ -114,6 +114,15 @@ impl Engine {
         self.tools().db(work).await
     }
 
+    /// Database work on the engine's own thread that answers in a plain rusqlite result.
+    pub(super) async fn sql<T, F>(&self, work: F) -> Result<T, DbError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        self.tools().sql(work).await
+    }
+
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
@@ -149,7 +158,7 @@ impl Engine {
             Started::AlreadyRunning(id) => return Err(EngineError::Busy(connection_id, id)),
         };
         self.finish_pass(connection_id, run_id).await;
-        let found = self.db(move |conn| Ok::<_, EngineError>(runs::find(conn, run_id)?)).await?;
+        let found = self.sql(move |conn| runs::find(conn, run_id)).await?;
         found.ok_or(EngineError::Db(DbError::Failed(format!("run {run_id} vanished"))))
     }
 
@@ -159,9 +168,7 @@ impl Engine {
             return Ok(Started::AlreadyRunning(id));
         }
         let holder = self.holder.clone();
-        let taken = self
-            .db(move |conn| Ok::<_, EngineError>(lease::take(conn, connection_id, &holder, trigger)?))
-            .await?;
+        let taken = self.sql(move |conn| lease::take(conn, connection_id, &holder, trigger)).await?;
         let run_id = match taken {
             lease::Taken::Run(id) => id,
             lease::Taken::HeldBy(id) => return Ok(Started::AlreadyRunning(id)),

@@ -2,12 +2,11 @@
 //! each skipped when it has nothing to do. A failed step ends the pass; what earlier steps
 //! did stays done.
 
-use crate::db::DbError;
 use crate::platforms::store::StoreClient;
 use crate::platforms::warehouse::{Learned, WarehouseClient};
 
 use super::context::{Context, Shared, Tools};
-use super::link::Link;
+use super::link::{self, Link};
 use super::runs::{self, Failure, Outcome, RunCounts, Step};
 use super::step::StepError;
 use super::{notify, orders_in, orders_out, shipments_in, sides, stock};
@@ -33,7 +32,7 @@ impl Pass<'_> {
     async fn enter(&self, step: Step) -> Result<(), Failure> {
         let run_id = self.run_id;
         self.tools
-            .db(move |conn| Ok::<_, DbError>(runs::enter(conn, run_id, step)?))
+            .sql(move |conn| runs::enter(conn, run_id, step))
             .await
             .map_err(|e| StepError::Db(e).into_failure(step, self.connection_id))
     }
@@ -44,7 +43,7 @@ async fn steps(pass: &Pass<'_>, counts: &mut RunCounts) -> Result<(), Failure> {
     let fail = |step: Step| move |e: StepError| e.into_failure(step, connection_id);
     let link = pass
         .tools
-        .db(move |conn| Ok::<_, DbError>(Link::load(conn, connection_id, None)?))
+        .sql(move |conn| Link::load(conn, connection_id, None))
         .await
         .map_err(|e| fail(Step::PullOrders)(StepError::Db(e)))?;
     let Some(link) = link else {
@@ -126,22 +125,14 @@ async fn open<'a>(
 /// or changed where it connects meanwhile; later sessions that show another value fail until
 /// an admin clears or sets it.
 async fn keep(ctx: &Context<'_>, learned: Learned) -> Result<(), StepError> {
-    let link = ctx.link;
-    let warehouse_id = link.warehouse_id;
-    let guard = link.warehouse_adapter.get(learned.unless_changed).and_then(serde_json::Value::as_str);
+    let warehouse_id = ctx.link.warehouse_id;
+    let guard = ctx.link.warehouse_adapter.get(learned.unless_changed).and_then(serde_json::Value::as_str);
     let guard = guard.unwrap_or_default().to_string();
-    let (key, what) = (format!("$.{}", learned.key), learned.what);
-    let guard_key = format!("$.{}", learned.unless_changed);
+    let what = learned.what;
     let kept = ctx
-        .db(move |conn| {
-            conn.execute(
-                "UPDATE warehouses SET adapter = json_set(adapter, ?2, ?3) \
-                 WHERE id = ?1 AND json_extract(adapter, ?2) IS NULL \
-                   AND json_extract(ob_open(adapter), ?5) = ?4",
-                rusqlite::params![warehouse_id, key, learned.value, guard, guard_key],
-            )
-            .map(|changed| (changed > 0).then_some(learned.value))
-            .map_err(StepError::from)
+        .sql(move |conn| {
+            let kept = link::keep_learned(conn, warehouse_id, &learned, &guard)?;
+            Ok(kept.then_some(learned.value))
         })
         .await?;
     if let Some(value) = kept {
