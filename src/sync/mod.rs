@@ -7,8 +7,13 @@
 //! claims rows, talks to the platform, and commits what it learned together with the state
 //! or cursor that records it, so a pass interrupted anywhere (kill -9) is redone by the next
 //! one without losing or doubling anything.
+//!
+//! [`Engine`] starts passes ([`pass`]), and each step of a pass gets one `context::Context`
+//! (the engine's database thread and settings, the connection, the run) instead of the engine.
 
 pub mod command;
+mod context;
+mod engine;
 mod lease;
 mod link;
 pub(crate) mod notify;
@@ -20,6 +25,7 @@ pub mod problems;
 mod receipts;
 pub mod runs;
 mod scheduler;
+mod settings;
 mod shipments_in;
 mod sides;
 pub(crate) mod states;
@@ -29,11 +35,9 @@ mod walking;
 mod walks;
 mod warehouse_walks;
 
-mod context;
-mod engine;
 #[cfg(test)]
 mod idle_tests;
-mod settings;
+
 pub use engine::{Engine, EngineError, Started};
 pub use link::Link;
 pub use runs::{Run, RunCounts, Trigger};
