@@ -8,7 +8,7 @@
 //! or cursor that records it, so a pass interrupted anywhere (kill -9) is redone by the next
 //! one without losing or doubling anything.
 //!
-//! [`Engine`] starts passes ([`pass`]), and each step of a pass gets one `context::Context`
+//! [`Engine`] starts passes (`pass`), and each step of a pass gets one `context::Context`
 //! (the engine's database thread and settings, the connection, the run) instead of the engine.
 
 pub mod command;
