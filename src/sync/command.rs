@@ -5,7 +5,6 @@
 //! skipped connection alone is no failure, since its pass is under way (CONTRACT §11).
 
 use crate::config::Config;
-use crate::db::DbError;
 
 use super::runs::{Run, Trigger};
 use super::{Engine, EngineError, Link, Settings};
@@ -18,7 +17,7 @@ pub async fn run(config: &Config, connection: Option<i64>) -> Result<bool, Strin
     let ids = match connection {
         Some(id) => {
             let link = engine
-                .db(move |conn| Ok::<_, DbError>(Link::load(conn, id, None)?))
+                .sql(move |conn| Link::load(conn, id, None))
                 .await
                 .map_err(|e| format!("database: {e}"))?
                 .ok_or_else(|| format!("there is no connection {id}"))?;
@@ -29,10 +28,7 @@ pub async fn run(config: &Config, connection: Option<i64>) -> Result<bool, Strin
             }
             vec![id]
         }
-        None => engine
-            .db(|conn| Ok::<_, DbError>(Link::syncing_ids(conn)?))
-            .await
-            .map_err(|e| format!("database: {e}"))?,
+        None => engine.sql(|conn| Link::syncing_ids(conn)).await.map_err(|e| format!("database: {e}"))?,
     };
     if ids.is_empty() {
         println!("No connection syncs: enable a connection, its store, its warehouse and a channel.");

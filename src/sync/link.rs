@@ -8,6 +8,7 @@ use crate::config::SyncMode;
 use crate::db::settings_from_column;
 use crate::fields::Details;
 use crate::platforms::reach::{Reach, SetBy};
+use crate::platforms::warehouse::Learned;
 
 #[derive(Debug, Clone)]
 pub struct Link {
@@ -126,4 +127,23 @@ impl Link {
     pub fn store_reach(&self, tenant_private_targets: bool) -> Reach {
         Reach::for_row(self.store_set_by, tenant_private_targets)
     }
+}
+
+/// Records in a warehouse's adapter what its server showed at a pass's first session
+/// (`learned.key`, e.g. a host key), unless someone set one meanwhile or changed where it
+/// connects (`learned.unless_changed` no longer reads `guard`). Returns whether it was kept.
+pub(super) fn keep_learned(
+    conn: &Connection,
+    warehouse_id: i64,
+    learned: &Learned,
+    guard: &str,
+) -> rusqlite::Result<bool> {
+    let (key, guard_key) = (format!("$.{}", learned.key), format!("$.{}", learned.unless_changed));
+    let changed = conn.execute(
+        "UPDATE warehouses SET adapter = json_set(adapter, ?2, ?3) \
+         WHERE id = ?1 AND json_extract(adapter, ?2) IS NULL \
+           AND json_extract(ob_open(adapter), ?5) = ?4",
+        params![warehouse_id, key, learned.value, guard, guard_key],
+    )?;
+    Ok(changed > 0)
 }

@@ -15,11 +15,11 @@ use crate::db;
 use crate::platforms::PlatformError;
 use crate::platforms::store::{NoticeItem, ShipmentNotice};
 
+use super::context::{Context, Shared};
 use super::problems::{self, Problem, ProblemKind};
 use super::runs::Step;
 use super::states::move_shipment;
 use super::step::StepError;
-use super::{Engine, Link, Shared};
 use crate::platforms::store::StoreClient;
 
 /// `notified_shipped` shipments are archived this long after the store accepted them.
@@ -48,26 +48,20 @@ struct Claimed {
 
 /// Reports every shipment due; `notified` counts those the store now has. A shipment the
 /// store refuses, or that uses up its tries, is a problem of run `run_id`.
-pub async fn notify(
-    engine: &Engine,
-    link: &Link,
-    store: &dyn StoreClient,
-    run_id: i64,
-    notified: &mut u64,
-) -> Result<(), StepError> {
-    let store_id = link.store_id;
+pub async fn notify(ctx: &Context<'_>, store: &dyn StoreClient, notified: &mut u64) -> Result<(), StepError> {
+    let store_id = ctx.link.store_id;
     // Every connection of the store reports the store's shipments, whichever warehouse
     // shipped them; one pass at a time, so none takes another's claimed shipments for a
     // crash's.
-    let _store = engine.hold(Shared::Store, store_id).await;
+    let _store = ctx.hold(Shared::Store, store_id).await;
     // A batch at a time, so a large backlog is never held whole; a batch's shipments are
     // claimed before and settled after, and the next batch finds only what is still due.
     loop {
-        let claimed = engine.db(move |conn| Ok::<_, StepError>(claim(conn, store_id)?)).await?;
+        let claimed = ctx.sql(move |conn| claim(conn, store_id)).await?;
         if claimed.is_empty() {
             return Ok(());
         }
-        if notify_batch(engine, store, claimed, run_id, notified).await? == Batch::Paced {
+        if notify_batch(ctx, store, claimed, notified).await? == Batch::Paced {
             // What is left is for a later pass: claiming it again now would only pace it again.
             return Ok(());
         }
@@ -86,20 +80,20 @@ enum Batch {
 
 /// Tells the store of each claimed shipment and records each answer.
 async fn notify_batch(
-    engine: &Engine,
+    ctx: &Context<'_>,
     store: &dyn StoreClient,
     claimed: Vec<Claimed>,
-    run_id: i64,
     notified: &mut u64,
 ) -> Result<Batch, StepError> {
+    let run_id = ctx.run_id;
     let mut queue = claimed.into_iter();
     while let Some(shipment) = queue.next() {
         let answer = match &shipment.notice {
             Ok(notice) => store.notify(notice).await.map(|_| ()),
             Err(problem) => Err(PlatformError::Rejected { status: 0, message: problem.clone() }),
         };
-        let max_attempts = engine.settings().max_attempts;
-        let settings = engine.settings().clone();
+        let max_attempts = ctx.settings().max_attempts;
+        let settings = ctx.settings().clone();
         let id = shipment.id;
         let stop = match &answer {
             Ok(()) => None,
@@ -107,7 +101,7 @@ async fn notify_batch(
             Err(_) => None,
         };
         let recorded = answer.clone();
-        engine.db(move |conn| {
+        ctx.sql(move |conn| {
             let tx = db::write(conn)?;
             let now = now_ms();
             match &recorded {
@@ -161,7 +155,7 @@ async fn notify_batch(
                 }
             }
             tx.commit()?;
-            Ok::<_, StepError>(())
+            Ok(())
         })
         .await?;
         if answer.is_ok() {
@@ -170,20 +164,19 @@ async fn notify_batch(
         if let Some(e) = stop {
             // The store cannot be reached or refuses us: the rest wait for the next pass.
             let rest: Vec<(i64, String)> = queue.map(|s| (s.id, s.previous)).collect();
-            engine
-                .db(move |conn| {
-                    let tx = db::write(conn)?;
-                    for (id, previous) in &rest {
-                        move_shipment(&tx, *id, previous)?;
-                    }
-                    tx.commit()?;
-                    Ok::<_, StepError>(())
-                })
-                .await?;
+            ctx.sql(move |conn| {
+                let tx = db::write(conn)?;
+                for (id, previous) in &rest {
+                    move_shipment(&tx, *id, previous)?;
+                }
+                tx.commit()?;
+                Ok(())
+            })
+            .await?;
             if let PlatformError::NotYet(why) = e {
                 // Paced, not failed: the shipments wait for a later pass, and the run says why.
                 let problem = refused(id, format!("{why}; the shipment waits for a later pass"));
-                engine.db(move |conn| Ok::<_, StepError>(problems::add(conn, run_id, &problem)?)).await?;
+                ctx.sql(move |conn| problems::add(conn, run_id, &problem)).await?;
                 return Ok(Batch::Paced);
             }
             return Err(StepError::Platform(e));

@@ -9,49 +9,43 @@ use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::store::{ListedOrder, Listing, StoreClient, Walk};
 
+use super::context::Context;
 use super::pages::{Reading, imported, save_cursor, write_listed};
 use super::step::StepError;
-use super::{Engine, Link};
 
 /// A pull reads at most this many pages; the next pass goes on from the cursor.
 const MAX_PAGES: u32 = 10_000;
 
 /// Pulls every page of changed orders; `pulled` counts the orders written as they commit.
-pub async fn pull(
-    engine: &Engine,
-    link: &Link,
-    store: &dyn StoreClient,
-    pulled: &mut u64,
-) -> Result<(), StepError> {
+pub async fn pull(ctx: &Context<'_>, store: &dyn StoreClient, pulled: &mut u64) -> Result<(), StepError> {
     let started = now_ms();
-    let store_id = link.store_id;
-    let cursor: Option<i64> = engine.db(move |conn| Ok::<_, StepError>(read_cursor(conn, store_id)?)).await?;
+    let store_id = ctx.link.store_id;
+    let cursor: Option<i64> = ctx.sql(move |conn| read_cursor(conn, store_id)).await?;
     let plan = store.pull_plan();
     let overlap = i64::try_from(plan.overlap.as_millis()).unwrap_or(i64::MAX);
     let since = cursor.map(|c| c.saturating_sub(overlap));
     if plan.walk == Walk::Resumable {
         let read = Reading { store, plan: &plan, store_id, listing: Listing::Orders, cursor };
-        return super::walks::pull(engine, &read, since, started, pulled).await;
+        return super::walks::pull(ctx, &read, since, started, pulled).await;
     }
     for &listing in plan.listings {
         let read = Reading { store, plan: &plan, store_id, listing, cursor };
-        let reached = pull_listing(engine, &read, since, pulled).await?;
+        let reached = pull_listing(ctx, &read, since, pulled).await?;
         // A list in no known order moves the cursor once it was read whole; so does the first
         // pull of a store that reads only what is left to import, to the store's clock.
         let clock = store.first_pull_clock().filter(|_| cursor.is_none() && listing == Listing::Orders);
         let reached = reached.filter(|_| plan.walk == Walk::ByNumber).max(clock);
         if let Some(reached) = reached {
-            engine
-                .db(move |conn| {
-                    let tx = db::write_unlisted(conn)?;
-                    save_cursor(&tx, store_id, reached)?;
-                    tx.commit()?;
-                    Ok::<_, StepError>(())
-                })
-                .await?;
+            ctx.sql(move |conn| {
+                let tx = db::write_unlisted(conn)?;
+                save_cursor(&tx, store_id, reached)?;
+                tx.commit()?;
+                Ok(())
+            })
+            .await?;
         }
     }
-    imported(engine, store_id, started).await
+    imported(ctx, started).await
 }
 
 /// Where the next page of a listing starts.
@@ -85,7 +79,7 @@ impl Position {
 /// latest cursor time it saw beyond `cursor` (committed already when the list is walked by
 /// key or by token, oldest change first).
 async fn pull_listing(
-    engine: &Engine,
+    ctx: &Context<'_>,
     read: &Reading<'_>,
     since: Option<i64>,
     pulled: &mut u64,
@@ -117,7 +111,7 @@ async fn pull_listing(
         reached = reached.max(page_cursor);
         let commit_cursor = page_cursor.filter(|_| plan.walk != Walk::ByNumber);
         let next = at.after(plan.walk, &listed);
-        write_listed(engine, read, listed, commit_cursor, pulled).await?;
+        write_listed(ctx, read, listed, commit_cursor, pulled).await?;
         if last {
             break;
         }

@@ -16,13 +16,13 @@ use serde_json::{Map, Value};
 use crate::dates::now_ms;
 use crate::db;
 
+use super::context::Context;
+use super::link::Link;
 use super::problems::{self, ProblemKind};
 use super::runs::Step;
 use super::states::{self, OrderState};
 use super::step::{StepError, note};
-use super::{Engine, Link};
 use crate::platforms::PlatformError;
-use crate::platforms::registry;
 use crate::platforms::warehouse::{
     Cancelled, Delivery, HeldOrder, OrderFeed, OutgoingItem, OutgoingOrder, SentOrder, ShipTo,
     WarehouseClient, order_feed,
@@ -42,14 +42,15 @@ const MAX_SENDS: usize = 10_000;
 
 /// Whether this connection has orders to send, a send to finish or a cancellation to carry,
 /// without claiming any.
-pub async fn has_work(engine: &Engine, link: &Link) -> Result<bool, StepError> {
+pub async fn has_work(ctx: &Context<'_>) -> Result<bool, StepError> {
+    let link = ctx.link;
     let (connection_id, store_id) = (link.id, link.store_id);
     let owner = link.clone();
-    engine.db(move |conn| {
+    ctx.sql(move |conn| {
         let pending: bool = conn
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM order_batches WHERE connection_id = ?1 AND delivered_at IS NULL)")?
             .query_row([connection_id], |r| r.get(0))?;
-        Ok::<_, StepError>(
+        Ok(
             pending
                 || !cancels(conn, &owner)?.is_empty()
                 || (routes_here(conn, connection_id, store_id)? && !candidates(conn, connection_id, store_id, 1)?.is_empty()),
@@ -60,37 +61,32 @@ pub async fn has_work(engine: &Engine, link: &Link) -> Result<bool, StepError> {
 
 /// Carries the store's cancellations to the warehouse, then sends the waiting orders; returns
 /// how many orders the warehouse took.
-pub async fn send(
-    engine: &Engine,
-    link: &Link,
-    run_id: i64,
-    warehouse: &mut dyn WarehouseClient,
-) -> Result<u64, StepError> {
-    cancel(engine, link, run_id, warehouse).await?;
+pub async fn send(ctx: &Context<'_>, warehouse: &mut dyn WarehouseClient) -> Result<u64, StepError> {
+    cancel(ctx, warehouse).await?;
+    let (link, run_id) = (ctx.link, ctx.run_id);
     let (connection_id, store_id) = (link.id, link.store_id);
     let limit = warehouse.orders_per_send();
     let mut taken = 0;
     for _ in 0..MAX_SENDS {
-        let batch = engine.db(move |conn| claim(conn, connection_id, store_id, limit)).await?;
+        let batch = ctx.db(move |conn| claim(conn, connection_id, store_id, limit)).await?;
         let Some(batch) = batch else { break };
         let warehouse_id = link.warehouse_id;
         if batch.order_ids.is_empty() {
             // An unfinished send whose every order is no longer waiting: nothing goes out.
             let id = batch.id;
-            engine.db(move |conn| deliver(conn, (run_id, id, warehouse_id), &[], true)).await?;
+            ctx.db(move |conn| deliver(conn, (run_id, id, warehouse_id), &[], true)).await?;
             continue;
         }
         // The orders are read a few at a time and handed over as the warehouse takes them; the
         // wait for a slow warehouse is this task's, never a database thread's.
         let (feed, orders) = order_feed();
-        let render = render(engine, &batch, feed);
+        let render = render(ctx, &batch, feed);
         let (rendered, delivery) =
             tokio::join!(render, warehouse.send_orders(connection_id, batch.number, orders));
         let Delivery { orders: answered, failure } = delivery;
         let complete = failure.is_none() && matches!(rendered, Ok(Rendered::Complete));
         let id = batch.id;
-        taken +=
-            engine.db(move |conn| deliver(conn, (run_id, id, warehouse_id), &answered, complete)).await?;
+        taken += ctx.db(move |conn| deliver(conn, (run_id, id, warehouse_id), &answered, complete)).await?;
         // The warehouse's failure first: when it fails, the reading only sees its taker gone.
         if let Some(failure) = failure {
             return Err(StepError::Platform(failure));
@@ -162,15 +158,11 @@ enum Settled {
 /// shipment, or whose cancel the warehouse refused, keeps its state: the conflict is reported
 /// once, and its shipments still come back and are still notified. A cancel that cannot be
 /// asked now is reported for its order alone; the other orders still go.
-async fn cancel(
-    engine: &Engine,
-    link: &Link,
-    run_id: i64,
-    warehouse: &mut dyn WarehouseClient,
-) -> Result<(), StepError> {
+async fn cancel(ctx: &Context<'_>, warehouse: &mut dyn WarehouseClient) -> Result<(), StepError> {
+    let (link, run_id) = (ctx.link, ctx.run_id);
     let owner = link.clone();
-    let waiting = engine.db(move |conn| Ok::<_, StepError>(cancels(conn, &owner)?)).await?;
-    let name = registry::warehouse(&link.warehouse_platform).map_or("The warehouse", |p| p.name());
+    let waiting = ctx.sql(move |conn| cancels(conn, &owner)).await?;
+    let name = ctx.warehouse_name();
     for Cancel { order_id, external_id, warehouse_order_id, shipped } in waiting {
         let order = describe(order_id, external_id.as_deref());
         let known = warehouse_order_id.is_some();
@@ -198,42 +190,32 @@ async fn cancel(
             )),
         };
         let warehouse_id = link.warehouse_id;
-        engine
-            .db(move |conn| {
-                let tx = db::write(conn)?;
-                let now = now_ms();
-                // A create that was in doubt reached the warehouse: the order is the warehouse's.
-                if let (false, Some(id)) = (known, &found) {
-                    states::adopt(&tx, order_id, warehouse_id, id, now)?;
+        ctx.sql(move |conn| {
+            let tx = db::write(conn)?;
+            let now = now_ms();
+            // A create that was in doubt reached the warehouse: the order is the warehouse's.
+            if let (false, Some(id)) = (known, &found) {
+                states::adopt(&tx, order_id, warehouse_id, id, now)?;
+            }
+            match &settled {
+                Settled::Cancelled => {
+                    tx.prepare_cached("DELETE FROM order_cancels WHERE order_id = ?1")?
+                        .execute([order_id])?;
+                    states::move_order(&tx, order_id, OrderState::Canceled, now)?;
                 }
-                match &settled {
-                    Settled::Cancelled => {
-                        tx.prepare_cached("DELETE FROM order_cancels WHERE order_id = ?1")?
-                            .execute([order_id])?;
-                        states::move_order(&tx, order_id, OrderState::Canceled, now)?;
-                    }
-                    Settled::Conflict(message) | Settled::NotNow(message) => {
-                        if matches!(settled, Settled::Conflict(_)) {
-                            tx.prepare_cached(
-                                "UPDATE order_cancels SET reported_at = ?2 WHERE order_id = ?1",
-                            )?
+                Settled::Conflict(message) | Settled::NotNow(message) => {
+                    if matches!(settled, Settled::Conflict(_)) {
+                        tx.prepare_cached("UPDATE order_cancels SET reported_at = ?2 WHERE order_id = ?1")?
                             .execute(params![order_id, now])?;
-                        }
-                        note(
-                            &tx,
-                            run_id,
-                            Step::SendOrders,
-                            ProblemKind::Order,
-                            &order_id.to_string(),
-                            message,
-                        )?;
-                        problems::order_error(&tx, order_id, Step::SendOrders, message)?;
                     }
+                    note(&tx, run_id, Step::SendOrders, ProblemKind::Order, &order_id.to_string(), message)?;
+                    problems::order_error(&tx, order_id, Step::SendOrders, message)?;
                 }
-                tx.commit()?;
-                Ok::<_, StepError>(())
-            })
-            .await?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+        .await?;
     }
     Ok(())
 }
@@ -394,10 +376,10 @@ enum Rendered {
 /// Reads the orders of `batch` into `feed`, a few at a time, each read on the database thread
 /// and handed over from here. The orders of a send an earlier pass left unfinished go marked
 /// as in doubt: their creates may have reached the warehouse.
-async fn render(engine: &Engine, batch: &Batch, feed: OrderFeed) -> Result<Rendered, StepError> {
+async fn render(ctx: &Context<'_>, batch: &Batch, feed: OrderFeed) -> Result<Rendered, StepError> {
     for ids in batch.order_ids.chunks(OrderFeed::BATCH) {
         let ids = ids.to_vec();
-        let mut orders = engine.db(move |conn| Ok::<_, StepError>(outgoing(conn, &ids)?)).await?;
+        let mut orders = ctx.sql(move |conn| outgoing(conn, &ids)).await?;
         for order in &mut orders {
             order.in_doubt = batch.unfinished;
         }

@@ -16,7 +16,7 @@ use crate::orders::write::OrderWriter;
 use crate::platforms::PlatformError;
 use crate::platforms::store::{Disposition, ListedOrder, Listing, PullPlan, PulledOrder, StoreClient};
 
-use super::Engine;
+use super::context::Context;
 use super::states::{self, OrderState};
 use super::step::StepError;
 
@@ -45,7 +45,7 @@ pub(super) struct Reading<'a> {
 /// whole first), the cancellations of orders held, and `commit_cursor` with them, in one
 /// transaction; `pulled` counts the orders written.
 pub(super) async fn write_listed(
-    engine: &Engine,
+    ctx: &Context<'_>,
     read: &Reading<'_>,
     listed: Vec<ListedOrder>,
     commit_cursor: Option<i64>,
@@ -53,7 +53,7 @@ pub(super) async fn write_listed(
 ) -> Result<(), StepError> {
     let Reading { store, plan, store_id, .. } = *read;
     let keys: Vec<String> = listed.iter().map(|o| o.external_id.clone()).collect();
-    let known = engine.db(move |conn| Ok::<_, StepError>(lookup(conn, store_id, &keys)?)).await?;
+    let known = ctx.sql(move |conn| lookup(conn, store_id, &keys)).await?;
     let mut wanted = Vec::new();
     let mut cancels = Vec::new();
     for order in listed {
@@ -85,8 +85,7 @@ pub(super) async fn write_listed(
         futures::stream::iter(requests).buffer_unordered(DETAILS_AT_ONCE).try_collect().await?;
     // A page that brings nothing new and does not move the cursor writes nothing.
     if !(fetched.is_empty() && cancels.is_empty() && commit_cursor.is_none()) {
-        *pulled +=
-            engine.db(move |conn| write_page(conn, store_id, fetched, &cancels, commit_cursor)).await?;
+        *pulled += ctx.db(move |conn| write_page(conn, store_id, fetched, &cancels, commit_cursor)).await?;
     }
     Ok(())
 }
@@ -196,12 +195,12 @@ pub(super) fn save_cursor(conn: &Connection, store_id: i64, cursor: i64) -> rusq
 }
 
 /// Moves the store's `order_imported_at` to `at`, the start of the pass whose pull read it all.
-pub(super) async fn imported(engine: &Engine, store_id: i64, at: i64) -> Result<(), StepError> {
-    engine
-        .db(move |conn| {
-            conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
-                .execute(params![at, store_id])?;
-            Ok::<_, StepError>(())
-        })
-        .await
+pub(super) async fn imported(ctx: &Context<'_>, at: i64) -> Result<(), StepError> {
+    let store_id = ctx.link.store_id;
+    ctx.sql(move |conn| {
+        conn.prepare_cached("UPDATE stores SET order_imported_at = ?1 WHERE id = ?2")?
+            .execute(params![at, store_id])?;
+        Ok(())
+    })
+    .await
 }

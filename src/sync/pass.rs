@@ -2,26 +2,27 @@
 //! each skipped when it has nothing to do. A failed step ends the pass; what earlier steps
 //! did stays done.
 
-use crate::db::DbError;
+use crate::platforms::store::StoreClient;
 use crate::platforms::warehouse::{Learned, WarehouseClient};
 
+use super::context::{Context, Shared, Tools};
+use super::link::{self, Link};
 use super::runs::{self, Failure, Outcome, RunCounts, Step};
-use super::sides;
 use super::step::StepError;
-use super::{Engine, Link, Shared, notify, orders_in, orders_out, shipments_in, stock};
-use crate::platforms::store::StoreClient;
+use super::{notify, orders_in, orders_out, shipments_in, sides, stock};
 
-/// Runs a pass of the connection as it is now, recorded as run `run_id`.
-pub async fn run(engine: &Engine, connection_id: i64, run_id: i64) -> Outcome {
+/// Runs a pass of the connection as it is now, recorded as run `run_id`, with what the engine
+/// lends it.
+pub async fn run(tools: Tools<'_>, connection_id: i64, run_id: i64) -> Outcome {
     let mut counts = RunCounts::default();
-    let mut pass = Pass { engine, run_id, connection_id };
-    let failure = steps(&mut pass, connection_id, &mut counts).await.err();
+    let pass = Pass { tools, run_id, connection_id };
+    let failure = steps(&pass, &mut counts).await.err();
     Outcome { counts, failure }
 }
 
-/// A pass under way: the engine and the run that records it.
+/// A pass under way: what the engine lends it and the run that records it.
 struct Pass<'a> {
-    engine: &'a Engine,
+    tools: Tools<'a>,
     run_id: i64,
     connection_id: i64,
 }
@@ -30,18 +31,19 @@ impl Pass<'_> {
     /// Notes in the run which step the pass is in now.
     async fn enter(&self, step: Step) -> Result<(), Failure> {
         let run_id = self.run_id;
-        self.engine
-            .db(move |conn| Ok::<_, DbError>(runs::enter(conn, run_id, step)?))
+        self.tools
+            .sql(move |conn| runs::enter(conn, run_id, step))
             .await
             .map_err(|e| StepError::Db(e).into_failure(step, self.connection_id))
     }
 }
 
-async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) -> Result<(), Failure> {
-    let engine = pass.engine;
+async fn steps(pass: &Pass<'_>, counts: &mut RunCounts) -> Result<(), Failure> {
+    let connection_id = pass.connection_id;
     let fail = |step: Step| move |e: StepError| e.into_failure(step, connection_id);
-    let link = engine
-        .db(move |conn| Ok::<_, DbError>(Link::load(conn, connection_id, None)?))
+    let link = pass
+        .tools
+        .sql(move |conn| Link::load(conn, connection_id, None))
         .await
         .map_err(|e| fail(Step::PullOrders)(StepError::Db(e)))?;
     let Some(link) = link else {
@@ -56,55 +58,52 @@ async fn steps(pass: &mut Pass<'_>, connection_id: i64, counts: &mut RunCounts) 
     if !sales && !inventory {
         return Ok(());
     }
+    let ctx = Context::new(pass.tools, &link, pass.run_id);
     let first_step = if sales { Step::PullOrders } else { Step::Stock };
-    let store = sides::store_for(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
-    let mut warehouse = sides::warehouse_for(engine, &link).map_err(|e| fail(first_step)(e.into()))?;
+    let store = sides::store_for(&ctx).map_err(|e| fail(first_step)(e.into()))?;
+    let mut warehouse = sides::warehouse_for(&ctx).map_err(|e| fail(first_step)(e.into()))?;
 
     if sales {
         pass.enter(Step::PullOrders).await?;
-        orders_in::pull(engine, &link, store.as_ref(), &mut counts.orders_pulled)
+        orders_in::pull(&ctx, store.as_ref(), &mut counts.orders_pulled)
             .await
             .map_err(fail(Step::PullOrders))?;
     }
     // The warehouse is opened once, when a step first needs it; the passes of other
     // connections to the same warehouse wait for this one's warehouse steps to end.
-    let _warehouse = engine.hold(Shared::Warehouse, link.warehouse_id).await;
-    let result = warehouse_steps(pass, &link, store.as_ref(), warehouse.as_mut(), counts).await;
+    let _warehouse = ctx.hold(Shared::Warehouse, link.warehouse_id).await;
+    let result = warehouse_steps(pass, &ctx, store.as_ref(), warehouse.as_mut(), counts).await;
     warehouse.close().await;
     result
 }
 
 async fn warehouse_steps(
     pass: &Pass<'_>,
-    link: &Link,
+    ctx: &Context<'_>,
     store: &dyn StoreClient,
     warehouse: &mut dyn WarehouseClient,
     counts: &mut RunCounts,
 ) -> Result<(), Failure> {
-    let engine = pass.engine;
+    let link = ctx.link;
     let fail = |step: Step| move |e: StepError| e.into_failure(step, link.id);
     if link.sales_syncs() {
-        if orders_out::has_work(engine, link).await.map_err(fail(Step::SendOrders))? {
+        if orders_out::has_work(ctx).await.map_err(fail(Step::SendOrders))? {
             pass.enter(Step::SendOrders).await?;
-            let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::SendOrders))?;
-            counts.orders_sent = orders_out::send(engine, link, pass.run_id, warehouse)
-                .await
-                .map_err(fail(Step::SendOrders))?;
+            let warehouse = open(ctx, warehouse).await.map_err(fail(Step::SendOrders))?;
+            counts.orders_sent = orders_out::send(ctx, warehouse).await.map_err(fail(Step::SendOrders))?;
         }
         pass.enter(Step::PullShipments).await?;
-        let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::PullShipments))?;
-        shipments_in::pull(engine, link, pass.run_id, warehouse, &mut counts.shipments_pulled)
+        let warehouse = open(ctx, warehouse).await.map_err(fail(Step::PullShipments))?;
+        shipments_in::pull(ctx, warehouse, &mut counts.shipments_pulled)
             .await
             .map_err(fail(Step::PullShipments))?;
         pass.enter(Step::Notify).await?;
-        notify::notify(engine, link, store, pass.run_id, &mut counts.shipments_notified)
-            .await
-            .map_err(fail(Step::Notify))?;
+        notify::notify(ctx, store, &mut counts.shipments_notified).await.map_err(fail(Step::Notify))?;
     }
     if link.inventory_syncs() {
         pass.enter(Step::Stock).await?;
-        let warehouse = open(engine, link, warehouse).await.map_err(fail(Step::Stock))?;
-        stock::sync(engine, link, pass.run_id, (store, warehouse), &mut counts.stock_levels_sent)
+        let warehouse = open(ctx, warehouse).await.map_err(fail(Step::Stock))?;
+        stock::sync(ctx, (store, warehouse), &mut counts.stock_levels_sent)
             .await
             .map_err(fail(Step::Stock))?;
     }
@@ -113,12 +112,11 @@ async fn warehouse_steps(
 /// The warehouse, opened once a step first needs it; what it showed that its adapter keeps
 /// (an SFTP server's host key at the pass's first session) is recorded.
 async fn open<'a>(
-    engine: &Engine,
-    link: &Link,
+    ctx: &Context<'_>,
     warehouse: &'a mut dyn WarehouseClient,
 ) -> Result<&'a mut dyn WarehouseClient, StepError> {
     if let Some(learned) = warehouse.connect().await? {
-        keep(engine, link, learned).await?;
+        keep(ctx, learned).await?;
     }
     Ok(warehouse)
 }
@@ -126,22 +124,15 @@ async fn open<'a>(
 /// Records what the warehouse showed as its adapter's `learned.key`, unless someone set one
 /// or changed where it connects meanwhile; later sessions that show another value fail until
 /// an admin clears or sets it.
-async fn keep(engine: &Engine, link: &Link, learned: Learned) -> Result<(), StepError> {
-    let warehouse_id = link.warehouse_id;
-    let guard = link.warehouse_adapter.get(learned.unless_changed).and_then(serde_json::Value::as_str);
+async fn keep(ctx: &Context<'_>, learned: Learned) -> Result<(), StepError> {
+    let warehouse_id = ctx.link.warehouse_id;
+    let guard = ctx.link.warehouse_adapter.get(learned.unless_changed).and_then(serde_json::Value::as_str);
     let guard = guard.unwrap_or_default().to_string();
-    let (key, what) = (format!("$.{}", learned.key), learned.what);
-    let guard_key = format!("$.{}", learned.unless_changed);
-    let kept = engine
-        .db(move |conn| {
-            conn.execute(
-                "UPDATE warehouses SET adapter = json_set(adapter, ?2, ?3) \
-                 WHERE id = ?1 AND json_extract(adapter, ?2) IS NULL \
-                   AND json_extract(ob_open(adapter), ?5) = ?4",
-                rusqlite::params![warehouse_id, key, learned.value, guard, guard_key],
-            )
-            .map(|changed| (changed > 0).then_some(learned.value))
-            .map_err(StepError::from)
+    let what = learned.what;
+    let kept = ctx
+        .sql(move |conn| {
+            let kept = link::keep_learned(conn, warehouse_id, &learned, &guard)?;
+            Ok(kept.then_some(learned.value))
         })
         .await?;
     if let Some(value) = kept {

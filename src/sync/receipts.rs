@@ -9,30 +9,25 @@ use rusqlite::{Connection, params};
 
 use crate::platforms::store::{Receipt, StoreClient};
 
+use super::context::Context;
 use super::problems::ProblemKind;
 use super::runs::Step;
 use super::step::{StepError, note};
-use super::{Engine, Link};
 
 /// Outstanding receipts asked in one step at most; the rest wait for the next.
 const MAX_ASKED: i64 = 100;
 
 /// Asks the store what became of its outstanding receipts and settles those it answered;
 /// returns the sentence the stock step fails with, if a receipt's levels were refused.
-pub(super) async fn settle(
-    engine: &Engine,
-    link: &Link,
-    run_id: i64,
-    store: &dyn StoreClient,
-) -> Result<Option<String>, StepError> {
-    let store_id = link.store_id;
-    let outstanding: Vec<String> = engine
-        .db(move |conn| {
+pub(super) async fn settle(ctx: &Context<'_>, store: &dyn StoreClient) -> Result<Option<String>, StepError> {
+    let (store_id, run_id) = (ctx.link.store_id, ctx.run_id);
+    let outstanding: Vec<String> = ctx
+        .sql(move |conn| {
             let mut stmt = conn.prepare_cached(
                 "SELECT receipt FROM store_receipts WHERE store_id = ?1 ORDER BY sent_at, receipt LIMIT ?2",
             )?;
             let rows = stmt.query_map(params![store_id, MAX_ASKED], |r| r.get(0))?;
-            Ok::<_, StepError>(rows.collect::<rusqlite::Result<Vec<String>>>()?)
+            rows.collect::<rusqlite::Result<Vec<String>>>()
         })
         .await?;
     if outstanding.is_empty() {
@@ -46,9 +41,7 @@ pub(super) async fn settle(
             Receipt::Applied => None,
             Receipt::Refused { message, .. } | Receipt::Failed(message) => Some(message.clone()),
         };
-        engine
-            .db(move |conn| Ok::<_, StepError>(settle_one(conn, run_id, store_id, &receipt, &answer)?))
-            .await?;
+        ctx.sql(move |conn| settle_one(conn, run_id, store_id, &receipt, &answer)).await?;
         failure = failure.or(message);
     }
     Ok(failure)

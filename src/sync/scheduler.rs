@@ -62,10 +62,7 @@ impl Schedule {
     async fn tick(&mut self, engine: &Arc<Engine>) {
         let interval = i64::try_from(engine.settings().interval.as_millis()).unwrap_or(i64::MAX);
         if self.refreshed_at.is_none_or(|at| at.elapsed() >= REFRESH) {
-            match engine
-                .db(|conn| Ok::<_, DbError>((Link::syncing_ids(conn)?, runs::last_started(conn)?)))
-                .await
-            {
+            match engine.sql(|conn| Ok((Link::syncing_ids(conn)?, runs::last_started(conn)?))).await {
                 Ok((ids, last)) => {
                     let last: HashMap<i64, i64> = last.into_iter().collect();
                     let now = now_ms();

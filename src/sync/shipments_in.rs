@@ -27,11 +27,11 @@ use crate::platforms::warehouse::{
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
 
+use super::context::Context;
 use super::problems::{self, ProblemKind};
 use super::runs::Step;
 use super::states;
 use super::step::{StepError, note};
-use super::{Engine, Link};
 
 /// Pieces one pull reads at most; the next pass goes on.
 const MAX_PIECES: usize = 100_000;
@@ -81,16 +81,15 @@ struct Piece {
 
 /// Reads every piece the warehouse has; `pulled` counts the shipments created as they commit.
 pub async fn pull(
-    engine: &Engine,
-    link: &Link,
-    run_id: i64,
+    ctx: &Context<'_>,
     warehouse: &mut dyn WarehouseClient,
     pulled: &mut u64,
 ) -> Result<(), StepError> {
+    let (link, run_id) = (ctx.link, ctx.run_id);
     let started = now_ms();
     let reader = Reader { customer_id: link.customer_id, warehouse_id: link.warehouse_id, run_id };
     let warehouse_id = link.warehouse_id;
-    let since = engine.db(move |conn| Ok::<_, StepError>(since(conn, warehouse_id)?)).await?;
+    let since = ctx.sql(move |conn| since(conn, warehouse_id)).await?;
     warehouse.open_inbox(Inbox::Shipments, since).await?;
     let mut failed = Vec::new();
     for _ in 0..MAX_PIECES {
@@ -101,7 +100,7 @@ pub async fn pull(
         let imported = match records {
             Ok(rows) => {
                 let piece = Piece { name: name.clone(), rows, read_at: now_ms(), strangers, cursor, walk };
-                engine.db(move |conn| import_piece(conn, reader, piece)).await?
+                ctx.db(move |conn| import_piece(conn, reader, piece)).await?
             }
             Err(bad) => Err(bad),
         };
@@ -124,25 +123,13 @@ pub async fn pull(
                     warehouse.failed_place(Inbox::Shipments),
                     lines(&bad)
                 );
-                let file = name.clone();
-                engine
-                    .db(move |conn| {
-                        Ok::<_, StepError>(note(
-                            conn,
-                            run_id,
-                            Step::PullShipments,
-                            ProblemKind::File,
-                            &file,
-                            &message,
-                        )?)
-                    })
-                    .await?;
+                ctx.note(Step::PullShipments, ProblemKind::File, name.clone(), message).await?;
                 failed.push(name);
             }
         }
     }
     let store_id = link.store_id;
-    engine.db(move |conn| Ok::<_, StepError>(process(conn, store_id, run_id)?)).await?;
+    ctx.sql(move |conn| process(conn, store_id, run_id)).await?;
     if !failed.is_empty() {
         return Err(StepError::BadFile(format!(
             "The warehouse's shipment file {} could not be imported; see {} for the lines at fault.",
@@ -150,13 +137,12 @@ pub async fn pull(
             warehouse.failed_place(Inbox::Shipments)
         )));
     }
-    engine
-        .db(move |conn| {
-            conn.prepare_cached("UPDATE warehouses SET order_status_imported_at = ?1 WHERE id = ?2")?
-                .execute(params![started, warehouse_id])?;
-            Ok::<_, StepError>(())
-        })
-        .await
+    ctx.sql(move |conn| {
+        conn.prepare_cached("UPDATE warehouses SET order_status_imported_at = ?1 WHERE id = ?2")?
+            .execute(params![started, warehouse_id])?;
+        Ok(())
+    })
+    .await
 }
 
 /// Bad lines as one phrase: "line 3: has no tracking_number; line 5: …" (the first ten).

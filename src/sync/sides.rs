@@ -7,7 +7,7 @@ use crate::platforms::store::StoreClient;
 use crate::platforms::warehouse::{WarehouseClient, WarehouseSettings};
 use crate::platforms::{self, PlatformError};
 
-use super::{Engine, Link};
+use super::context::Context;
 
 /// The store of a connection, ready to be asked.
 pub type StoreSide = Box<dyn StoreClient>;
@@ -16,8 +16,8 @@ pub type StoreSide = Box<dyn StoreClient>;
 pub type WarehouseSide = Box<dyn WarehouseClient>;
 
 /// The client for the link's store, or why it has none.
-pub fn store_for(engine: &Engine, link: &Link) -> Result<StoreSide, PlatformError> {
-    let settings = engine.settings();
+pub fn store_for(ctx: &Context<'_>) -> Result<StoreSide, PlatformError> {
+    let (link, settings) = (ctx.link, ctx.settings());
     let platform = registry::store(&link.store_platform).ok_or_else(|| PlatformError::Rejected {
         status: 0,
         message: format!("orderbridge cannot sync stores of platform '{}'.", link.store_platform),
@@ -33,19 +33,19 @@ pub fn store_for(engine: &Engine, link: &Link) -> Result<StoreSide, PlatformErro
 /// The client for the link's warehouse for one pass, or why orderbridge cannot reach it. A
 /// warehouse with an address of its own is connected to only within the warehouse row's
 /// reach (CONTRACT §6).
-pub fn warehouse_for(engine: &Engine, link: &Link) -> Result<WarehouseSide, PlatformError> {
+pub fn warehouse_for(ctx: &Context<'_>) -> Result<WarehouseSide, PlatformError> {
+    let (link, settings) = (ctx.link, ctx.settings());
     let platform = registry::warehouse(&link.warehouse_platform).ok_or_else(|| PlatformError::Rejected {
         status: 0,
         message: format!("orderbridge cannot sync warehouses of platform '{}'.", link.warehouse_platform),
     })?;
-    let settings = engine.settings();
     let warehouse = WarehouseSettings {
         platforms: platforms::Settings {
             reach: link.warehouse_reach(settings.tenant_private_targets),
             ..settings.platforms.clone()
         },
         settle: settings.file_settle,
-        memory: engine.memory.clone(),
+        memory: ctx.memory().clone(),
         policy: settings.retry_policy(),
         warehouse_id: link.warehouse_id,
     };

@@ -15,14 +15,13 @@ use rusqlite::{Connection, params};
 use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::PlatformError;
-use crate::platforms::registry;
 use crate::platforms::store::StoreClient;
 use crate::platforms::warehouse::{Inbox, Since, StockRow, Taken, WarehouseClient};
 
+use super::context::Context;
 use super::problems::ProblemKind;
 use super::runs::Step;
 use super::step::{StepError, note};
-use super::{Engine, Link};
 
 /// Pieces (files, or lists) one stock step reads at most; the next pass goes on.
 const MAX_PIECES: usize = 10_000;
@@ -30,14 +29,13 @@ const MAX_PIECES: usize = 10_000;
 /// Reads what the warehouse says it holds and sends the changed levels; `sent` counts the
 /// levels sent.
 pub async fn sync(
-    engine: &Engine,
-    link: &Link,
-    run_id: i64,
+    ctx: &Context<'_>,
     (store, warehouse): (&dyn StoreClient, &mut dyn WarehouseClient),
     sent: &mut u64,
 ) -> Result<(), StepError> {
     // What became of levels the store took to apply later, before new ones go.
-    let receipt_failure = super::receipts::settle(engine, link, run_id, store).await?;
+    let (link, run_id) = (ctx.link, ctx.run_id);
+    let receipt_failure = super::receipts::settle(ctx, store).await?;
     let mut failed = Vec::new();
     let since = Since { cursor: None, created_at: 0, walk: None };
     warehouse.open_inbox(Inbox::Stock, since).await?;
@@ -46,7 +44,7 @@ pub async fn sync(
         match piece.records {
             Ok(rows) => {
                 let warehouse_id = link.warehouse_id;
-                engine.db(move |conn| Ok::<_, StepError>(record(conn, warehouse_id, &rows)?)).await?;
+                ctx.sql(move |conn| record(conn, warehouse_id, &rows)).await?;
                 warehouse.taken(Taken::Imported).await?;
             }
             Err(bad) => {
@@ -56,40 +54,28 @@ pub async fn sync(
                     piece.name,
                     warehouse.failed_place(Inbox::Stock)
                 );
-                let name = piece.name.clone();
-                engine
-                    .db(move |conn| {
-                        Ok::<_, StepError>(note(
-                            conn,
-                            run_id,
-                            Step::Stock,
-                            ProblemKind::File,
-                            &name,
-                            &message,
-                        )?)
-                    })
-                    .await?;
+                ctx.note(Step::Stock, ProblemKind::File, piece.name.clone(), message).await?;
                 failed.push(piece.name);
             }
         }
     }
     let (connection_id, customer_id, warehouse_id) = (link.id, link.customer_id, link.warehouse_id);
     let store_id = link.store_id;
-    let (changed, unknown) = engine
-        .db(move |conn| {
+    let (changed, unknown) = ctx
+        .sql(move |conn| {
             let at = Holdings { connection_id, customer_id, warehouse_id, store_id };
-            Ok::<_, StepError>(changed_levels(conn, &at)?)
+            changed_levels(conn, &at)
         })
         .await?;
     if !unknown.is_empty() {
         // Named in the run, each with why it was not sent (CONTRACT §11, "Stock levels").
-        engine
-            .db(move |conn| {
+        ctx
+            .sql(move |conn| {
                 for sku in &unknown {
                     let message = format!("The warehouse holds SKU {sku}, which is no product of the customer; its level was not sent.");
                     note(conn, run_id, Step::Stock, ProblemKind::Sku, sku, &message)?;
                 }
-                Ok::<_, StepError>(())
+                Ok(())
             })
             .await?;
     }
@@ -112,21 +98,20 @@ pub async fn sync(
         let all_taken = refused.is_empty();
         let store_id = link.store_id;
         let taken = accepted as u64;
-        let platform = registry::store(&link.store_platform).map_or("The store", |p| p.name());
-        engine
-            .db(move |conn| {
-                for (sku, why) in &unapplied_now {
-                    let message = format!("{platform} did not apply the stock level of SKU {sku}: {why}.");
-                    note(conn, run_id, Step::Stock, ProblemKind::Sku, sku, &message)?;
-                }
-                let sent = Sent { connection_id, store_id, warehouse_id, receipts: &receipts };
-                Ok::<_, StepError>(mark_sent(conn, &sent, &levels, all_taken)?)
-            })
-            .await?;
+        let platform = ctx.store_name();
+        ctx.sql(move |conn| {
+            for (sku, why) in &unapplied_now {
+                let message = format!("{platform} did not apply the stock level of SKU {sku}: {why}.");
+                note(conn, run_id, Step::Stock, ProblemKind::Sku, sku, &message)?;
+            }
+            let sent = Sent { connection_id, store_id, warehouse_id, receipts: &receipts };
+            mark_sent(conn, &sent, &levels, all_taken)
+        })
+        .await?;
         *sent += taken;
     }
     if let Some((_, first)) = refused.first() {
-        let platform = registry::store(&link.store_platform).map_or("The store", |p| p.name());
+        let platform = ctx.store_name();
         return Err(StepError::Platform(PlatformError::BadData(format!(
             "{platform} refused {} of {} stock updates; first: {first}.",
             refused.len(),
