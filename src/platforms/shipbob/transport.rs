@@ -22,9 +22,6 @@ pub const VERSION: &str = "2026-01";
 /// The most pages one walk of a `next` chain follows: more is a loop.
 pub const MAX_PAGES: usize = 1_000;
 
-/// The longest wait of a 429 taken as ShipBob says; beyond, it is a day.
-const LONGEST_WAIT: Duration = Duration::from_secs(24 * 3600);
-
 /// ShipBob for one token: where it is, the token, and how requests are tried again.
 pub struct Api {
     base: String,
@@ -255,11 +252,9 @@ pub fn decode<T: DeserializeOwned>(body: &[u8], target: &str) -> Result<T, Platf
     })
 }
 
-/// The wait a 429 asks for: `x-retry-after` seconds, else `Retry-After`; at most a day.
+/// The wait a 429 asks for: ShipBob's `x-retry-after`, else `Retry-After`.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let seconds = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok();
-    let asked = seconds("x-retry-after").or_else(|| seconds("retry-after"))?;
-    Some(Duration::from_secs(asked).min(LONGEST_WAIT))
+    http::retry_after(headers, "x-retry-after").or_else(|| http::retry_after(headers, "retry-after"))
 }
 
 /// ShipBob's error messages: `{"Member.Path": ["message"]}` written `member: message`, joined by
@@ -329,12 +324,12 @@ mod tests {
     }
 
     #[test]
-    fn the_wait_of_a_429_is_shipbobs_header_and_never_overflows() {
+    fn the_wait_of_a_429_is_shipbobs_header_before_retry_after() {
         let mut headers = HeaderMap::new();
         headers.insert("retry-after", "9".parse().unwrap());
         assert_eq!(retry_after(&headers), Some(Duration::from_secs(9)));
         headers.insert("x-retry-after", "18446744073709551615".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(LONGEST_WAIT));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(u64::MAX)));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use reqwest::{Method, StatusCode};
@@ -159,7 +159,7 @@ impl Api {
                 said(&self.reason(body, true))
             ))),
             StatusCode::TOO_MANY_REQUESTS => {
-                let wait = retry_after(headers, SystemTime::now());
+                let wait = http::retry_after(headers, "retry-after");
                 let asked = wait.map_or_else(
                     || "without saying how long".to_string(),
                     |w| format!("after {} s", w.as_secs()),
@@ -281,16 +281,6 @@ pub fn decode<T: DeserializeOwned>(body: &[u8], method: &Method, target: &str) -
     })
 }
 
-/// The wait a 429 asks for: `Retry-After` in seconds, or as an HTTP date; at most a day.
-pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let text = headers.get("retry-after")?.to_str().ok()?.trim();
-    let wait = match text.parse::<u64>() {
-        Ok(seconds) => Duration::from_secs(seconds),
-        Err(_) => httpdate::parse_http_date(text).ok()?.duration_since(now).unwrap_or(Duration::ZERO),
-    };
-    Some(wait.min(retry::MAX_HOLD))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,19 +298,5 @@ mod tests {
         assert_eq!(api().reason(body, false), "The API key [redacted] is invalid.");
         assert_eq!(api().reason(b"", true), "");
         assert_eq!(api().reason(b"<html>", true), "");
-    }
-
-    #[test]
-    fn the_wait_of_a_429_is_seconds_or_a_date_and_never_overflows() {
-        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", "23".parse().unwrap());
-        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(23)));
-        headers.insert("retry-after", "Sun, 06 Nov 1994 08:50:07 GMT".parse().unwrap());
-        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(30)));
-        headers.insert("retry-after", "18446744073709551615".parse().unwrap());
-        assert_eq!(retry_after(&headers, now), Some(retry::MAX_HOLD));
-        headers.insert("retry-after", "soon".parse().unwrap());
-        assert_eq!(retry_after(&headers, now), None);
     }
 }
