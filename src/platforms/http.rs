@@ -209,6 +209,33 @@ pub fn reset_ms(headers: &HeaderMap, name: &str) -> Option<Duration> {
     headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok().map(Duration::from_millis)
 }
 
+/// A `next` link (a path with its query, or an absolute URL) as a target under `base`: its
+/// path below the base's own path, with its query. The link is resolved against the base and
+/// followed only when it stays on the base's scheme, host, port and path, so a credential
+/// never travels elsewhere; otherwise it is `bad_data` naming the `list` whose pages it
+/// links.
+pub fn follow(platform: &str, base: &str, next: &str, list: &str) -> Result<String, PlatformError> {
+    let elsewhere = || {
+        PlatformError::BadData(format!(
+            "{platform}'s next link for {list} leads elsewhere; the list was not read further."
+        ))
+    };
+    let base = url::Url::parse(base).map_err(|_| elsewhere())?;
+    let link = base.join(next).map_err(|_| elsewhere())?;
+    if link.scheme() != base.scheme()
+        || link.host_str() != base.host_str()
+        || link.port_or_known_default() != base.port_or_known_default()
+    {
+        return Err(elsewhere());
+    }
+    let prefix = base.path().trim_end_matches('/');
+    let path = link.path().strip_prefix(prefix).filter(|p| p.starts_with('/')).ok_or_else(elsewhere)?;
+    Ok(match link.query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path.to_string(),
+    })
+}
+
 async fn read_body(mut response: Response) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < MAX_BODY_BYTES {
@@ -328,6 +355,32 @@ mod tests {
         }
         let reset = headers(&[("x-rate-limit-time-reset-ms", "18446744073709551615")]);
         assert_eq!(reset_ms(&reset, "x-rate-limit-time-reset-ms"), Some(Duration::from_millis(u64::MAX)));
+    }
+
+    #[test]
+    fn a_next_link_is_followed_only_on_the_bases_scheme_host_port_and_path() {
+        let cases: [(&str, &str, Option<&str>); 10] = [
+            ("https://api.test", "/v2/inventory?page=2", Some("/v2/inventory?page=2")),
+            ("https://api.test", "https://api.test/v2/inventory?page=2", Some("/v2/inventory?page=2")),
+            ("https://api.test", "https://api.test:443/v2/inventory", Some("/v2/inventory")),
+            ("https://api.test/sandbox", "/sandbox/v2/inventory?page=2", Some("/v2/inventory?page=2")),
+            ("http://127.0.0.1:8080", "/2026-01/channel?cursor=eyJ9", Some("/2026-01/channel?cursor=eyJ9")),
+            ("https://api.test", "https://evil.test/v2/inventory?page=2", None),
+            ("https://api.test", "http://api.test/v2/inventory?page=2", None),
+            ("https://api.test", "https://api.test:8443/v2/inventory", None),
+            ("https://api.test", "//evil.test/v2/inventory", None),
+            ("https://api.test/sandbox", "/v2/inventory?page=2", None),
+        ];
+        for (base, next, expected) in cases {
+            let followed = follow("P", base, next, "/v2/inventory");
+            match expected {
+                Some(target) => assert_eq!(followed.ok().as_deref(), Some(target), "{base} {next}"),
+                None => {
+                    let Err(e) = followed else { panic!("{base} {next} was followed") };
+                    assert!(e.message().contains("leads elsewhere"), "{e}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -168,20 +168,17 @@ impl Api {
         reasons(body, &[&self.token])
     }
 
-    /// A `next` link as a target under the base: its path (which must be `path`) and query.
-    /// The token is never sent to another host: an absolute link's host is dropped.
+    /// A `next` link as a target under the base (see [`http::follow`]), whose path must be
+    /// `path`, the list's own (annex §4).
     pub fn follow(&self, next: &str, path: &str) -> Result<String, PlatformError> {
-        let relative = match next.find("://") {
-            Some(at) => next[at + 3..].find('/').map_or("/", |slash| &next[at + 3 + slash..]),
-            None => next,
-        };
+        let relative = http::follow(NAME, &self.base, next, path)?;
         let link_path = relative.split('?').next().unwrap_or_default();
         if !link_path.eq_ignore_ascii_case(path) {
             return Err(PlatformError::BadData(format!(
                 "{NAME}'s next link for {path} leads elsewhere ({link_path}); the list was not read further."
             )));
         }
-        Ok(relative.to_string())
+        Ok(relative)
     }
 
     /// Get Channels, every page: the channels of the token.

@@ -23,7 +23,7 @@ use crate::platforms::warehouse::{
     Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, OrderStream, SentOrder, ShipmentRow, Since,
     StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
-use crate::platforms::{Adapter, PlatformError};
+use crate::platforms::{Adapter, PlatformError, http};
 
 /// Labels per page of the walk (`page_size`; the file names no maximum, annex §10.4).
 const PAGE: usize = 100;
@@ -180,7 +180,7 @@ impl Client {
             let next = page.links.and_then(|l| l.next).and_then(|n| n.href).filter(|h| !h.is_empty());
             let last = matches!((page.page, page.pages), (Some(p), Some(all)) if p >= all);
             match next {
-                Some(href) if !last => target = self.follow(&href)?,
+                Some(href) if !last => target = http::follow(NAME, self.api.base(), &href, INVENTORY)?,
                 _ => {
                     return Ok(per_sku
                         .into_iter()
@@ -190,30 +190,6 @@ impl Client {
             }
         }
         Err(PlatformError::BadData(format!("{NAME}'s inventory went on past {MAX_PAGES} pages.")))
-    }
-
-    /// A `links.next.href` as a target under the base: followed only on the base's scheme,
-    /// host and port, so the key never goes elsewhere.
-    fn follow(&self, href: &str) -> Result<String, PlatformError> {
-        let elsewhere = || {
-            PlatformError::BadData(format!(
-                "{NAME}'s next link for {INVENTORY} leads elsewhere; the inventory was not read further."
-            ))
-        };
-        let base = url::Url::parse(self.api.base()).map_err(|_| elsewhere())?;
-        let link = base.join(href).map_err(|_| elsewhere())?;
-        if link.scheme() != base.scheme()
-            || link.host_str() != base.host_str()
-            || link.port_or_known_default() != base.port_or_known_default()
-        {
-            return Err(elsewhere());
-        }
-        let prefix = base.path().trim_end_matches('/');
-        let path = link.path().strip_prefix(prefix).filter(|p| p.starts_with('/')).ok_or_else(elsewhere)?;
-        Ok(match link.query() {
-            Some(query) => format!("{path}?{query}"),
-            None => path.to_string(),
-        })
     }
 }
 
