@@ -6,9 +6,12 @@
 //! (`Retry-After` seconds, or BigCommerce's `X-Rate-Limit-Time-Reset-Ms`); every other answer
 //! (3xx, other 4xx) is refused for good. A platform module handles the statuses that mean
 //! something of its own (BigCommerce's 404 for an unknown store) before asking [`classify`].
+//!
+//! Every platform reads the wait it is asked for through [`retry_after`] (under the header
+//! name the platform uses) or [`reset_ms`]; `retry` keeps it under one cap for all of them.
 
 use std::sync::{Once, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
 use reqwest::{Response, StatusCode};
@@ -172,12 +175,65 @@ pub fn classify(
     }
 }
 
-/// The wait a platform asked for: `Retry-After` in seconds, or `X-Rate-Limit-Time-Reset-Ms`.
+/// The wait a platform asked for: `Retry-After`, or `X-Rate-Limit-Time-Reset-Ms`.
 fn wait(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok();
-    number("retry-after")
-        .map(Duration::from_secs)
-        .or_else(|| number("x-rate-limit-time-reset-ms").map(Duration::from_millis))
+    retry_after(headers, "retry-after").or_else(|| reset_ms(headers, "x-rate-limit-time-reset-ms"))
+}
+
+/// The wait a platform asked for in the header `name` (`Retry-After`, ShipBob's
+/// `x-retry-after`): whole seconds, a fraction of them (Shopify), or an HTTP date. Text that
+/// is none of these, or a number no wait can hold (negative, NaN, 1e300), names no wait.
+///
+/// The wait is returned as asked, so a message can quote it. The one cap on every
+/// platform's wait is where `retry` keeps it (`hold_off`: at most a day), and whether a pass
+/// takes it at all is the retry policy's `longest_wait` (CONTRACT §11).
+pub fn retry_after(headers: &HeaderMap, name: &str) -> Option<Duration> {
+    retry_after_at(headers, name, SystemTime::now())
+}
+
+/// [`retry_after`] with `now` the time an HTTP date is measured from.
+pub fn retry_after_at(headers: &HeaderMap, name: &str, now: SystemTime) -> Option<Duration> {
+    let text = headers.get(name)?.to_str().ok()?.trim();
+    match (text.parse::<u64>(), text.parse::<f64>()) {
+        (Ok(seconds), _) => Some(Duration::from_secs(seconds)),
+        (Err(_), Ok(seconds)) => Duration::try_from_secs_f64(seconds).ok(),
+        (Err(_), Err(_)) => {
+            Some(httpdate::parse_http_date(text).ok()?.duration_since(now).unwrap_or(Duration::ZERO))
+        }
+    }
+}
+
+/// A wait in milliseconds in the header `name` (BigCommerce's `X-Rate-Limit-Time-Reset-Ms`),
+/// kept under the same cap as [`retry_after`]'s.
+pub fn reset_ms(headers: &HeaderMap, name: &str) -> Option<Duration> {
+    headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok().map(Duration::from_millis)
+}
+
+/// A `next` link (a path with its query, or an absolute URL) as a target under `base`: its
+/// path below the base's own path, with its query. The link is resolved against the base and
+/// followed only when it stays on the base's scheme, host, port and path, so a credential
+/// never travels elsewhere; otherwise it is `bad_data` naming the `list` whose pages it
+/// links.
+pub fn follow(platform: &str, base: &str, next: &str, list: &str) -> Result<String, PlatformError> {
+    let elsewhere = || {
+        PlatformError::BadData(format!(
+            "{platform}'s next link for {list} leads elsewhere; the list was not read further."
+        ))
+    };
+    let base = url::Url::parse(base).map_err(|_| elsewhere())?;
+    let link = base.join(next).map_err(|_| elsewhere())?;
+    if link.scheme() != base.scheme()
+        || link.host_str() != base.host_str()
+        || link.port_or_known_default() != base.port_or_known_default()
+    {
+        return Err(elsewhere());
+    }
+    let prefix = base.path().trim_end_matches('/');
+    let path = link.path().strip_prefix(prefix).filter(|p| p.starts_with('/')).ok_or_else(elsewhere)?;
+    Ok(match link.query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path.to_string(),
+    })
 }
 
 async fn read_body(mut response: Response) -> Vec<u8> {
@@ -275,6 +331,55 @@ mod tests {
             assert!(error.is_passing(), "{status}: {error:?}");
             let PlatformError::Unreachable { wait: got, rate_limited, .. } = error else { unreachable!() };
             assert_eq!((got, rate_limited), (wait, limited), "{status}");
+        }
+    }
+
+    #[test]
+    fn a_wait_is_seconds_a_fraction_or_a_date_as_asked() {
+        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        let cases: [(&str, Option<Duration>); 9] = [
+            ("23", Some(Duration::from_secs(23))),
+            (" 600 ", Some(Duration::from_secs(600))),
+            ("2.5", Some(Duration::from_millis(2500))),
+            ("Sun, 06 Nov 1994 08:50:07 GMT", Some(Duration::from_secs(30))),
+            ("Sun, 06 Nov 1994 08:00:00 GMT", Some(Duration::ZERO)),
+            ("18446744073709551615", Some(Duration::from_secs(u64::MAX))),
+            ("-1", None),
+            ("1e300", None),
+            ("soon", None),
+        ];
+        for (text, expected) in cases {
+            let asked = headers(&[("x-retry-after", text)]);
+            assert_eq!(retry_after_at(&asked, "x-retry-after", now), expected, "{text}");
+            assert_eq!(retry_after_at(&asked, "retry-after", now), None, "{text}: another header");
+        }
+        let reset = headers(&[("x-rate-limit-time-reset-ms", "18446744073709551615")]);
+        assert_eq!(reset_ms(&reset, "x-rate-limit-time-reset-ms"), Some(Duration::from_millis(u64::MAX)));
+    }
+
+    #[test]
+    fn a_next_link_is_followed_only_on_the_bases_scheme_host_port_and_path() {
+        let cases: [(&str, &str, Option<&str>); 10] = [
+            ("https://api.test", "/v2/inventory?page=2", Some("/v2/inventory?page=2")),
+            ("https://api.test", "https://api.test/v2/inventory?page=2", Some("/v2/inventory?page=2")),
+            ("https://api.test", "https://api.test:443/v2/inventory", Some("/v2/inventory")),
+            ("https://api.test/sandbox", "/sandbox/v2/inventory?page=2", Some("/v2/inventory?page=2")),
+            ("http://127.0.0.1:8080", "/2026-01/channel?cursor=eyJ9", Some("/2026-01/channel?cursor=eyJ9")),
+            ("https://api.test", "https://evil.test/v2/inventory?page=2", None),
+            ("https://api.test", "http://api.test/v2/inventory?page=2", None),
+            ("https://api.test", "https://api.test:8443/v2/inventory", None),
+            ("https://api.test", "//evil.test/v2/inventory", None),
+            ("https://api.test/sandbox", "/v2/inventory?page=2", None),
+        ];
+        for (base, next, expected) in cases {
+            let followed = follow("P", base, next, "/v2/inventory");
+            match expected {
+                Some(target) => assert_eq!(followed.ok().as_deref(), Some(target), "{base} {next}"),
+                None => {
+                    let Err(e) = followed else { panic!("{base} {next} was followed") };
+                    assert!(e.message().contains("leads elsewhere"), "{e}");
+                }
+            }
         }
     }
 

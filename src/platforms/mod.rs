@@ -12,6 +12,7 @@ pub mod error;
 pub mod files;
 pub mod http;
 pub mod reach;
+pub mod reference;
 pub mod registry;
 pub mod retry;
 pub mod seam;

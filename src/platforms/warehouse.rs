@@ -5,7 +5,7 @@
 //! (`files`) answers with files it writes and reads, an API warehouse with requests.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -261,6 +261,22 @@ pub struct StockRow {
     pub sku: String,
     /// A whole number; a negative count is 0.
     pub quantity: i64,
+}
+
+/// A warehouse's levels summed per SKU over its rows (a SKU in several locations or
+/// warehouses), in SKU order; a negative sum counts as 0.
+#[derive(Debug, Default)]
+pub struct LevelsPerSku(BTreeMap<String, i64>);
+
+impl LevelsPerSku {
+    pub fn add(&mut self, sku: &str, units: i64) {
+        let held = self.0.entry(sku.to_string()).or_default();
+        *held = held.saturating_add(units);
+    }
+
+    pub fn into_rows(self) -> Vec<StockRow> {
+        self.0.into_iter().map(|(sku, quantity)| StockRow { sku, quantity: quantity.max(0) }).collect()
+    }
 }
 
 /// An order to send, with its items in order.

@@ -2,7 +2,7 @@
 //! a time on the token's channel, shipments walked page by page from the warehouse's cursor,
 //! stock summed per SKU over every page of inventory levels, cancellations.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -18,8 +18,8 @@ use super::wire::{InventoryPage, Order};
 use crate::dates::now_ms;
 use crate::platforms::retry::MAX_IN_FLIGHT;
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, OrderStream, OutgoingOrder, SentOrder,
-    ShipmentRow, Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
+    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, LevelsPerSku, OrderStream, OutgoingOrder,
+    SentOrder, ShipmentRow, Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
 use crate::platforms::{Adapter, PlatformError};
 
@@ -147,7 +147,7 @@ impl Client {
     async fn levels(&self) -> Result<Vec<StockRow>, PlatformError> {
         let path = Api::path("inventory-level");
         let mut target = format!("{path}?PageSize=250");
-        let mut per_sku: BTreeMap<String, i64> = BTreeMap::new();
+        let mut per_sku = LevelsPerSku::default();
         for _ in 0..MAX_PAGES {
             let answer = self.api.send(Method::GET, &target, None, None).await?;
             let page: InventoryPage = self.api.read(&answer, &target)?;
@@ -156,17 +156,11 @@ impl Client {
                     continue;
                 };
                 let units = i64::from(level.total_fulfillable_quantity.unwrap_or_default().max(0));
-                let held = per_sku.entry(sku).or_default();
-                *held = held.saturating_add(units);
+                per_sku.add(&sku, units);
             }
             match page.next.filter(|n| !n.is_empty()) {
                 Some(next) => target = self.api.follow(&next, &path)?,
-                None => {
-                    return Ok(per_sku
-                        .into_iter()
-                        .map(|(sku, quantity)| StockRow { sku, quantity })
-                        .collect());
-                }
+                None => return Ok(per_sku.into_rows()),
             }
         }
         Err(PlatformError::BadData(format!("{NAME}'s inventory levels went on past {MAX_PAGES} pages.")))
@@ -236,7 +230,7 @@ impl WarehouseClient for Client {
 
     async fn find(&mut self, order_id: i64) -> Result<Option<String>, PlatformError> {
         let channel = self.channel().await?;
-        let reference = self.shaping.reference(order_id);
+        let reference = self.shaping.references.of(order_id);
         Ok(orders::lookup(&self.api, channel, &reference).await?.map(|id| id.to_string()))
     }
 

@@ -12,13 +12,14 @@ use super::wire::{Canceled, Order};
 use crate::dates::format_ms;
 use crate::money;
 use crate::platforms::PlatformError;
+use crate::platforms::reference::References;
 use crate::platforms::retry::{self, Created};
 use crate::platforms::warehouse::{Cancelled, HeldOrder, OutgoingOrder, SentOrder};
 
 /// What the adapter says of the orders it sends.
 #[derive(Debug, Clone, Default)]
 pub struct Shaping {
-    pub reference_prefix: String,
+    pub references: References,
     pub shipping_method: String,
     /// The adapter's `shipping_methods`, keys trimmed and in lower case.
     pub shipping_methods: Vec<(String, String)>,
@@ -37,24 +38,10 @@ impl Shaping {
             })
             .unwrap_or_default();
         Shaping {
-            reference_prefix: text("reference_prefix").unwrap_or_default(),
+            references: References::with_prefix(text("reference_prefix").unwrap_or_default()),
             shipping_method: text("shipping_method").unwrap_or_else(|| "Standard".to_string()),
             shipping_methods,
         }
-    }
-
-    /// An order's reference at ShipBob: made only from orderbridge's order id.
-    pub fn reference(&self, order_id: i64) -> String {
-        format!("{}ob-{order_id}", self.reference_prefix)
-    }
-
-    /// orderbridge's order id in a reference of ours, if it is one.
-    pub fn order_of(&self, reference: &str) -> Option<i64> {
-        let digits = reference.strip_prefix(&self.reference_prefix)?.strip_prefix("ob-")?;
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
-            return None;
-        }
-        digits.parse().ok()
     }
 
     fn shipping_method(&self, level: Option<&str>) -> String {
@@ -168,7 +155,7 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping) -> Result<Value, String> {
         recipient.insert("phone_number".into(), json!(phone));
     }
     let mut body = Map::new();
-    body.insert("reference_id".into(), json!(shaping.reference(order.order_id)));
+    body.insert("reference_id".into(), json!(shaping.references.of(order.order_id)));
     let number =
         order.external_display_id.as_deref().or(order.external_id.as_deref()).filter(|n| !n.is_empty());
     if let Some(number) = number {
@@ -229,7 +216,7 @@ pub async fn send(
         Ok(body) => body,
         Err(why) => return Ok(SentOrder::Refused(why)),
     };
-    let reference = shaping.reference(order.order_id);
+    let reference = shaping.references.of(order.order_id);
     let doubt = Doubt::default();
     // An earlier send may have created it: the lookup runs before its first create (annex §5.4).
     if order.in_doubt {
@@ -435,16 +422,6 @@ mod tests {
         bare.items.clear();
         let why = body(&bare, &Shaping::default()).unwrap_err();
         assert!(why.contains("a recipient name, a shipping address street1, a shipping address city, a shipping address country, an item of 1 unit or more"), "{why}");
-    }
-
-    #[test]
-    fn references_are_made_and_read_with_the_prefix() {
-        let shaping = Shaping { reference_prefix: "eu.".into(), ..Shaping::default() };
-        assert_eq!(shaping.reference(42), "eu.ob-42");
-        assert_eq!(shaping.order_of("eu.ob-42"), Some(42));
-        for other in ["ob-42", "eu.ob-", "eu.ob-4x", "eu.ob-042", "EU.ob-42", "eu.ob-99999999999999999999"] {
-            assert_eq!(shaping.order_of(other), None, "{other}");
-        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub fn lines(orders: &[Order], shaping: &Shaping) -> Result<(Vec<ShipmentRow>, O
     let mut latest: Option<i64> = None;
     for order in orders {
         let reference = order.reference_id.clone().unwrap_or_default();
-        let ours = shaping.order_of(&reference);
+        let ours = shaping.references.order_of(&reference);
         let named = format!("ShipBob order {} (reference {reference:?})", order.id);
         for shipment in order.shipments.as_deref().unwrap_or_default() {
             let tracking = shipment.tracking.as_ref();

@@ -6,13 +6,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{AUTHORIZATION, HeaderMap};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::NAME;
 use super::wire::Channels;
-use crate::platforms::api_key;
+pub use crate::platforms::api_key::Answer;
+use crate::platforms::api_key::KeyedApi;
 use crate::platforms::retry::{self, RetryPolicy};
 use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
 
@@ -22,26 +23,9 @@ pub const VERSION: &str = "2026-01";
 /// The most pages one walk of a `next` chain follows: more is a loop.
 pub const MAX_PAGES: usize = 1_000;
 
-/// The longest wait of a 429 taken as ShipBob says; beyond, it is a day.
-const LONGEST_WAIT: Duration = Duration::from_secs(24 * 3600);
-
 /// ShipBob for one token: where it is, the token, and how requests are tried again.
 pub struct Api {
-    base: String,
-    token: String,
-    timeout: Duration,
-    policy: RetryPolicy,
-    /// The account whose gate and waits a request spends: a fingerprint of the token.
-    account: String,
-    /// The most of one answer read (`max_platform_body_mib`; a page of 250 orders is about
-    /// 1.5 MB).
-    max_body: usize,
-}
-
-/// An answer: its status and (bounded) body.
-pub struct Answer {
-    pub status: StatusCode,
-    pub body: Vec<u8>,
+    keyed: KeyedApi,
 }
 
 impl Api {
@@ -51,25 +35,16 @@ impl Api {
         adapter: &Adapter,
         policy: Option<RetryPolicy>,
     ) -> Result<Api, PlatformError> {
-        let token = api_key::access_token(adapter, NAME)?;
-        let base = settings.shipbob_api_base.trim_end_matches('/').to_string();
-        let policy = policy.unwrap_or_else(|| api_key::one_try(settings.timeout));
-        Ok(Api {
-            account: api_key::account("shipbob", &base, token),
-            base,
-            token: token.to_string(),
-            timeout: settings.timeout,
-            policy,
-            max_body: settings.max_body_bytes,
-        })
+        let keyed = KeyedApi::new(settings, adapter, NAME, "shipbob", &settings.shipbob_api_base, policy)?;
+        Ok(Api { keyed })
     }
 
     pub fn policy(&self) -> &RetryPolicy {
-        &self.policy
+        &self.keyed.policy
     }
 
     pub fn account(&self) -> &str {
-        &self.account
+        &self.keyed.account
     }
 
     /// `/{VERSION}/{path}`.
@@ -87,21 +62,14 @@ impl Api {
         channel: Option<i32>,
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, PlatformError> {
-        let url = format!("{}{target}", self.base);
-        let mut request = http::client()
-            .request(method, url)
-            .header(AUTHORIZATION, format!("Bearer {}", self.token))
-            .header(ACCEPT, "application/json");
+        let mut request = self
+            .keyed
+            .request(method, target, body)
+            .header(AUTHORIZATION, format!("Bearer {}", self.keyed.key));
         if let Some(channel) = channel {
             request = request.header("shipbob_channel_id", channel.to_string());
         }
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
-        }
-        let response = http::send(request, self.timeout, NAME, &self.base).await?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = http::read_answer(response, self.max_body, NAME, &operation(target)).await?;
+        let (status, headers, bytes) = self.keyed.exchange(NAME, request, &operation(target)).await?;
         if let Some(error) = self.passing(status, &headers, target) {
             return Err(error);
         }
@@ -138,7 +106,7 @@ impl Api {
         channel: Option<i32>,
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, PlatformError> {
-        retry::send(&self.policy, self.account.as_str(), || {
+        retry::send(&self.keyed.policy, self.keyed.account.as_str(), || {
             self.request(method.clone(), target, channel, body)
         })
         .await
@@ -154,7 +122,7 @@ impl Api {
 
     /// A status no operation takes, as a refusal for good quoting ShipBob's reason.
     pub fn refused(&self, answer: &Answer, target: &str) -> PlatformError {
-        let reason = reasons(&answer.body, &[&self.token]);
+        let reason = reasons(&answer.body, &[&self.keyed.key]);
         let said = if reason.is_empty() { String::new() } else { format!(": {reason}") };
         PlatformError::Rejected {
             status: answer.status.as_u16(),
@@ -168,23 +136,20 @@ impl Api {
 
     /// ShipBob's messages in an error body, quoted without the token.
     pub fn reasons(&self, body: &[u8]) -> String {
-        reasons(body, &[&self.token])
+        reasons(body, &[&self.keyed.key])
     }
 
-    /// A `next` link as a target under the base: its path (which must be `path`) and query.
-    /// The token is never sent to another host: an absolute link's host is dropped.
+    /// A `next` link as a target under the base (see [`http::follow`]), whose path must be
+    /// `path`, the list's own (annex §4).
     pub fn follow(&self, next: &str, path: &str) -> Result<String, PlatformError> {
-        let relative = match next.find("://") {
-            Some(at) => next[at + 3..].find('/').map_or("/", |slash| &next[at + 3 + slash..]),
-            None => next,
-        };
+        let relative = http::follow(NAME, &self.keyed.base, next, path)?;
         let link_path = relative.split('?').next().unwrap_or_default();
         if !link_path.eq_ignore_ascii_case(path) {
             return Err(PlatformError::BadData(format!(
                 "{NAME}'s next link for {path} leads elsewhere ({link_path}); the list was not read further."
             )));
         }
-        Ok(relative.to_string())
+        Ok(relative)
     }
 
     /// Get Channels, every page: the channels of the token.
@@ -194,7 +159,8 @@ impl Api {
         let mut all = Vec::new();
         for _ in 0..MAX_PAGES {
             let answer = if once {
-                retry::ask_once(self.account.as_str(), self.request(Method::GET, &target, None, None)).await?
+                retry::ask_once(self.keyed.account.as_str(), self.request(Method::GET, &target, None, None))
+                    .await?
             } else {
                 self.send(Method::GET, &target, None, None).await?
             };
@@ -255,11 +221,9 @@ pub fn decode<T: DeserializeOwned>(body: &[u8], target: &str) -> Result<T, Platf
     })
 }
 
-/// The wait a 429 asks for: `x-retry-after` seconds, else `Retry-After`; at most a day.
+/// The wait a 429 asks for: ShipBob's `x-retry-after`, else `Retry-After`.
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let seconds = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok();
-    let asked = seconds("x-retry-after").or_else(|| seconds("retry-after"))?;
-    Some(Duration::from_secs(asked).min(LONGEST_WAIT))
+    http::retry_after(headers, "x-retry-after").or_else(|| http::retry_after(headers, "retry-after"))
 }
 
 /// ShipBob's error messages: `{"Member.Path": ["message"]}` written `member: message`, joined by
@@ -329,12 +293,12 @@ mod tests {
     }
 
     #[test]
-    fn the_wait_of_a_429_is_shipbobs_header_and_never_overflows() {
+    fn the_wait_of_a_429_is_shipbobs_header_before_retry_after() {
         let mut headers = HeaderMap::new();
         headers.insert("retry-after", "9".parse().unwrap());
         assert_eq!(retry_after(&headers), Some(Duration::from_secs(9)));
         headers.insert("x-retry-after", "18446744073709551615".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(LONGEST_WAIT));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(u64::MAX)));
     }
 
     #[test]

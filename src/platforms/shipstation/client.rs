@@ -3,8 +3,6 @@
 //! walked by creation time from the warehouse's cursor, available stock summed per SKU over
 //! every page of the Inventory API, cancellations.
 
-use std::collections::BTreeMap;
-
 use async_trait::async_trait;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
@@ -20,10 +18,10 @@ const MAX_LABEL_PAGES: usize = 10_000;
 use super::wire::{Inventory, Labels, Warehouse};
 use crate::dates::{format_ms, now_ms};
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, OrderStream, SentOrder, ShipmentRow, Since,
-    StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
+    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, LevelsPerSku, OrderStream, SentOrder,
+    ShipmentRow, Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
-use crate::platforms::{Adapter, PlatformError};
+use crate::platforms::{Adapter, PlatformError, http};
 
 /// Labels per page of the walk (`page_size`; the file names no maximum, annex §10.4).
 const PAGE: usize = 100;
@@ -150,7 +148,7 @@ impl Client {
             let id = percent_encoding::utf8_percent_encode(id, percent_encoding::NON_ALPHANUMERIC);
             target.push_str(&format!("&inventory_warehouse_id={id}"));
         }
-        let mut per_sku: BTreeMap<String, i64> = BTreeMap::new();
+        let mut per_sku = LevelsPerSku::default();
         for _ in 0..MAX_PAGES {
             let answer = self.api.send(Method::GET, &target).await?;
             if (402..=404).contains(&answer.status.as_u16()) {
@@ -174,46 +172,16 @@ impl Client {
                         page.page.unwrap_or(1)
                     )));
                 };
-                let held = per_sku.entry(sku.to_string()).or_default();
-                *held = held.saturating_add(available);
+                per_sku.add(sku, available);
             }
             let next = page.links.and_then(|l| l.next).and_then(|n| n.href).filter(|h| !h.is_empty());
             let last = matches!((page.page, page.pages), (Some(p), Some(all)) if p >= all);
             match next {
-                Some(href) if !last => target = self.follow(&href)?,
-                _ => {
-                    return Ok(per_sku
-                        .into_iter()
-                        .map(|(sku, quantity)| StockRow { sku, quantity: quantity.max(0) })
-                        .collect());
-                }
+                Some(href) if !last => target = http::follow(NAME, self.api.base(), &href, INVENTORY)?,
+                _ => return Ok(per_sku.into_rows()),
             }
         }
         Err(PlatformError::BadData(format!("{NAME}'s inventory went on past {MAX_PAGES} pages.")))
-    }
-
-    /// A `links.next.href` as a target under the base: followed only on the base's scheme,
-    /// host and port, so the key never goes elsewhere.
-    fn follow(&self, href: &str) -> Result<String, PlatformError> {
-        let elsewhere = || {
-            PlatformError::BadData(format!(
-                "{NAME}'s next link for {INVENTORY} leads elsewhere; the inventory was not read further."
-            ))
-        };
-        let base = url::Url::parse(self.api.base()).map_err(|_| elsewhere())?;
-        let link = base.join(href).map_err(|_| elsewhere())?;
-        if link.scheme() != base.scheme()
-            || link.host_str() != base.host_str()
-            || link.port_or_known_default() != base.port_or_known_default()
-        {
-            return Err(elsewhere());
-        }
-        let prefix = base.path().trim_end_matches('/');
-        let path = link.path().strip_prefix(prefix).filter(|p| p.starts_with('/')).ok_or_else(elsewhere)?;
-        Ok(match link.query() {
-            Some(query) => format!("{path}?{query}"),
-            None => path.to_string(),
-        })
     }
 }
 
@@ -256,7 +224,7 @@ impl WarehouseClient for Client {
                 match orders::body(&order, &self.shaping, ship_from.as_ref()) {
                     Ok(body) => prepared.push(Prepared {
                         order_id: order.order_id,
-                        reference: self.shaping.reference(order.order_id),
+                        reference: self.shaping.references.of(order.order_id),
                         body,
                         in_doubt: order.in_doubt,
                     }),
@@ -278,7 +246,7 @@ impl WarehouseClient for Client {
     }
 
     async fn find(&mut self, order_id: i64) -> Result<Option<String>, PlatformError> {
-        orders::lookup(&self.api, &self.shaping.reference(order_id)).await
+        orders::lookup(&self.api, &self.shaping.references.of(order_id)).await
     }
 
     async fn open_inbox(&mut self, inbox: Inbox, since: Since) -> Result<(), PlatformError> {

@@ -65,7 +65,7 @@ pub fn page(labels: &[Label], shaping: &Shaping) -> Result<Page, String> {
     for label in labels {
         let id = label.label_id.as_deref().unwrap_or("?");
         let reference = label.external_shipment_id.clone().unwrap_or_default();
-        let ours = shaping.order_of(&reference);
+        let ours = shaping.references.order_of(&reference);
         // Ours is read or fails the page; another's is kept only as far as it can be read.
         let read = |value: Result<Option<i64>, String>| match value {
             Err(why) if ours.is_some() => Err(why),

@@ -15,6 +15,7 @@ use super::NAME;
 use super::transport::Api;
 use super::wire::{Created, Shipment};
 use crate::platforms::PlatformError;
+use crate::platforms::reference::References;
 use crate::platforms::retry::{self, RetryPolicy};
 use crate::platforms::warehouse::{Cancelled, HeldOrder, OutgoingOrder, SentOrder};
 
@@ -24,7 +25,7 @@ pub const BATCH: usize = 50;
 /// What the adapter says of the orders it sends and the labels it reads.
 #[derive(Debug, Clone, Default)]
 pub struct Shaping {
-    pub reference_prefix: String,
+    pub references: References,
     pub carrier_id: Option<String>,
     pub warehouse_id: Option<String>,
     /// The unit of the store's item weights (`pound` when unset).
@@ -35,25 +36,11 @@ impl Shaping {
     pub fn of(adapter: &Map<String, Value>) -> Shaping {
         let text = |key: &str| adapter.get(key).and_then(Value::as_str).map(str::to_string);
         Shaping {
-            reference_prefix: text("reference_prefix").unwrap_or_default(),
+            references: References::with_prefix(text("reference_prefix").unwrap_or_default()),
             carrier_id: text("carrier_id"),
             warehouse_id: text("warehouse_id"),
             weight_unit: text("weight_unit").unwrap_or_else(|| "pound".to_string()),
         }
-    }
-
-    /// An order's `external_shipment_id`: made only from orderbridge's order id.
-    pub fn reference(&self, order_id: i64) -> String {
-        format!("{}ob-{order_id}", self.reference_prefix)
-    }
-
-    /// orderbridge's order id in a reference of ours, if it is one.
-    pub fn order_of(&self, reference: &str) -> Option<i64> {
-        let digits = reference.strip_prefix(&self.reference_prefix)?.strip_prefix("ob-")?;
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.starts_with('0') {
-            return None;
-        }
-        digits.parse().ok()
     }
 }
 
@@ -105,7 +92,7 @@ pub fn body(order: &OutgoingOrder, shaping: &Shaping, ship_from: Option<&Value>)
     }
     ship_to.insert("address_residential_indicator".into(), json!("unknown"));
     let mut shipment = Map::new();
-    shipment.insert("external_shipment_id".into(), json!(shaping.reference(order.order_id)));
+    shipment.insert("external_shipment_id".into(), json!(shaping.references.of(order.order_id)));
     shipment.insert("validate_address".into(), json!("no_validation"));
     shipment.insert("ship_to".into(), Value::Object(ship_to));
     if let Some(from) = ship_from {
@@ -477,7 +464,9 @@ mod tests {
         let mut gift = order();
         gift.gift_message = Some("Happy birthday".into());
         let from = json!({"name": "Dock 3"});
-        let made = body(&gift, &Shaping { reference_prefix: "eu.".into(), ..shaping }, Some(&from)).unwrap();
+        let made =
+            body(&gift, &Shaping { references: References::with_prefix("eu."), ..shaping }, Some(&from))
+                .unwrap();
         assert_eq!(
             (made["is_gift"].clone(), made["notes_for_gift"].clone()),
             (json!(true), json!("Happy birthday"))
@@ -507,15 +496,5 @@ mod tests {
         let mut no_region = order();
         no_region.ship_to.region = None;
         assert!(body(&no_region, &Shaping::default(), None).unwrap_err().contains("ship_to.state_province"));
-    }
-
-    #[test]
-    fn references_are_made_and_read_with_the_prefix() {
-        let shaping = Shaping { reference_prefix: "eu.".into(), ..Shaping::default() };
-        assert_eq!(shaping.reference(42), "eu.ob-42");
-        assert_eq!(shaping.order_of("eu.ob-42"), Some(42));
-        for other in ["ob-42", "eu.ob-", "eu.ob-4x", "eu.ob-042", "EU.ob-42", "eu.ob-99999999999999999999"] {
-            assert_eq!(shaping.order_of(other), None, "{other}");
-        }
     }
 }

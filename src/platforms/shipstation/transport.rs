@@ -6,15 +6,16 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::NAME;
 use super::wire::ErrorBody;
-use crate::platforms::api_key;
+pub use crate::platforms::api_key::Answer;
+use crate::platforms::api_key::KeyedApi;
 use crate::platforms::retry::{self, RetryPolicy};
 use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
 
@@ -30,19 +31,7 @@ pub const INVENTORY: &str = "/v2/inventory";
 
 /// ShipStation for one API key: where it is, the key, and how requests are tried again.
 pub struct Api {
-    base: String,
-    key: String,
-    timeout: Duration,
-    policy: RetryPolicy,
-    /// The account whose gate and waits a request spends: a fingerprint of the key.
-    account: String,
-    max_body: usize,
-}
-
-/// An answer: its status and (bounded) body.
-pub struct Answer {
-    pub status: StatusCode,
-    pub body: Vec<u8>,
+    keyed: KeyedApi,
 }
 
 impl Api {
@@ -52,17 +41,9 @@ impl Api {
         adapter: &Adapter,
         policy: Option<RetryPolicy>,
     ) -> Result<Api, PlatformError> {
-        let key = api_key::access_token(adapter, NAME)?;
-        let base = settings.shipstation_api_base.trim_end_matches('/').to_string();
-        let policy = policy.unwrap_or_else(|| api_key::one_try(settings.timeout));
-        Ok(Api {
-            account: api_key::account("shipstation", &base, key),
-            base,
-            key: key.to_string(),
-            timeout: settings.timeout,
-            policy,
-            max_body: settings.max_body_bytes,
-        })
+        let keyed =
+            KeyedApi::new(settings, adapter, NAME, "shipstation", &settings.shipstation_api_base, policy)?;
+        Ok(Api { keyed })
     }
 
     /// A place among the account's requests of the last 60 seconds (annex §5.1), shared by
@@ -76,7 +57,7 @@ impl Api {
                 let mut all = sent().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                 let now = Instant::now();
                 forget_quiet_accounts(&mut all, now);
-                let sent = all.accounts.entry(self.account.clone()).or_default();
+                let sent = all.accounts.entry(self.keyed.account.clone()).or_default();
                 while sent.front().is_some_and(|t| now.duration_since(*t) >= minute) {
                     sent.pop_front();
                 }
@@ -87,7 +68,7 @@ impl Api {
                 sent.front()
                     .map_or(Duration::ZERO, |oldest| minute.saturating_sub(now.duration_since(*oldest)))
             };
-            if wait > self.policy.longest_wait {
+            if wait > self.keyed.policy.longest_wait {
                 return Err(PlatformError::rate_limited(
                     format!(
                         "orderbridge sent this {NAME} account {PER_MINUTE} requests in the last 60 seconds, its limit; the next may go in {} s.",
@@ -102,15 +83,15 @@ impl Api {
     }
 
     pub fn policy(&self) -> &RetryPolicy {
-        &self.policy
+        &self.keyed.policy
     }
 
     pub fn account(&self) -> &str {
-        &self.account
+        &self.keyed.account
     }
 
     pub fn base(&self) -> &str {
-        &self.base
+        &self.keyed.base
     }
 
     /// One request, without trying again: `target` is a path with its query, under the base.
@@ -124,17 +105,8 @@ impl Api {
     ) -> Result<Answer, PlatformError> {
         let op = operation(&method, target);
         self.place().await?;
-        let mut request = http::client()
-            .request(method, format!("{}{target}", self.base))
-            .header("api-key", &self.key)
-            .header(ACCEPT, "application/json");
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
-        }
-        let response = http::send(request, self.timeout, NAME, &self.base).await?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = http::read_answer(response, self.max_body, NAME, &op).await?;
+        let request = self.keyed.request(method, target, body).header("api-key", &self.keyed.key);
+        let (status, headers, bytes) = self.keyed.exchange(NAME, request, &op).await?;
         if let Some(error) = self.passing(status, &headers, &bytes, &op, target) {
             return Err(error);
         }
@@ -159,7 +131,7 @@ impl Api {
                 said(&self.reason(body, true))
             ))),
             StatusCode::TOO_MANY_REQUESTS => {
-                let wait = retry_after(headers, SystemTime::now());
+                let wait = http::retry_after(headers, "retry-after");
                 let asked = wait.map_or_else(
                     || "without saying how long".to_string(),
                     |w| format!("after {} s", w.as_secs()),
@@ -175,7 +147,10 @@ impl Api {
 
     /// A read, tried again on passing failures under the account's gate and waits.
     pub async fn send(&self, method: Method, target: &str) -> Result<Answer, PlatformError> {
-        retry::send(&self.policy, self.account.as_str(), || self.request(method.clone(), target, None)).await
+        retry::send(&self.keyed.policy, self.keyed.account.as_str(), || {
+            self.request(method.clone(), target, None)
+        })
+        .await
     }
 
     /// A 2xx answer's JSON as `T`; another status is refused for good, quoting ShipStation.
@@ -215,7 +190,7 @@ impl Api {
             Some(error_code) => error_code,
             None => message,
         };
-        quote_platform_text(&text, &[&self.key])
+        quote_platform_text(&text, &[&self.keyed.key])
     }
 
     /// The ping (annex §3): the key may list warehouses, or read the adapter's one.
@@ -224,7 +199,8 @@ impl Api {
             Some(id) => format!("/v2/warehouses/{id}"),
             None => "/v2/warehouses".to_string(),
         };
-        let answer = retry::ask_once(self.account.as_str(), self.request(Method::GET, &target, None)).await?;
+        let answer =
+            retry::ask_once(self.keyed.account.as_str(), self.request(Method::GET, &target, None)).await?;
         match (answer.status, warehouse) {
             (StatusCode::NOT_FOUND, Some(id)) => {
                 Err(PlatformError::Refused(format!("{NAME} has no warehouse {id} for this API key.")))
@@ -281,16 +257,6 @@ pub fn decode<T: DeserializeOwned>(body: &[u8], method: &Method, target: &str) -
     })
 }
 
-/// The wait a 429 asks for: `Retry-After` in seconds, or as an HTTP date; at most a day.
-pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let text = headers.get("retry-after")?.to_str().ok()?.trim();
-    let wait = match text.parse::<u64>() {
-        Ok(seconds) => Duration::from_secs(seconds),
-        Err(_) => httpdate::parse_http_date(text).ok()?.duration_since(now).unwrap_or(Duration::ZERO),
-    };
-    Some(wait.min(retry::MAX_HOLD))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,19 +274,5 @@ mod tests {
         assert_eq!(api().reason(body, false), "The API key [redacted] is invalid.");
         assert_eq!(api().reason(b"", true), "");
         assert_eq!(api().reason(b"<html>", true), "");
-    }
-
-    #[test]
-    fn the_wait_of_a_429_is_seconds_or_a_date_and_never_overflows() {
-        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", "23".parse().unwrap());
-        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(23)));
-        headers.insert("retry-after", "Sun, 06 Nov 1994 08:50:07 GMT".parse().unwrap());
-        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(30)));
-        headers.insert("retry-after", "18446744073709551615".parse().unwrap());
-        assert_eq!(retry_after(&headers, now), Some(retry::MAX_HOLD));
-        headers.insert("retry-after", "soon".parse().unwrap());
-        assert_eq!(retry_after(&headers, now), None);
     }
 }

@@ -150,13 +150,7 @@ impl Shop {
     /// Sorts an HTTP answer that is not 2xx (annex, *Errors*).
     async fn refusal(&self, response: reqwest::Response) -> PlatformError {
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            // A number no wait can hold (negative, NaN, 1e300) names no wait.
-            .and_then(|s| Duration::try_from_secs_f64(s).ok());
+        let retry_after = http::retry_after(response.headers(), "retry-after");
         let secrets = self.secrets();
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         let error = http::error_from(NAME, response, &secrets).await;

@@ -343,7 +343,7 @@ impl Api {
                 None => Ok(Raw::NoApi),
             },
             StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => {
-                let wait = retry_after(&headers);
+                let wait = http::retry_after(&headers, RETRY_AFTER.as_str());
                 let asked =
                     wait.map_or(String::new(), |w| format!("; it asked to retry after {} s", w.as_secs()));
                 let message = format!("{NAME} at {} asked us to wait ({said}{asked}).", self.site());
@@ -538,16 +538,6 @@ fn http_date(headers: &HeaderMap, name: &str) -> Option<i64> {
     i64::try_from(ms).ok()
 }
 
-/// `Retry-After` in seconds or as an HTTP date.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let at = httpdate::parse_http_date(text).ok()?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO).max(Duration::from_millis(1)))
-}
-
 /// The targets of `rel="https://api.w.org/"` links in one `Link` header.
 fn api_links(header: &str) -> Vec<String> {
     header
@@ -582,18 +572,5 @@ mod tests {
         let header = r#"<https://shop.test/wp-json/wp/v2/pages/2>; rel="alternate"; type="application/json", <https://shop.test/?rest_route=/>; rel="https://api.w.org/""#;
         assert_eq!(api_links(header), ["https://shop.test/?rest_route=/"]);
         assert!(api_links("<https://shop.test/>; rel=shortlink").is_empty());
-    }
-
-    #[test]
-    fn retry_after_is_seconds_or_a_date() {
-        let mut headers = HeaderMap::new();
-        headers.insert(RETRY_AFTER, "600".parse().unwrap());
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(600)));
-        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(120));
-        headers.insert(RETRY_AFTER, later.parse().unwrap());
-        let wait = retry_after(&headers).unwrap();
-        assert!(wait > Duration::from_secs(100) && wait <= Duration::from_secs(120), "{wait:?}");
-        headers.insert(RETRY_AFTER, "soon".parse().unwrap());
-        assert_eq!(retry_after(&headers), None);
     }
 }
