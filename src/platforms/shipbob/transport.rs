@@ -139,10 +139,16 @@ impl Api {
         reasons(body, &[&self.keyed.key])
     }
 
-    /// A `next` link as a target under the base (see [`http::follow`]), whose path must be
-    /// `path`, the list's own (annex §4).
+    /// A `next` link as a target under the base, whose path must be `path`, the list's own
+    /// (annex §4).
     pub fn follow(&self, next: &str, path: &str) -> Result<String, PlatformError> {
-        let relative = http::follow(NAME, &self.keyed.base, next, path)?;
+        // Annex §4: a link is a path with its query or an absolute URL, and either is asked at
+        // `{shipbob_api_base}` with its path and query: the token never goes to another host.
+        let Some(relative) = link_target(next) else {
+            return Err(PlatformError::BadData(format!(
+                "{NAME}'s next link for {path} is neither a path nor a URL; the list was not read further."
+            )));
+        };
         let link_path = relative.split('?').next().unwrap_or_default();
         if !link_path.eq_ignore_ascii_case(path) {
             return Err(PlatformError::BadData(format!(
@@ -273,9 +279,32 @@ impl Doubt {
     }
 }
 
+/// A `next` link's path and query, whether it came as a path or as an absolute URL.
+fn link_target(next: &str) -> Option<String> {
+    match url::Url::parse(next) {
+        Ok(absolute) => Some(match absolute.query() {
+            Some(query) => format!("{}?{query}", absolute.path()),
+            None => absolute.path().to_string(),
+        }),
+        Err(_) if next.starts_with('/') => Some(next.to_string()),
+        Err(_) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_next_link_is_asked_at_the_base_with_its_path_and_query_whatever_host_it_names() {
+        assert_eq!(link_target("/2026-01/channel?cursor=eyJ"), Some("/2026-01/channel?cursor=eyJ".into()));
+        assert_eq!(
+            link_target("https://api.shipbob.com/2026-01/channel?cursor=eyJ"),
+            Some("/2026-01/channel?cursor=eyJ".into())
+        );
+        assert_eq!(link_target("https://elsewhere.example/2026-01/order"), Some("/2026-01/order".into()));
+        assert_eq!(link_target("page=2"), None);
+    }
 
     #[test]
     fn reasons_are_member_and_message_and_never_the_token() {
