@@ -6,6 +6,7 @@
 //! between a confirmation and its commit is found by the `getOrder` check, never sent again.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::time::Duration;
 
 use orderbridge::simulate::amazon::{Operation, Seller, Simulator};
@@ -48,27 +49,7 @@ async fn kill_9_in_the_middle_of_amazon_passes_writes_each_order_once_and_confir
     };
     let server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
     let api = Api::new(&server);
-    let customer = api.create("/customers", json!({"company_name": "Crash Co"}));
-    let store_id = api.create(
-        "/stores",
-        json!({"customer_id": customer, "name": "Amazon", "platform": "amazon", "enabled_at": "now",
-               "adapter": {"region": "na", "marketplace_ids": [MARKETPLACE], "seller_id": SELLER,
-                           "client_id": seller.client_id, "client_secret": seller.client_secret,
-                           "refresh_token": seller.refresh_token}}),
-    );
-    let warehouse = api.create(
-        "/warehouses",
-        json!({"customer_id": customer, "name": "Main", "platform": "folder", "enabled_at": "now",
-               "adapter": {"connection_string": format!("file://{}", root.display())}}),
-    );
-    let connection = api.create(
-        "/connections",
-        json!({"name": "c", "customer_id": customer, "store_id": store_id, "warehouse_id": warehouse, "enabled_at": "now"}),
-    );
-    let (_, channels) = api.call("GET", &format!("/connections/{connection}/channels"), Value::Null);
-    let sales =
-        channels.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].as_i64().unwrap();
-    api.call("PATCH", &format!("/connections/{connection}/channels/{sales}"), json!({"enabled_at": "now"}));
+    let connection = connect(&api, &seller, &root);
 
     let mut server = Some(server);
     // Shipped order id -> its tracking number.
@@ -140,4 +121,31 @@ async fn kill_9_in_the_middle_of_amazon_passes_writes_each_order_once_and_confir
     for secret in [&seller.client_secret, &seller.refresh_token] {
         assert!(!out.contains(secret.as_str()) && !err.contains(secret.as_str()), "a credential was logged");
     }
+}
+
+/// A customer with the seller's Amazon store, a `folder` warehouse at `root` and a connection
+/// between them whose sales channel is on; the connection's id.
+fn connect(api: &Api, seller: &Seller, root: &Path) -> i64 {
+    let customer = api.create("/customers", json!({"company_name": "Crash Co"}));
+    let store_id = api.create(
+        "/stores",
+        json!({"customer_id": customer, "name": "Amazon", "platform": "amazon", "enabled_at": "now",
+               "adapter": {"region": "na", "marketplace_ids": [MARKETPLACE], "seller_id": seller.seller_id,
+                           "client_id": seller.client_id, "client_secret": seller.client_secret,
+                           "refresh_token": seller.refresh_token}}),
+    );
+    let warehouse = api.create(
+        "/warehouses",
+        json!({"customer_id": customer, "name": "Main", "platform": "folder", "enabled_at": "now",
+               "adapter": {"connection_string": format!("file://{}", root.display())}}),
+    );
+    let connection = api.create(
+        "/connections",
+        json!({"name": "c", "customer_id": customer, "store_id": store_id, "warehouse_id": warehouse, "enabled_at": "now"}),
+    );
+    let (_, channels) = api.call("GET", &format!("/connections/{connection}/channels"), Value::Null);
+    let sales =
+        channels.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].as_i64().unwrap();
+    api.call("PATCH", &format!("/connections/{connection}/channels/{sales}"), json!({"enabled_at": "now"}));
+    connection
 }
