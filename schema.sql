@@ -343,6 +343,16 @@ CREATE TABLE IF NOT EXISTS store_cursors (
     cursor   INTEGER NOT NULL
 ) STRICT;
 
+-- A store's walk of orders that stopped part-way (a rate limit, a failure, a restart) for the
+-- next pass, in any process, to go on with (CONTRACT §11 "Pulls that resume"): its
+-- continuation in the platform's own words with what the walk read so far, as JSON, and when
+-- the page that handed it out was written (ms). Written with each page, removed with the last.
+CREATE TABLE IF NOT EXISTS store_walks (
+    store_id INTEGER PRIMARY KEY REFERENCES stores (id),
+    walk     TEXT NOT NULL,
+    saved_at INTEGER NOT NULL
+) STRICT;
+
 -- What sync knows of a pulled order beyond its document: the version it was written at
 -- (BigCommerce's modification time, a fingerprint of Sellbrite's listed order; an unchanged
 -- order is not fetched or written again), its shipping address id, and its tries at the

@@ -63,6 +63,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sync: shipments due for archiving found by an index, not by reading every shipment",
         apply: archived_leave_the_index,
     },
+    Migration {
+        version: 12,
+        name: "sync: a store's walk of orders kept between passes and processes",
+        apply: |_| Ok(()),
+    },
 ];
 
 /// Archived shipments are not waiting to be archived: their `notified_at` leaves the index of

@@ -47,6 +47,22 @@ pub trait StoreClient: Send + Sync {
         Ok(TokenPage { orders, next: full.then(|| (page + 1).to_string()), clock: None })
     }
 
+    /// Whether a [`Walk::Resumable`] walk's continuation, handed out `age` ago, may still
+    /// be used; past that a stopped walk starts again from the cursor. By default a
+    /// continuation does not age.
+    fn continuation_usable(&self, age: Duration) -> bool {
+        let _ = age;
+        true
+    }
+
+    /// Whether `error`, the answer to the first page of a walk continued from an earlier
+    /// pass, says the store no longer takes the continuation: the walk then starts again
+    /// from the cursor, once. By default no answer says so.
+    fn continuation_refused(&self, error: &PlatformError) -> bool {
+        let _ = error;
+        false
+    }
+
     /// The whole order (items, addresses) as an import record.
     async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError>;
 
@@ -163,8 +179,9 @@ pub enum Walk {
     /// the walk's filters): the cursor moves once the walk ends, to the latest change read
     /// but never past the store's clock when the walk's first page was answered
     /// ([`TokenPage::clock`]), so an order changed while the walk runs is read by the next
-    /// one. A walk that stops short (the platform's rate limit, a failure) is continued by a
-    /// later pass from the page it stopped at.
+    /// one. A walk that stops short (the platform's rate limit, a failure, a restart) is
+    /// continued by a later pass, in any process, from the page it stopped at, while
+    /// [`StoreClient::continuation_usable`] says so.
     Resumable,
 }
 

@@ -1,6 +1,6 @@
 //! What a step of a pass is given instead of the engine: the engine's database thread and
-//! settings, what outlives a pass (turns on shared things, the warehouse clients' memory,
-//! the walks left unfinished), the connection the pass drives and the run that records it.
+//! settings, what outlives a pass (turns on shared things, the warehouse clients' memory),
+//! the connection the pass drives and the run that records it.
 //! A leaf: the engine builds these and the steps use them, so neither imports the other.
 
 use std::collections::HashMap;
@@ -15,7 +15,6 @@ use super::problems::ProblemKind;
 use super::runs::Step;
 use super::settings::Settings;
 use super::step::{StepError, note};
-use super::walking::Unfinished;
 
 /// What the passes of different connections share and take turns on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,8 +38,6 @@ pub(crate) struct Lasting {
     /// What the warehouse clients keep across passes (what earlier passes saw of the
     /// warehouses' files: CONTRACT §11, files still being written).
     memory: Memory,
-    /// The walks of stores' orders passes left unfinished.
-    walks: Unfinished,
 }
 
 /// What the engine lends a pass: its database thread, its settings, and what outlives passes.
@@ -128,11 +125,6 @@ impl<'a> Context<'a> {
     /// What the warehouse clients keep across passes.
     pub(super) fn memory(&self) -> &'a Memory {
         &self.tools.lasting.memory
-    }
-
-    /// The walks of stores' orders passes left unfinished.
-    pub(super) fn walks(&self) -> &'a Unfinished {
-        &self.tools.lasting.walks
     }
 
     /// The store's platform as its users know it ("The store" for one not registered).

@@ -62,7 +62,7 @@ pub struct Engine {
     starting: tokio::sync::Mutex<()>,
     slots: tokio::sync::Semaphore,
     /// What outlives a pass, lent to each: turns on shared things, the warehouse clients'
-    /// memory, the walks left unfinished.
+    /// memory (a walk left unfinished is in the database, for any process).
     lasting: Lasting,
     /// Who this engine is among the processes on the database file: its passes' leases.
     pub(super) holder: String,

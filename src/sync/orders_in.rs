@@ -12,6 +12,7 @@ use crate::platforms::store::{ListedOrder, Listing, StoreClient, Walk};
 use super::context::Context;
 use super::pages::{Reading, imported, save_cursor, write_listed};
 use super::step::StepError;
+use super::walking::Keep;
 
 /// A pull reads at most this many pages; the next pass goes on from the cursor.
 const MAX_PAGES: u32 = 10_000;
@@ -111,7 +112,7 @@ async fn pull_listing(
         reached = reached.max(page_cursor);
         let commit_cursor = page_cursor.filter(|_| plan.walk != Walk::ByNumber);
         let next = at.after(plan.walk, &listed);
-        write_listed(ctx, read, listed, commit_cursor, pulled).await?;
+        write_listed(ctx, read, listed, commit_cursor, Keep::Nothing, pulled).await?;
         if last {
             break;
         }

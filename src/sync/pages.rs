@@ -1,7 +1,7 @@
 //! Writing what a pull read (CONTRACT §11 step 1): one page of a store's listing at a time,
 //! its new and changed orders (each read whole first), the cancellations of orders held and
-//! the cursor that covers them, in one transaction, so a crash loses nothing and a re-read
-//! doubles nothing. Used by every walk: [`super::orders_in`]'s and [`super::walks`]'.
+//! the cursor that covers them (and the walk that goes on from them), in one transaction, so a
+//! crash loses nothing and a re-read doubles nothing. Used by every walk: [`super::orders_in`]'s and [`super::walks`]'.
 
 use std::collections::HashMap;
 
@@ -19,6 +19,7 @@ use crate::platforms::store::{Disposition, ListedOrder, Listing, PullPlan, Pulle
 use super::context::Context;
 use super::states::{self, OrderState};
 use super::step::StepError;
+use super::walking::{self, Keep};
 
 /// Requests for order details in flight at once (the platform gate allows 5).
 const DETAILS_AT_ONCE: usize = 5;
@@ -42,13 +43,14 @@ pub(super) struct Reading<'a> {
 }
 
 /// Writes one page of a listing: the orders to import that are new or changed (each read
-/// whole first), the cancellations of orders held, and `commit_cursor` with them, in one
-/// transaction; `pulled` counts the orders written.
+/// whole first), the cancellations of orders held, `commit_cursor` and what `keep` says of
+/// the store's walk with them, in one transaction; `pulled` counts the orders written.
 pub(super) async fn write_listed(
     ctx: &Context<'_>,
     read: &Reading<'_>,
     listed: Vec<ListedOrder>,
     commit_cursor: Option<i64>,
+    keep: Keep,
     pulled: &mut u64,
 ) -> Result<(), StepError> {
     let Reading { store, plan, store_id, .. } = *read;
@@ -83,9 +85,10 @@ pub(super) async fn write_listed(
     let requests: Vec<_> = wanted.into_iter().map(|order| whole(store, order)).collect();
     let fetched: Vec<(String, i64, PulledOrder)> =
         futures::stream::iter(requests).buffer_unordered(DETAILS_AT_ONCE).try_collect().await?;
-    // A page that brings nothing new and does not move the cursor writes nothing.
-    if !(fetched.is_empty() && cancels.is_empty() && commit_cursor.is_none()) {
-        *pulled += ctx.db(move |conn| write_page(conn, store_id, fetched, &cancels, commit_cursor)).await?;
+    // A page that brings nothing new, moves no cursor and keeps no walk writes nothing.
+    if !(fetched.is_empty() && cancels.is_empty() && commit_cursor.is_none() && keep.is_nothing()) {
+        let end = PageEnd { cursor: commit_cursor, keep };
+        *pulled += ctx.db(move |conn| write_page(conn, store_id, fetched, &cancels, &end)).await?;
     }
     Ok(())
 }
@@ -120,13 +123,20 @@ fn lookup(conn: &Connection, store_id: i64, keys: &[String]) -> rusqlite::Result
     Ok(known)
 }
 
-/// Writes one page's orders, its cancellations and the cursor in one transaction.
+/// What a page's transaction records besides its orders: the cursor it moves to, and the
+/// store's walk as it stands after the page.
+struct PageEnd {
+    cursor: Option<i64>,
+    keep: Keep,
+}
+
+/// Writes one page's orders, its cancellations, the cursor and the walk in one transaction.
 fn write_page(
     conn: &mut Connection,
     store_id: i64,
     orders: Vec<(String, i64, PulledOrder)>,
     cancels: &[i64],
-    cursor: Option<i64>,
+    end: &PageEnd,
 ) -> Result<u64, StepError> {
     // A page of orders already held moves only the cursor, which no listing counts.
     let tx =
@@ -175,9 +185,10 @@ fn write_page(
     for &order_id in cancels {
         states::cancel_by_store(&tx, order_id, now)?;
     }
-    if let Some(cursor) = cursor {
+    if let Some(cursor) = end.cursor {
         save_cursor(&tx, store_id, cursor)?;
     }
+    walking::write(&tx, store_id, &end.keep, now)?;
     // The writer's statements borrow the transaction.
     drop(writer);
     tx.commit()?;

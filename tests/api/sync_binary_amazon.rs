@@ -6,6 +6,7 @@
 //! between a confirmation and its commit is found by the `getOrder` check, never sent again.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::time::Duration;
 
 use orderbridge::simulate::amazon::{Operation, Seller, Simulator};
@@ -48,27 +49,7 @@ async fn kill_9_in_the_middle_of_amazon_passes_writes_each_order_once_and_confir
     };
     let server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
     let api = Api::new(&server);
-    let customer = api.create("/customers", json!({"company_name": "Crash Co"}));
-    let store_id = api.create(
-        "/stores",
-        json!({"customer_id": customer, "name": "Amazon", "platform": "amazon", "enabled_at": "now",
-               "adapter": {"region": "na", "marketplace_ids": [MARKETPLACE], "seller_id": SELLER,
-                           "client_id": seller.client_id, "client_secret": seller.client_secret,
-                           "refresh_token": seller.refresh_token}}),
-    );
-    let warehouse = api.create(
-        "/warehouses",
-        json!({"customer_id": customer, "name": "Main", "platform": "folder", "enabled_at": "now",
-               "adapter": {"connection_string": format!("file://{}", root.display())}}),
-    );
-    let connection = api.create(
-        "/connections",
-        json!({"name": "c", "customer_id": customer, "store_id": store_id, "warehouse_id": warehouse, "enabled_at": "now"}),
-    );
-    let (_, channels) = api.call("GET", &format!("/connections/{connection}/channels"), Value::Null);
-    let sales =
-        channels.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].as_i64().unwrap();
-    api.call("PATCH", &format!("/connections/{connection}/channels/{sales}"), json!({"enabled_at": "now"}));
+    let connection = connect(&api, &seller, &root);
 
     let mut server = Some(server);
     // Shipped order id -> its tracking number.
@@ -150,4 +131,112 @@ async fn kill_9_in_the_middle_of_amazon_passes_writes_each_order_once_and_confir
     for secret in [&seller.client_secret, &seller.refresh_token] {
         assert!(!out.contains(secret.as_str()) && !err.contains(secret.as_str()), "a credential was logged");
     }
+}
+
+/// A customer with the seller's Amazon store, a `folder` warehouse at `root` and a connection
+/// between them whose sales channel is on; the connection's id.
+fn connect(api: &Api, seller: &Seller, root: &Path) -> i64 {
+    let customer = api.create("/customers", json!({"company_name": "Crash Co"}));
+    let store_id = api.create(
+        "/stores",
+        json!({"customer_id": customer, "name": "Amazon", "platform": "amazon", "enabled_at": "now",
+               "adapter": {"region": "na", "marketplace_ids": [MARKETPLACE], "seller_id": seller.seller_id,
+                           "client_id": seller.client_id, "client_secret": seller.client_secret,
+                           "refresh_token": seller.refresh_token}}),
+    );
+    let warehouse = api.create(
+        "/warehouses",
+        json!({"customer_id": customer, "name": "Main", "platform": "folder", "enabled_at": "now",
+               "adapter": {"connection_string": format!("file://{}", root.display())}}),
+    );
+    let connection = api.create(
+        "/connections",
+        json!({"name": "c", "customer_id": customer, "store_id": store_id, "warehouse_id": warehouse, "enabled_at": "now"}),
+    );
+    let (_, channels) = api.call("GET", &format!("/connections/{connection}/channels"), Value::Null);
+    let sales =
+        channels.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].as_i64().unwrap();
+    api.call("PATCH", &format!("/connections/{connection}/channels/{sales}"), json!({"enabled_at": "now"}));
+    connection
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_walk_paced_out_then_killed_goes_on_in_a_new_process_from_the_page_it_stopped_at() {
+    const PACED: &str = "A2PACEDSELLER1";
+    let amazon = Simulator::start().await;
+    let seller = Seller::new(PACED, "na", &[MARKETPLACE]);
+    amazon.add_seller(seller.clone());
+    amazon.generate_listings(PACED, 16, 3);
+    amazon.generate_orders(PACED, 1_200, 11);
+    // Two requests at once, then one every 2 s: the third page waits longer than a pass may.
+    amazon.set_rate(PACED, Operation::SearchOrders, 0.5, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("paced.db");
+    let folders = dir.path().join("folders");
+    let root = folders.join("wh");
+    std::fs::create_dir_all(&root).unwrap();
+    let folders = folders.display().to_string();
+    let mut env: Vec<(String, String)> =
+        envs(&folders).into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    env.push(("ORDERBRIDGE_AMAZON_API_BASE".into(), amazon.api_base()));
+    env.push(("ORDERBRIDGE_AMAZON_LWA_BASE".into(), amazon.lwa_base()));
+    env.push(("ORDERBRIDGE_PING_TIMEOUT_SECS".into(), "1".into()));
+    let server = {
+        let (db, env) = (db.clone(), env.clone());
+        tokio::task::spawn_blocking(move || {
+            let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            start(&db, &pairs).0
+        })
+        .await
+        .unwrap()
+    };
+    let api = Api::new(&server);
+    let connection = connect(&api, &seller, &root);
+    let run = api.sync(connection).await;
+    assert_eq!(run["status"], "succeeded", "a paced pull is not a failure: {run}");
+    let searches = amazon.searches();
+    let statuses: Vec<u16> = searches.iter().map(|s| s.status).collect();
+    assert_eq!(statuses, [200, 200, 429], "two pages and a 429: {searches:?}");
+    assert!(searches[0].token.is_none() && searches[1].token.is_some(), "{searches:?}");
+    let stopped_at = searches[2].token.clone().expect("the third page's token");
+    let mut dead = server;
+    dead.child.kill().expect("SIGKILL");
+    let _ = dead.child.wait();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let cursor = |conn: &rusqlite::Connection| -> Option<i64> {
+        conn.query_row("SELECT cursor FROM store_cursors", [], |r| r.get(0)).ok()
+    };
+    assert_eq!(cursor(&conn), None, "the cursor moves only when the walk ends");
+
+    // Another process, with the rate limit lifted: `orderbridge sync`.
+    amazon.set_rate(PACED, Operation::SearchOrders, 100.0, 1_000);
+    let out = crate::process::command(&db)
+        .arg("sync")
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{printed} {}", String::from_utf8_lossy(&out.stderr));
+
+    let matching = amazon
+        .order_ids(PACED)
+        .iter()
+        .filter_map(|o| amazon.order(PACED, o))
+        .filter(|o| !o.fulfilled_by_amazon && matches!(o.status, "UNSHIPPED" | "PARTIALLY_SHIPPED"))
+        .count();
+    let went_on = &amazon.searches()[3..];
+    assert_eq!(went_on[0].token.as_deref(), Some(stopped_at.as_str()), "the page it stopped at: {printed}");
+    assert!(went_on.iter().all(|s| s.token.is_some() && s.status == 200), "no walk from page 1: {went_on:?}");
+    assert_eq!(went_on.len(), matching.div_ceil(100) - 2, "the walk's remaining pages, each once");
+    let (orders, pulled): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM orders), (SELECT SUM(orders_pulled) FROM sync_runs)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    // Some matching orders are not for a warehouse (in-store pick-up, nothing to ship).
+    assert!(orders > 0 && orders <= i64::try_from(matching).unwrap(), "{orders} of {matching}");
+    assert_eq!(pulled, orders, "nothing written twice");
+    assert!(cursor(&conn).is_some(), "the walk ended and moved the cursor");
 }

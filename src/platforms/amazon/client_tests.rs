@@ -220,3 +220,24 @@ async fn a_ping_whose_credentials_are_not_proven_keeps_nothing() {
     check(&proven).await.unwrap();
     assert!(proven.keeps_anything(), "proven credentials keep their buckets and token");
 }
+
+#[tokio::test]
+async fn a_walk_is_continued_under_23_hours_and_a_token_amazon_refuses_restarts_it() {
+    let sim = amazon::Simulator::start().await;
+    let seller = amazon::Seller::new("A2CLIENTTESTS2", "na", &[MARKETPLACE]);
+    sim.add_seller(seller.clone());
+    let client = Client { seller: Seller::new(&settings(&sim), &adapter(&seller), Some(policy())).unwrap() };
+    let hours = |h: u64, m: u64| Duration::from_secs(h * 3600 + m * 60);
+    assert!(client.continuation_usable(hours(22, 59)));
+    assert!(!client.continuation_usable(hours(23, 0)), "a token lives 24 hours: an hour's margin");
+    // A token Amazon cannot read (or one past its life) is answered 400.
+    let stale =
+        json!({"after": "2026-01-01T00:00:00Z", "statuses": "UNSHIPPED", "token": "bm90IGEgdG9rZW4="});
+    let refused = client
+        .orders_after(crate::platforms::store::Listing::Orders, None, Some(stale.to_string()))
+        .await
+        .unwrap_err();
+    assert!(client.continuation_refused(&refused), "{refused:?}");
+    let other = crate::platforms::PlatformError::Rejected { status: 403, message: String::new() };
+    assert!(!client.continuation_refused(&other), "only a 400 says the continuation is refused");
+}

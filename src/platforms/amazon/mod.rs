@@ -230,6 +230,15 @@ impl StoreClient for Client {
         }
     }
 
+    fn continuation_usable(&self, age: Duration) -> bool {
+        age < orders::CONTINUATION_LIFETIME
+    }
+
+    fn continuation_refused(&self, error: &PlatformError) -> bool {
+        // A token past its life, or one Amazon no longer matches to the filters.
+        matches!(error, PlatformError::Rejected { status: 400, .. })
+    }
+
     async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
         orders::record_of(order.clone())
     }

@@ -3,6 +3,8 @@
 //! continuation the engine keeps holds them), which orders are written, and an order mapped
 //! to an import record with no further request: items, address and money are in the list.
 
+use std::time::Duration;
+
 use super::wire::{Address, Breakdown, Item, Money, Order, Page};
 use reqwest::{Method, StatusCode};
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -22,6 +24,10 @@ pub const PER_PAGE: usize = 100;
 
 /// How far back a store's first pull reads.
 const FIRST_PULL_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// How long a stopped walk's continuation is used: a `nextToken` lives 24 hours (annex
+/// §5, *Pull*), and an hour less leaves room for clocks and the walk's own pages.
+pub const CONTINUATION_LIFETIME: Duration = Duration::from_secs(23 * 3600);
 
 /// The datasets every page asks for.
 const INCLUDED: &str = "BUYER,RECIPIENT,PROCEEDS,FULFILLMENT";

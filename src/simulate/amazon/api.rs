@@ -8,7 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::json;
 
 use super::wire::error;
-use super::{Fault, Operation, State, confirm, controls, feeds, listings, lwa, order_view};
+use super::{Fault, Operation, Search, State, confirm, controls, feeds, listings, lwa, order_view};
 use crate::simulate::http::{Request, Response};
 use crate::simulate::running::lock;
 
@@ -62,6 +62,10 @@ pub(super) async fn answer(state: Arc<Mutex<State>>, request: Request) -> Respon
     let mut response = route(&mut state, &request);
     let date = UNIX_EPOCH + Duration::from_millis(u64::try_from(now_ms).unwrap_or_default());
     response.headers.push(("Date".into(), httpdate::fmt_http_date(date)));
+    if request.method == "GET" && request.path.ends_with("/orders/2026-01-01/orders") {
+        let token = request.param("paginationToken").map(str::to_string);
+        state.searches.push(Search { token, status: response.status });
+    }
     #[cfg(test)]
     if state.recording {
         state.exchanges.push(crate::simulate::openapi_check::Exchange::between(&request, &response));

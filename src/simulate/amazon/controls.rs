@@ -9,7 +9,9 @@ use serde_json::Value;
 use super::feeds::{self, Status};
 use super::order_view::{Datasets, view};
 use super::orders::{self, Offers, Package, Phase, Plan};
-use super::{Account, Bucket, Demo, Fault, FeedEnd, Handle, Listing, Operation, OrderStatus, Seller, State};
+use super::{
+    Account, Bucket, Demo, Fault, FeedEnd, Handle, Listing, Operation, OrderStatus, Search, Seller, State,
+};
 use crate::simulate::Rng;
 
 /// An order to add: what a test needs fixed; the buyer, address and prices are drawn.
@@ -510,6 +512,11 @@ impl Handle {
     /// Requests received over every SP-API operation (not the token or document transfers).
     pub fn sp_api_requests(&self) -> usize {
         self.lock().counts.iter().filter(|(op, _)| op.is_sp_api()).map(|(_, n)| n).sum()
+    }
+
+    /// Every `searchOrders` request so far, in the order they came (each walk's pages).
+    pub fn searches(&self) -> Vec<Search> {
+        self.lock().searches.clone()
     }
 
     /// Starts every count again from 0.

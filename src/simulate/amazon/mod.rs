@@ -291,6 +291,14 @@ struct Demo {
     made: u64,
 }
 
+/// One `searchOrders` request as it came and was answered: which page of a walk it asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    /// Its `paginationToken` (`None`: the first page of a walk).
+    pub token: Option<String>,
+    pub status: u16,
+}
+
 /// The simulator's accounts, by seller id; reached through a [`Handle`].
 pub struct State {
     accounts: BTreeMap<String, Account>,
@@ -302,6 +310,7 @@ pub struct State {
     demo: Option<Demo>,
     rng: Rng,
     counts: BTreeMap<Operation, usize>,
+    searches: Vec<Search>,
     #[cfg(test)]
     recording: bool,
     #[cfg(test)]
@@ -337,6 +346,7 @@ impl Simulator {
             demo: None,
             rng: Rng::new(2026),
             counts: BTreeMap::new(),
+            searches: Vec::new(),
             #[cfg(test)]
             recording: false,
             #[cfg(test)]
