@@ -20,7 +20,7 @@ const MAX_LABEL_PAGES: usize = 10_000;
 use super::wire::{Inventory, Labels, Warehouse};
 use crate::dates::{format_ms, now_ms};
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, OrderStream, SentOrder, ShipmentRow, Since,
+    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, LineRead, OrderStream, SentOrder, Since,
     StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
 use crate::platforms::{Adapter, PlatformError};
@@ -89,7 +89,7 @@ impl Client {
     }
 
     /// The next page of the walk, as lines.
-    async fn walk_page(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+    async fn walk_page(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError> {
         let Some(walk) = self.walk.as_mut().filter(|w| !w.done) else { return Ok(None) };
         if walk.requests >= MAX_LABEL_PAGES {
             // Each page committed its cursor: the next pass goes on from there.
@@ -136,7 +136,7 @@ impl Client {
         let cursor = read.map(|r| r.min(walk.started));
         Ok(Some(Inbound {
             name,
-            records: Ok(page.rows),
+            records: Ok(page.rows.into_iter().map(Ok).collect()),
             cursor,
             walk: WalkPlace::Unchanged,
             strangers: Strangers::Skip,
@@ -300,7 +300,7 @@ impl WarehouseClient for Client {
         Ok(())
     }
 
-    async fn next_shipments(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+    async fn next_shipments(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError> {
         self.walk_page().await
     }
 
