@@ -26,8 +26,11 @@ pub trait WarehouseClient: Send {
     fn orders_per_send(&self) -> Option<usize>;
 
     /// Opens what the pass needs, if not open yet. Returns what the warehouse showed that its
-    /// adapter should keep from now on (an SFTP server's host key), once.
-    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError>;
+    /// adapter should keep from now on (an SFTP server's host key), once. An API warehouse
+    /// has nothing to open: each request stands alone.
+    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError> {
+        Ok(None)
+    }
 
     /// Sends the orders `orders` delivers, as send `number` of connection `connection_id`
     /// (a file's name; the same number after a crash means the same document). Says what
@@ -69,7 +72,7 @@ pub trait WarehouseClient: Send {
     }
 
     /// Ends what the pass opened; errors here change nothing.
-    async fn close(&mut self);
+    async fn close(&mut self) {}
 }
 
 /// What a warehouse client needs from the configuration and the engine.

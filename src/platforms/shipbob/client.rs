@@ -18,8 +18,8 @@ use super::wire::{InventoryPage, Order};
 use crate::dates::now_ms;
 use crate::platforms::retry::MAX_IN_FLIGHT;
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, LineRead, OrderStream, OutgoingOrder,
-    SentOrder, Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
+    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, LineRead, OrderStream, OutgoingOrder, SentOrder,
+    Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
 use crate::platforms::{Adapter, PlatformError};
 
@@ -203,10 +203,6 @@ impl WarehouseClient for Client {
         Some(ORDERS_PER_SEND)
     }
 
-    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError> {
-        Ok(None)
-    }
-
     /// Creates the orders as they come, five at a time; a failure of the step (the token
     /// refused, no verdict) stops taking more, and the orders answered for are kept.
     async fn send_orders(&mut self, _connection_id: i64, _number: i64, mut orders: OrderStream) -> Delivery {
@@ -287,6 +283,4 @@ impl WarehouseClient for Client {
             strangers: Strangers::Skip,
         }))
     }
-
-    async fn close(&mut self) {}
 }

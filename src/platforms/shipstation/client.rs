@@ -20,8 +20,8 @@ const MAX_LABEL_PAGES: usize = 10_000;
 use super::wire::{Inventory, Labels, Warehouse};
 use crate::dates::{format_ms, now_ms};
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, LineRead, OrderStream, SentOrder, Since,
-    StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
+    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, LineRead, OrderStream, SentOrder, Since, StockRow,
+    Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
 use crate::platforms::{Adapter, PlatformError};
 
@@ -223,10 +223,6 @@ impl WarehouseClient for Client {
         Some(BATCH)
     }
 
-    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError> {
-        Ok(None)
-    }
-
     /// Creates the orders in batches of 50; an order orderbridge itself cannot send is
     /// refused without a request; a failure of the step stops taking more.
     async fn send_orders(&mut self, _connection_id: i64, _number: i64, mut orders: OrderStream) -> Delivery {
@@ -313,6 +309,4 @@ impl WarehouseClient for Client {
             strangers: Strangers::Skip,
         }))
     }
-
-    async fn close(&mut self) {}
 }
