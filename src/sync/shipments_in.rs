@@ -165,11 +165,11 @@ fn since(conn: &Connection, warehouse_id: i64) -> rusqlite::Result<Since> {
     .and_then(|since| Ok(Since { walk: super::warehouse_walks::kept(conn, warehouse_id)?, ..since }))
 }
 
-/// Checks every line, then writes the piece's new shipments (and the cursor it ends with) in
-/// one transaction. Bad lines come back as the piece's bad lines and nothing is written; a
-/// line of an order that is not ours is skipped and named once where the piece says so. The
-/// warehouse holds the shipments of every store of its customer, whichever connection's pass
-/// reads it.
+/// Finds every line's order, then writes the piece's new shipments (and the cursor it ends
+/// with) in one transaction. Lines the warehouse could not read, and lines of orders not
+/// found, come back as the piece's bad lines and nothing is written, unless the piece says a
+/// line of an order not ours is skipped (then it is named once). The warehouse holds the
+/// shipments of every store of its customer, whichever connection's pass reads it.
 fn import_piece(
     conn: &mut Connection,
     reader: Reader,
@@ -249,7 +249,7 @@ fn import_piece(
             service_level: group.service_level,
             item_ids: links.iter().map(|(item, _)| *item).collect(),
         };
-        // The order was found among the customer's (check_row) and the warehouse is the
+        // The order was found among the customer's (find_order) and the warehouse is the
         // connection's, of the same customer: the references an import checks hold.
         let (id, _) = writer.write(&shipment, OrderRef { customer_id, store_id: group.store_id })?;
         let mut units = tx.prepare_cached(
