@@ -385,15 +385,23 @@ pub(crate) fn check_import_bytes(bytes: Vec<u8>) -> Checked {
     }
 }
 
-/// A shipment file: rows numbered after the header, in order, within the file.
+/// A shipment file: rows numbered after the header, in order, within the file, whether read
+/// or found bad.
 pub(crate) fn check_shipments_csv(bytes: &[u8]) -> Checked {
     let lines = bytes.iter().filter(|b| **b == b'\n').count() as u64 + 1;
     match read_shipments(bytes) {
         Ok(rows) => {
             let mut last = 1;
             for row in rows {
-                prop_assert!(row.line > 1 && row.line <= lines && row.line >= last, "{row:?} of {lines}");
-                last = row.line;
+                let line = match &row {
+                    Ok(read) => read.line,
+                    Err(bad) => {
+                        prop_assert!(!bad.problem.is_empty(), "{row:?}");
+                        bad.line
+                    }
+                };
+                prop_assert!(line > 1 && line <= lines && line >= last, "{row:?} of {lines}");
+                last = line;
             }
             Ok(Verdict::Accepted)
         }

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::{Decimal, RoundingStrategy};
 use tokio::sync::mpsc;
 
 use super::PlatformError;
@@ -24,8 +26,11 @@ pub trait WarehouseClient: Send {
     fn orders_per_send(&self) -> Option<usize>;
 
     /// Opens what the pass needs, if not open yet. Returns what the warehouse showed that its
-    /// adapter should keep from now on (an SFTP server's host key), once.
-    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError>;
+    /// adapter should keep from now on (an SFTP server's host key), once. An API warehouse
+    /// has nothing to open: each request stands alone.
+    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError> {
+        Ok(None)
+    }
 
     /// Sends the orders `orders` delivers, as send `number` of connection `connection_id`
     /// (a file's name; the same number after a crash means the same document). Says what
@@ -50,7 +55,7 @@ pub trait WarehouseClient: Send {
     async fn open_inbox(&mut self, inbox: Inbox, since: Since) -> Result<(), PlatformError>;
 
     /// The next piece of shipment lines of the inbox opened last, `None` when none is left.
-    async fn next_shipments(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError>;
+    async fn next_shipments(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError>;
 
     /// The next piece of stock levels of the inbox opened last, `None` when none is left.
     async fn next_stock(&mut self) -> Result<Option<Inbound<StockRow>>, PlatformError>;
@@ -67,7 +72,7 @@ pub trait WarehouseClient: Send {
     }
 
     /// Ends what the pass opened; errors here change nothing.
-    async fn close(&mut self);
+    async fn close(&mut self) {}
 }
 
 /// What a warehouse client needs from the configuration and the engine.
@@ -226,34 +231,70 @@ pub struct BadLine {
     pub problem: String,
 }
 
-/// A shipment line as the warehouse gave it, as text: one item of one shipment (or none,
-/// for a shipment of every unit left). The engine checks the values and finds the order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShipmentRow {
+/// One item of one shipment as the warehouse gave it (or none: a shipment of every unit left),
+/// read into what it means. The engine finds the order it names and writes the shipment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShipmentLine {
+    /// Numbered as people count (a file's line); 0 for a platform's record.
     pub line: u64,
-    pub order_id: String,
-    pub external_id: String,
-    pub store_id: String,
-    pub tracking_number: String,
-    pub carrier_name: String,
-    pub service_level: String,
-    pub shipped_at: String,
-    pub weight: String,
-    pub sku: String,
-    pub quantity: String,
-    /// The warehouse's own id of the order, where it has one: the line is the order's only
-    /// when the order was sent to this warehouse under that id.
-    pub warehouse_order_id: String,
-    /// The warehouse's description of the shipping (its ship option).
-    pub description: String,
-    /// How a person names the warehouse's order, for a line that is not ours.
+    pub order: OrderReference,
+    /// How a person names the order the line names, for a line of no order of ours: a file's
+    /// `order_id 12`, a platform's `ShipBob order 7 (reference "SHOP-77")`.
     pub reference: String,
+    pub tracking_number: String,
+    pub carrier_name: Option<String>,
+    pub service_level: Option<String>,
+    /// The warehouse's description of the shipping (its ship option).
+    pub description: Option<String>,
+    /// When it shipped (ms since the epoch); `None`: when the line was read.
+    pub shipped_at: Option<i64>,
+    /// Hundredths of the adapter's weight unit.
+    pub weight: Option<i64>,
+    /// The SKU shipped and how many of it; `None` ships every unit the order has left.
+    pub item: Option<(String, Units)>,
 }
 
-/// The `quantity` of a shipment line that ships every unit of its SKU the order has left (a
-/// warehouse that does not say how many, such as a bundle it assembles); a file's quantity
-/// is always a number.
-pub const ALL_LEFT: &str = "*";
+/// How a shipment line names its order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OrderReference {
+    /// orderbridge's order id.
+    Order(i64),
+    /// The store's id of the order, with the store.
+    External { store_id: i64, external_id: String },
+    /// The warehouse's own id of the order, with the order id our reference on it names: the
+    /// line is the order's only when the order was sent to this warehouse under that id.
+    Warehouse { warehouse_order_id: String, order_id: i64 },
+    /// Nothing that names an order of ours (another seller's order at the warehouse, or a
+    /// file's line without a usable reference).
+    Stranger,
+}
+
+/// How many units of its SKU a shipment line ships.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Units {
+    /// A whole number, at least 1.
+    Count(i64),
+    /// Every unit of the SKU the order has left (a warehouse that does not say how many, such
+    /// as a bundle it assembles).
+    AllLeft,
+}
+
+/// A shipment line as read, or what is wrong with it. A file's line whose date is no date is
+/// still one line of its piece: the piece's report names it beside the lines whose order the
+/// engine does not know.
+pub type LineRead = Result<ShipmentLine, BadLine>;
+
+/// The heaviest shipment line, in hundredths: 8 digits before the point, as any shipment's
+/// weight.
+const MAX_WEIGHT: i64 = 9_999_999_999;
+
+/// A weight in hundredths, rounded half-even; `None` when it is negative or heavier than any
+/// shipment's weight.
+pub fn weight_hundredths(weight: Decimal) -> Option<i64> {
+    let rounded = weight.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven);
+    let hundredths = rounded.checked_mul(Decimal::ONE_HUNDRED)?.to_i64()?;
+    (0..=MAX_WEIGHT).contains(&hundredths).then_some(hundredths)
+}
 
 /// A stock level as the warehouse gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,12 +17,12 @@ use std::collections::HashMap;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use crate::dates::{self, now_ms};
+use crate::dates::now_ms;
 use crate::db;
-use crate::money;
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    ALL_LEFT, BadLine, Inbound, Inbox, ShipmentRow, Since, Strangers, Taken, WalkPlace, WarehouseClient,
+    BadLine, Inbound, Inbox, LineRead, OrderReference, ShipmentLine, Since, Strangers, Taken, Units,
+    WalkPlace, WarehouseClient,
 };
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
@@ -72,7 +72,7 @@ struct Reader {
 /// A piece as the database thread takes it.
 struct Piece {
     name: String,
-    rows: Vec<ShipmentRow>,
+    rows: Vec<LineRead>,
     read_at: i64,
     strangers: Strangers,
     cursor: Option<i64>,
@@ -165,11 +165,11 @@ fn since(conn: &Connection, warehouse_id: i64) -> rusqlite::Result<Since> {
     .and_then(|since| Ok(Since { walk: super::warehouse_walks::kept(conn, warehouse_id)?, ..since }))
 }
 
-/// Checks every line, then writes the piece's new shipments (and the cursor it ends with) in
-/// one transaction. Bad lines come back as the piece's bad lines and nothing is written; a
-/// line of an order that is not ours is skipped and named once where the piece says so. The
-/// warehouse holds the shipments of every store of its customer, whichever connection's pass
-/// reads it.
+/// Finds every line's order, then writes the piece's new shipments (and the cursor it ends
+/// with) in one transaction. Lines the warehouse could not read, and lines of orders not
+/// found, come back as the piece's bad lines and nothing is written, unless the piece says a
+/// line of an order not ours is skipped (then it is named once). The warehouse holds the
+/// shipments of every store of its customer, whichever connection's pass reads it.
 fn import_piece(
     conn: &mut Connection,
     reader: Reader,
@@ -181,19 +181,29 @@ fn import_piece(
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<(i64, String), usize> = HashMap::new();
     for row in piece.rows {
-        match check_row(&tx, (customer_id, warehouse_id), &row, piece.read_at)? {
-            Checked::Stranger if piece.strangers == Strangers::Skip => {
-                stranger(&tx, reader, &piece.name, &row)?
+        let row = match row {
+            Ok(row) => row,
+            Err(unread) => {
+                bad.push(unread);
+                continue;
             }
-            Checked::Stranger => bad.push(BadLine { line: row.line, problem: unknown_order(&row) }),
-            Checked::Bad(problem) => bad.push(BadLine { line: row.line, problem }),
-            Checked::Good(group) => match index.get(&(group.order_id, group.tracking_number.clone())) {
-                Some(&at) => groups[at].items.extend(group.items),
-                None => {
-                    index.insert((group.order_id, group.tracking_number.clone()), groups.len());
-                    groups.push(group);
+        };
+        match find_order(&tx, (customer_id, warehouse_id), &row, piece.read_at)? {
+            None if piece.strangers == Strangers::Skip => stranger(&tx, reader, &piece.name, &row)?,
+            None => bad.push(BadLine {
+                line: row.line,
+                problem: format!("names an unknown order ({})", row.reference),
+            }),
+            Some(order) => {
+                let group = group(row, order, piece.read_at);
+                match index.get(&(group.order_id, group.tracking_number.clone())) {
+                    Some(&at) => groups[at].items.extend(group.items),
+                    None => {
+                        index.insert((group.order_id, group.tracking_number.clone()), groups.len());
+                        groups.push(group);
+                    }
                 }
-            },
+            }
         }
     }
     if !bad.is_empty() {
@@ -239,7 +249,7 @@ fn import_piece(
             service_level: group.service_level,
             item_ids: links.iter().map(|(item, _)| *item).collect(),
         };
-        // The order was found among the customer's (check_row) and the warehouse is the
+        // The order was found among the customer's (find_order) and the warehouse is the
         // connection's, of the same customer: the references an import checks hold.
         let (id, _) = writer.write(&shipment, OrderRef { customer_id, store_id: group.store_id })?;
         let mut units = tx.prepare_cached(
@@ -261,27 +271,9 @@ fn import_piece(
     Ok(Ok(created))
 }
 
-/// What a line is.
-enum Checked {
-    Good(Group),
-    /// It names an order that is not the customer's, or not one sent to this warehouse.
-    Stranger,
-    Bad(String),
-}
-
-/// How a file's line names an order no one knows.
-fn unknown_order(row: &ShipmentRow) -> String {
-    let named = if row.order_id.is_empty() {
-        format!("external_id {:?} of store {:?}", row.external_id, row.store_id)
-    } else {
-        format!("order_id {}", row.order_id)
-    };
-    format!("names an unknown order ({named})")
-}
-
 /// Names a warehouse's shipment of an order that is not ours in the run, the first time it
 /// is read.
-fn stranger(tx: &Connection, reader: Reader, piece: &str, row: &ShipmentRow) -> rusqlite::Result<()> {
+fn stranger(tx: &Connection, reader: Reader, piece: &str, row: &ShipmentLine) -> rusqlite::Result<()> {
     let reference =
         if row.reference.is_empty() { format!("{piece}, line {}", row.line) } else { row.reference.clone() };
     let key = format!("{reference} {}", row.tracking_number);
@@ -301,62 +293,62 @@ fn stranger(tx: &Connection, reader: Reader, piece: &str, row: &ShipmentRow) -> 
     note(tx, reader.run_id, Step::PullShipments, ProblemKind::Shipment, &row.tracking_number, &message)
 }
 
-/// One line as a shipment of one item, or what is wrong with it. A line that carries the
-/// warehouse's own order id is the order's only when the order was sent to this warehouse
-/// under that id.
-fn check_row(
+/// The order (and its store) a line names among the customer's, `None` for a stranger. A line
+/// that carries the warehouse's own order id is the order's only when the order was sent to
+/// this warehouse under that id.
+fn find_order(
     conn: &Connection,
     (customer_id, warehouse_id): (i64, i64),
-    row: &ShipmentRow,
+    row: &ShipmentLine,
     read_at: i64,
-) -> rusqlite::Result<Checked> {
-    let order = if !row.warehouse_order_id.is_empty() {
-        let Ok(id) = row.order_id.parse::<i64>() else { return Ok(Checked::Stranger) };
-        conn.prepare_cached(
-            "SELECT id, store_id FROM orders WHERE id = ?1 AND customer_id = ?2
-               AND fulfillment_warehouse_id = ?3 AND external_warehouse_order_id = ?4",
-        )?
-        .query_row(params![id, customer_id, warehouse_id, row.warehouse_order_id], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-        })
-        .optional()?
-        .map_or_else(|| in_doubt_here(conn, (customer_id, warehouse_id), id, row, read_at), |o| Ok(Some(o)))?
-    } else if !row.order_id.is_empty() {
-        let Ok(id) = row.order_id.parse::<i64>() else {
-            return Ok(Checked::Bad(format!("order_id {:?} is not a number", row.order_id)));
-        };
-        conn.prepare_cached("SELECT id, store_id FROM orders WHERE id = ?1 AND customer_id = ?2")?
-            .query_row(params![id, customer_id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
-            .optional()?
-    } else if let (false, Ok(store_id)) = (row.external_id.is_empty(), row.store_id.parse::<i64>()) {
-        conn.prepare_cached(
-            "SELECT id, store_id FROM orders WHERE store_id = ?1 AND external_id = ?2 AND customer_id = ?3",
-        )?
-        .query_row(params![store_id, row.external_id, customer_id], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
-        })
-        .optional()?
-    } else {
-        None
-    };
-    let Some((order_id, store_id)) = order else { return Ok(Checked::Stranger) };
-    Ok(match values(row, read_at) {
-        Ok((shipped_at, weight, items)) => {
-            let text = |s: &str| (!s.is_empty()).then(|| s.to_string());
-            Checked::Good(Group {
-                order_id,
-                store_id,
-                tracking_number: row.tracking_number.clone(),
-                carrier_name: text(&row.carrier_name),
-                service_level: text(&row.service_level),
-                description: text(&row.description),
-                shipped_at,
-                weight,
-                items,
-            })
+) -> rusqlite::Result<Option<(i64, i64)>> {
+    let pair = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?));
+    match &row.order {
+        OrderReference::Warehouse { warehouse_order_id, order_id } => {
+            let sent = conn
+                .prepare_cached(
+                    "SELECT id, store_id FROM orders WHERE id = ?1 AND customer_id = ?2
+                       AND fulfillment_warehouse_id = ?3 AND external_warehouse_order_id = ?4",
+                )?
+                .query_row(params![order_id, customer_id, warehouse_id, warehouse_order_id], pair)
+                .optional()?;
+            match sent {
+                Some(order) => Ok(Some(order)),
+                None => in_doubt_here(conn, (customer_id, warehouse_id), *order_id, warehouse_order_id, read_at),
+            }
         }
-        Err(problem) => Checked::Bad(problem),
-    })
+        OrderReference::Order(id) => conn
+            .prepare_cached("SELECT id, store_id FROM orders WHERE id = ?1 AND customer_id = ?2")?
+            .query_row(params![id, customer_id], pair)
+            .optional(),
+        OrderReference::External { store_id, external_id } => conn
+            .prepare_cached(
+                "SELECT id, store_id FROM orders WHERE store_id = ?1 AND external_id = ?2 AND customer_id = ?3",
+            )?
+            .query_row(params![store_id, external_id, customer_id], pair)
+            .optional(),
+        OrderReference::Stranger => Ok(None),
+    }
+}
+
+/// A line of order `order_id` of store `store_id` as a shipment of its item; a line that does
+/// not say when it shipped shipped when it was read.
+fn group(row: ShipmentLine, (order_id, store_id): (i64, i64), read_at: i64) -> Group {
+    let items = row.item.into_iter().map(|(sku, units)| match units {
+        Units::Count(quantity) => Requested { sku, quantity, all: false },
+        Units::AllLeft => Requested { sku, quantity: 0, all: true },
+    });
+    Group {
+        order_id,
+        store_id,
+        tracking_number: row.tracking_number,
+        carrier_name: row.carrier_name,
+        service_level: row.service_level,
+        description: row.description,
+        shipped_at: row.shipped_at.unwrap_or(read_at),
+        weight: row.weight,
+        items: items.collect(),
+    }
 }
 
 /// An order of the customer whose create a connection to this warehouse sent without a verdict
@@ -367,7 +359,7 @@ fn in_doubt_here(
     conn: &Connection,
     (customer_id, warehouse_id): (i64, i64),
     order_id: i64,
-    row: &ShipmentRow,
+    warehouse_order_id: &str,
     read_at: i64,
 ) -> rusqlite::Result<Option<(i64, i64)>> {
     let found: Option<i64> = conn
@@ -381,49 +373,12 @@ fn in_doubt_here(
         )?
         .query_row(params![order_id, customer_id, warehouse_id], |r| r.get(0))
         .optional()?;
-    let Some(store_id) = found.filter(|_| row.warehouse_order_id.chars().any(|c| c.is_ascii_alphanumeric()))
+    let Some(store_id) = found.filter(|_| warehouse_order_id.chars().any(|c| c.is_ascii_alphanumeric()))
     else {
         return Ok(None);
     };
-    states::adopt(conn, order_id, warehouse_id, &row.warehouse_order_id, read_at)?;
+    states::adopt(conn, order_id, warehouse_id, warehouse_order_id, read_at)?;
     Ok(Some((order_id, store_id)))
-}
-
-/// A line's values: when it shipped, its weight and its item, or what is wrong with them.
-fn values(row: &ShipmentRow, read_at: i64) -> Result<(i64, Option<i64>, Vec<Requested>), String> {
-    if row.tracking_number.is_empty() {
-        return Err("has no tracking_number".into());
-    }
-    let shipped_at = if row.shipped_at.is_empty() {
-        read_at
-    } else {
-        dates::parse_date_string(&row.shipped_at).map_err(|problem| format!("shipped_at {problem}"))?
-    };
-    let weight = if row.weight.is_empty() {
-        None
-    } else {
-        match money::parse_text(&row.weight, 8) {
-            Ok(w) if w >= 0 => Some(w),
-            Ok(_) => return Err("weight must not be negative".into()),
-            Err(problem) => return Err(format!("weight {problem}")),
-        }
-    };
-    let mut items = Vec::new();
-    if !row.sku.is_empty() {
-        let item = match row.quantity.as_str() {
-            "" => Requested { sku: row.sku.clone(), quantity: 1, all: false },
-            // Only a warehouse's own lines say so; a file's quantity is a number.
-            ALL_LEFT if !row.warehouse_order_id.is_empty() => {
-                Requested { sku: row.sku.clone(), quantity: 0, all: true }
-            }
-            quantity => match quantity.parse::<i64>() {
-                Ok(q) if q >= 1 => Requested { sku: row.sku.clone(), quantity: q, all: false },
-                _ => return Err(format!("quantity {quantity:?} is not a whole number of at least 1")),
-            },
-        };
-        items.push(item);
-    }
-    Ok((shipped_at, weight, items))
 }
 
 /// Whether a store has shipments to match (?1 store): asked by every pass, so it reads the few

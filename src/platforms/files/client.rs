@@ -7,8 +7,8 @@ use super::Warehouse;
 use super::warehouse::Sent;
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    Delivery, Inbound, Inbox, Learned, OrderStream, SentOrder, ShipmentRow, Since, StockRow, Strangers,
-    Taken, WalkPlace, WarehouseClient,
+    Delivery, Inbound, Inbox, Learned, LineRead, OrderStream, SentOrder, Since, StockRow, Strangers, Taken,
+    WalkPlace, WarehouseClient,
 };
 
 #[async_trait]
@@ -54,7 +54,7 @@ impl WarehouseClient for Warehouse {
         Ok(())
     }
 
-    async fn next_shipments(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+    async fn next_shipments(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError> {
         let Some(file) = self.queue.pop_front() else { return Ok(None) };
         let records = self.read_shipments(&file).await?;
         let name = file.name().to_string();

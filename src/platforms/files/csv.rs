@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
-pub use crate::platforms::warehouse::{BadLine, OutgoingItem, OutgoingOrder, ShipTo, ShipmentRow, StockRow};
+pub use crate::platforms::warehouse::{
+    BadLine, LineRead, OrderReference, OutgoingItem, OutgoingOrder, ShipTo, ShipmentLine, StockRow, Units,
+};
 use crate::{dates, money};
 
 /// The columns of an order file, in order.
@@ -214,8 +216,10 @@ fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Numbered), Vec<BadLi
     if bad.is_empty() { Ok((header, out)) } else { Err(bad) }
 }
 
-/// The rows of a shipment file, checked for shape (the caller checks orders and values).
-pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
+/// The lines of a shipment file, each read into a shipment line or found bad; a header that
+/// cannot name an order refuses the file whole. Which orders the lines name is the engine's to
+/// find.
+pub fn read_shipments(bytes: &[u8]) -> Result<Vec<LineRead>, Vec<BadLine>> {
     let (header, records) = rows(bytes, &["tracking_number"])?;
     if !(header.has("order_id") || header.has("external_id") && header.has("store_id")) {
         return Err(vec![BadLine {
@@ -225,21 +229,63 @@ pub fn read_shipments(bytes: &[u8]) -> Result<Vec<ShipmentRow>, Vec<BadLine>> {
     }
     Ok(records
         .into_iter()
-        .map(|(line, r)| ShipmentRow {
-            line,
-            order_id: header.get(&r, "order_id"),
-            external_id: header.get(&r, "external_id"),
-            store_id: header.get(&r, "store_id"),
-            tracking_number: header.get(&r, "tracking_number"),
-            carrier_name: header.get(&r, "carrier_name"),
-            service_level: header.get(&r, "service_level"),
-            shipped_at: header.get(&r, "shipped_at"),
-            weight: header.get(&r, "weight"),
-            sku: header.get(&r, "sku"),
-            quantity: header.get(&r, "quantity"),
-            ..ShipmentRow::default()
-        })
+        .map(|(line, r)| shipment_line(line, &header, &r).map_err(|problem| BadLine { line, problem }))
         .collect())
+}
+
+/// One line of a shipment file, or what is wrong with it.
+fn shipment_line(line: u64, header: &Header, record: &csv::StringRecord) -> Result<ShipmentLine, String> {
+    let get = |name: &str| header.get(record, name);
+    let (order_id, external_id, store_id) = (get("order_id"), get("external_id"), get("store_id"));
+    let (order, reference) = if !order_id.is_empty() {
+        let Ok(id) = order_id.parse::<i64>() else {
+            return Err(format!("order_id {order_id:?} is not a number"));
+        };
+        (OrderReference::Order(id), format!("order_id {order_id}"))
+    } else {
+        let reference = format!("external_id {external_id:?} of store {store_id:?}");
+        match (external_id.is_empty(), store_id.parse::<i64>()) {
+            (false, Ok(store_id)) => (OrderReference::External { store_id, external_id }, reference),
+            _ => (OrderReference::Stranger, reference),
+        }
+    };
+    let tracking_number = get("tracking_number");
+    if tracking_number.is_empty() {
+        return Err("has no tracking_number".into());
+    }
+    let shipped_at = match get("shipped_at") {
+        text if text.is_empty() => None,
+        text => Some(dates::parse_date_string(&text).map_err(|problem| format!("shipped_at {problem}"))?),
+    };
+    let weight = match get("weight") {
+        text if text.is_empty() => None,
+        text => match money::parse_text(&text, 8) {
+            Ok(w) if w >= 0 => Some(w),
+            Ok(_) => return Err("weight must not be negative".into()),
+            Err(problem) => return Err(format!("weight {problem}")),
+        },
+    };
+    let item = match (get("sku"), get("quantity")) {
+        (sku, _) if sku.is_empty() => None,
+        (sku, quantity) if quantity.is_empty() => Some((sku, Units::Count(1))),
+        (sku, quantity) => match quantity.parse::<i64>() {
+            Ok(q) if q >= 1 => Some((sku, Units::Count(q))),
+            _ => return Err(format!("quantity {quantity:?} is not a whole number of at least 1")),
+        },
+    };
+    let text = |name: &str| Some(get(name)).filter(|t| !t.is_empty());
+    Ok(ShipmentLine {
+        line,
+        order,
+        reference,
+        tracking_number,
+        carrier_name: text("carrier_name"),
+        service_level: text("service_level"),
+        description: None,
+        shipped_at,
+        weight,
+        item,
+    })
 }
 
 /// The rows of a stock file: every line must name a sku and a whole quantity.
@@ -313,11 +359,45 @@ mod tests {
     fn shipment_columns_are_found_by_name_in_any_order_and_lines_count_the_header() {
         let file =
             "\u{feff}Tracking_Number,extra,order_id,sku,quantity\r\n1Z9,x,12,A-1,2\r\n\r\n1Z9,y,12,B-2,1\n";
-        let rows: Vec<ShipmentRow> = read_shipments(file.as_bytes()).unwrap();
+        let rows: Vec<ShipmentLine> =
+            read_shipments(file.as_bytes()).unwrap().into_iter().map(Result::unwrap).collect();
         assert_eq!(rows.len(), 2);
-        assert_eq!((rows[0].line, rows[0].order_id.as_str(), rows[0].sku.as_str()), (2, "12", "A-1"));
+        assert_eq!(
+            (rows[0].line, &rows[0].order, &rows[0].item),
+            (2, &OrderReference::Order(12), &Some(("A-1".to_string(), Units::Count(2))))
+        );
         assert_eq!(rows[1].line, 4, "the blank line is counted, not returned");
         assert_eq!(rows[1].tracking_number, "1Z9");
+    }
+
+    #[test]
+    fn a_shipment_line_reads_into_its_values_or_says_what_is_wrong_with_it() {
+        let header = "order_id,external_id,store_id,tracking_number,shipped_at,weight,sku,quantity\n";
+        let read = |line: &str| read_shipments(format!("{header}{line}\n").as_bytes()).unwrap().remove(0);
+        let good = read("12,,,1Z,2026-03-05T00:00:00Z,1.5,A,").unwrap();
+        assert_eq!(
+            (good.shipped_at, good.weight, good.item),
+            (Some(1_772_668_800_000), Some(150), Some(("A".to_string(), Units::Count(1))))
+        );
+        let external = read(",X-1,3,1Z,,,,").unwrap();
+        assert_eq!(external.order, OrderReference::External { store_id: 3, external_id: "X-1".into() });
+        assert_eq!((external.shipped_at, external.weight, external.item), (None, None, None));
+        let unusable = read(",X-1,three,1Z,,,,").unwrap();
+        assert_eq!(unusable.order, OrderReference::Stranger);
+        assert_eq!(unusable.reference, r#"external_id "X-1" of store "three""#);
+        for (line, problem) in [
+            ("x,,,1Z,,,,", "order_id \"x\" is not a number"),
+            ("12,,,,,,,", "has no tracking_number"),
+            ("12,,,1Z,someday,,,", "shipped_at "),
+            ("12,,,1Z,,-1,,", "weight must not be negative"),
+            ("12,,,1Z,,heavy,,", "weight must be"),
+            ("12,,,1Z,,,A,*", "quantity \"*\" is not a whole number of at least 1"),
+            ("12,,,1Z,,,A,0", "quantity \"0\" is not a whole number of at least 1"),
+        ] {
+            let bad = read(line).unwrap_err();
+            assert_eq!(bad.line, 2, "{line}");
+            assert!(bad.problem.starts_with(problem), "{line}: {}", bad.problem);
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::csv::{self, BadLine, OrderFile, ShipmentRow, StockRow};
+use super::csv::{self, BadLine, LineRead, OrderFile, StockRow};
 use super::settle::{Look, Sightings, Stamp, is_taken_name};
 use super::{Facts, FileSession, Kind, Location, join, open};
 use crate::platforms::PlatformError;
@@ -258,8 +258,8 @@ impl Warehouse {
         self.session().await?.read(&path, max).await
     }
 
-    /// A shipment file's rows, or its bad lines.
-    pub async fn read_shipments(&mut self, file: &Incoming) -> Result<Parsed<ShipmentRow>, PlatformError> {
+    /// A shipment file's lines, or why it cannot be read at all.
+    pub async fn read_shipments(&mut self, file: &Incoming) -> Result<Parsed<LineRead>, PlatformError> {
         let bytes = self.read(file).await?;
         Ok(parse(bytes, csv::read_shipments).await)
     }

@@ -18,8 +18,8 @@ use super::wire::{InventoryPage, Order};
 use crate::dates::now_ms;
 use crate::platforms::retry::MAX_IN_FLIGHT;
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, LevelsPerSku, OrderStream, OutgoingOrder,
-    SentOrder, ShipmentRow, Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
+    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, LevelsPerSku, LineRead, OrderStream, OutgoingOrder,
+    SentOrder, Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
 use crate::platforms::{Adapter, PlatformError};
 
@@ -108,7 +108,7 @@ impl Client {
 
     /// The next page of the walk, as lines. After [`MAX_PAGES`] pages in a pass the walk stops
     /// without an error, its place kept with its last page; a walk read whole is forgotten.
-    async fn walk_page(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+    async fn walk_page(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError> {
         let channel = self.channel().await?;
         let Some(walk) = self.walk.as_mut().filter(|w| !w.done && w.read < MAX_PAGES) else {
             return Ok(None);
@@ -140,7 +140,13 @@ impl Client {
         } else {
             (None, WalkPlace::Unchanged)
         };
-        Ok(Some(Inbound { name, records: Ok(rows), cursor, walk: place, strangers: Strangers::Skip }))
+        Ok(Some(Inbound {
+            name,
+            records: Ok(rows.into_iter().map(Ok).collect()),
+            cursor,
+            walk: place,
+            strangers: Strangers::Skip,
+        }))
     }
 
     /// Every page of inventory levels: fulfillable units per SKU, summed (annex §8).
@@ -189,10 +195,6 @@ fn mark(account: &str) -> u16 {
 impl WarehouseClient for Client {
     fn orders_per_send(&self) -> Option<usize> {
         Some(ORDERS_PER_SEND)
-    }
-
-    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError> {
-        Ok(None)
     }
 
     /// Creates the orders as they come, five at a time; a failure of the step (the token
@@ -262,7 +264,7 @@ impl WarehouseClient for Client {
         Ok(())
     }
 
-    async fn next_shipments(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+    async fn next_shipments(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError> {
         self.walk_page().await
     }
 
@@ -275,6 +277,4 @@ impl WarehouseClient for Client {
             strangers: Strangers::Skip,
         }))
     }
-
-    async fn close(&mut self) {}
 }

@@ -3,18 +3,17 @@
 //! its lines, with their units where ShipBob says them plainly, or every unit left of the SKU
 //! where it does not (none, or several inventory items: a bundle ShipBob assembles).
 
-use rust_decimal::{Decimal, RoundingStrategy};
+use rust_decimal::Decimal;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::orders::Shaping;
 use super::wire::Order;
-use crate::dates::format_ms;
-use crate::platforms::warehouse::{ALL_LEFT, ShipmentRow};
+use crate::platforms::warehouse::{OrderReference, ShipmentLine, Units, weight_hundredths};
 
 /// The lines of one page of Get Orders, and the latest tracking update among its shipments
 /// (ms), or why a record cannot be read.
-pub fn lines(orders: &[Order], shaping: &Shaping) -> Result<(Vec<ShipmentRow>, Option<i64>), String> {
+pub fn lines(orders: &[Order], shaping: &Shaping) -> Result<(Vec<ShipmentLine>, Option<i64>), String> {
     let mut rows = Vec::new();
     let mut latest: Option<i64> = None;
     for order in orders {
@@ -44,32 +43,37 @@ pub fn lines(orders: &[Order], shaping: &Shaping) -> Result<(Vec<ShipmentRow>, O
             let shipped = when(&tracking.and_then(|t| t.shipping_date.clone()), "shipping_date")?
                 .or(when(&shipment.actual_fulfillment_date, "actual_fulfillment_date")?)
                 .or(updated);
-            let weight = shipment
-                .measurements
-                .as_ref()
-                .and_then(|m| m.total_weight_oz)
-                .filter(|oz| *oz > 0)
-                .and_then(|oz| Decimal::from(oz).checked_div(Decimal::from(16)))
-                .map(|pounds| {
-                    format!("{:.2}", pounds.round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven))
-                });
-            let text = |v: Option<&str>| v.map(str::trim).unwrap_or_default().to_string();
-            let service = match text(tracking.and_then(|t| t.carrier_service.as_deref())) {
-                none if none.is_empty() => text(shipment.ship_option.as_deref()),
-                given => given,
+            // Ounces, in the adapter's pounds.
+            let weight = match shipment.measurements.as_ref().and_then(|m| m.total_weight_oz) {
+                Some(oz) if oz > 0 => match weight_hundredths(Decimal::from(oz) / Decimal::from(16)) {
+                    Some(hundredths) => Some(hundredths),
+                    None if ours.is_none() => None,
+                    None => {
+                        return Err(format!("{named}: shipment {number} weighs {oz} oz, beyond any weight"));
+                    }
+                },
+                _ => None,
             };
-            let base = ShipmentRow {
+            let text = |v: Option<&str>| v.map(str::trim).filter(|t| !t.is_empty()).map(str::to_string);
+            let service = text(tracking.and_then(|t| t.carrier_service.as_deref()))
+                .or_else(|| text(shipment.ship_option.as_deref()));
+            let order_ref = match ours {
+                Some(order_id) => {
+                    OrderReference::Warehouse { warehouse_order_id: order.id.to_string(), order_id }
+                }
+                None => OrderReference::Stranger,
+            };
+            let base = ShipmentLine {
                 line: 0,
-                order_id: ours.map(|id| id.to_string()).unwrap_or_default(),
+                order: order_ref,
+                reference: named.clone(),
                 tracking_number: number.to_string(),
                 carrier_name: text(tracking.and_then(|t| t.carrier.as_deref())),
                 service_level: service,
-                shipped_at: shipped.map(format_ms).unwrap_or_default(),
-                weight: weight.unwrap_or_default(),
-                warehouse_order_id: order.id.to_string(),
                 description: text(shipment.ship_option.as_deref()),
-                reference: named.clone(),
-                ..ShipmentRow::default()
+                shipped_at: shipped,
+                weight,
+                item: None,
             };
             let products = shipment.products.as_deref().unwrap_or_default();
             if products.is_empty() || ours.is_none() {
@@ -84,18 +88,18 @@ pub fn lines(orders: &[Order], shaping: &Shaping) -> Result<(Vec<ShipmentRow>, O
                     .map(str::trim)
                     .unwrap_or_default();
                 let items = product.inventory_items.as_deref().unwrap_or_default();
-                let quantity = match items {
+                let units = match items {
                     [one] => match one.quantity {
-                        Some(q) if q >= 1 => q.to_string(),
+                        Some(q) if q >= 1 => Units::Count(i64::from(q)),
                         // A product of no units in this shipment ships nothing of it.
                         _ => continue,
                     },
-                    _ => ALL_LEFT.to_string(),
+                    _ => Units::AllLeft,
                 };
                 if sku.is_empty() {
                     return Err(format!("{named}: shipment {number} has a product without a SKU"));
                 }
-                rows.push(ShipmentRow { sku: sku.to_string(), quantity, ..base.clone() });
+                rows.push(ShipmentLine { item: Some((sku.to_string(), units)), ..base.clone() });
             }
         }
     }
@@ -114,6 +118,7 @@ pub fn time_ms(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dates::format_ms;
 
     #[test]
     fn the_annexs_walk_is_two_shipments_with_their_units_weight_and_times() {
@@ -137,22 +142,17 @@ mod tests {
         let orders: Vec<Order> = serde_json::from_str(page).unwrap();
         let (rows, latest) = lines(&orders, &Shaping::default()).unwrap();
         assert_eq!(rows.len(), 3);
+        let ours = OrderReference::Warehouse { warehouse_order_id: "200417".into(), order_id: 5 };
         assert_eq!(
-            (rows[0].order_id.as_str(), rows[0].tracking_number.as_str(), rows[0].carrier_name.as_str()),
-            ("5", "9400111899560000000011", "USPS")
+            (&rows[0].order, rows[0].tracking_number.as_str(), rows[0].carrier_name.as_deref()),
+            (&ours, "9400111899560000000011", Some("USPS"))
         );
-        assert_eq!((rows[0].service_level.as_str(), rows[0].weight.as_str()), ("Ground Advantage", "1.25"));
-        assert_eq!((rows[0].sku.as_str(), rows[0].quantity.as_str()), ("MUG-BLUE", "2"));
-        assert_eq!(rows[0].shipped_at, "2026-11-28T09:30:00.000Z");
-        assert_eq!(
-            (rows[0].warehouse_order_id.as_str(), rows[0].description.as_str()),
-            ("200417", "Standard")
-        );
-        assert_eq!(
-            (rows[1].sku.as_str(), rows[1].quantity.as_str(), rows[1].weight.as_str()),
-            ("TEA-GRN", ALL_LEFT, "")
-        );
-        assert_eq!((rows[2].order_id.as_str(), rows[2].tracking_number.as_str()), ("", "X1"));
+        assert_eq!((rows[0].service_level.as_deref(), rows[0].weight), (Some("Ground Advantage"), Some(125)));
+        assert_eq!(rows[0].item, Some(("MUG-BLUE".to_string(), Units::Count(2))));
+        assert_eq!(rows[0].shipped_at.map(format_ms).as_deref(), Some("2026-11-28T09:30:00.000Z"));
+        assert_eq!(rows[0].description.as_deref(), Some("Standard"));
+        assert_eq!((&rows[1].item, rows[1].weight), (&Some(("TEA-GRN".to_string(), Units::AllLeft)), None));
+        assert_eq!((&rows[2].order, rows[2].tracking_number.as_str()), (&OrderReference::Stranger, "X1"));
         assert_eq!(latest.map(format_ms).as_deref(), Some("2026-11-28T09:41:03.000Z"));
     }
 
@@ -172,7 +172,7 @@ mod tests {
         ] {
             let (rows, latest) = page("SHOPIFY-77", shipment).unwrap();
             assert_eq!(rows.len(), 1, "{shipment}");
-            assert_eq!((rows[0].order_id.as_str(), rows[0].tracking_number.as_str()), ("", "T1"));
+            assert_eq!((&rows[0].order, rows[0].tracking_number.as_str()), (&OrderReference::Stranger, "T1"));
             assert!(rows[0].reference.contains("ShipBob order 7"), "{shipment}");
             assert_eq!(latest, None);
             let why = page("ob-3", shipment).unwrap_err();

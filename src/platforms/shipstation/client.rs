@@ -18,8 +18,8 @@ const MAX_LABEL_PAGES: usize = 10_000;
 use super::wire::{Inventory, Labels, Warehouse};
 use crate::dates::{format_ms, now_ms};
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, Learned, LevelsPerSku, OrderStream, SentOrder,
-    ShipmentRow, Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
+    Cancelled, Delivery, Fed, HeldOrder, Inbound, Inbox, LevelsPerSku, LineRead, OrderStream, SentOrder,
+    Since, StockRow, Strangers, WalkPlace, WarehouseClient, WarehouseSettings,
 };
 use crate::platforms::{Adapter, PlatformError, http};
 
@@ -87,7 +87,7 @@ impl Client {
     }
 
     /// The next page of the walk, as lines.
-    async fn walk_page(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+    async fn walk_page(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError> {
         let Some(walk) = self.walk.as_mut().filter(|w| !w.done) else { return Ok(None) };
         if walk.requests >= MAX_LABEL_PAGES {
             // Each page committed its cursor: the next pass goes on from there.
@@ -134,7 +134,7 @@ impl Client {
         let cursor = read.map(|r| r.min(walk.started));
         Ok(Some(Inbound {
             name,
-            records: Ok(page.rows),
+            records: Ok(page.rows.into_iter().map(Ok).collect()),
             cursor,
             walk: WalkPlace::Unchanged,
             strangers: Strangers::Skip,
@@ -189,10 +189,6 @@ impl Client {
 impl WarehouseClient for Client {
     fn orders_per_send(&self) -> Option<usize> {
         Some(BATCH)
-    }
-
-    async fn connect(&mut self) -> Result<Option<Learned>, PlatformError> {
-        Ok(None)
     }
 
     /// Creates the orders in batches of 50; an order orderbridge itself cannot send is
@@ -268,7 +264,7 @@ impl WarehouseClient for Client {
         Ok(())
     }
 
-    async fn next_shipments(&mut self) -> Result<Option<Inbound<ShipmentRow>>, PlatformError> {
+    async fn next_shipments(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError> {
         self.walk_page().await
     }
 
@@ -281,6 +277,4 @@ impl WarehouseClient for Client {
             strangers: Strangers::Skip,
         }))
     }
-
-    async fn close(&mut self) {}
 }

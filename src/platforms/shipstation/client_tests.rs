@@ -15,8 +15,8 @@ use super::transport::Api;
 use crate::platforms::retry::RetryPolicy;
 use crate::platforms::seam::{Platform, WarehousePlatform};
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, HeldOrder, Inbox, Memory, OutgoingItem, OutgoingOrder, SentOrder, ShipTo, Since,
-    WarehouseClient, WarehouseSettings, order_feed,
+    Cancelled, Delivery, HeldOrder, Inbox, Memory, OrderReference, OutgoingItem, OutgoingOrder, SentOrder,
+    ShipTo, ShipmentLine, Since, WarehouseClient, WarehouseSettings, order_feed,
 };
 use crate::platforms::{PingError, PlatformError, Settings};
 use crate::simulate::shipstation::{self, Operation, vendor};
@@ -230,18 +230,18 @@ async fn labels_become_shipments_and_the_cursor_waits_for_a_label_in_progress() 
     let since = Since { cursor: None, created_at: crate::dates::now_ms() - 60_000, walk: None };
     ss.open_inbox(Inbox::Shipments, since).await.unwrap();
     let page = ss.next_shipments().await.unwrap().expect("a page");
-    let rows = page.records.unwrap();
+    let rows: Vec<ShipmentLine> = page.records.unwrap().into_iter().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 2, "ours and the foreign one: {rows:?}");
+    let ours = OrderReference::Warehouse { warehouse_order_id: accepted(&answered[0].1), order_id: 1 };
+    assert_eq!((&rows[0].order, rows[0].tracking_number.as_str()), (&ours, first.tracking_number.as_str()));
     assert_eq!(
-        (rows[0].order_id.as_str(), rows[0].tracking_number.as_str()),
-        ("1", first.tracking_number.as_str())
+        (rows[0].carrier_name.as_deref(), rows[0].service_level.as_deref()),
+        (Some("USPS"), Some("usps_priority_mail"))
     );
     assert_eq!(
-        (rows[0].carrier_name.as_str(), rows[0].service_level.as_str()),
-        ("USPS", "usps_priority_mail")
+        (&rows[1].order, rows[1].tracking_number.as_str()),
+        (&OrderReference::Stranger, foreign.as_str())
     );
-    assert_eq!(rows[0].warehouse_order_id, accepted(&answered[0].1));
-    assert_eq!((rows[1].order_id.as_str(), rows[1].tracking_number.as_str()), ("", foreign.as_str()));
     assert_eq!(page.cursor, Some(in_progress), "the cursor stops at the label still in progress");
     assert!(ss.next_shipments().await.unwrap().is_none());
     assert_eq!(sim.requests(Operation::ListLabels), 1);
@@ -287,7 +287,10 @@ async fn a_full_page_of_labels_walks_on_by_creation_time() {
     let mut cursor = None;
     for _ in 0..10 {
         let Some(page) = ss.next_shipments().await.unwrap() else { break };
-        orders.extend(page.records.unwrap().into_iter().map(|r| r.order_id));
+        orders.extend(page.records.unwrap().into_iter().map(|r| match r.unwrap().order {
+            OrderReference::Warehouse { order_id, .. } => Some(order_id),
+            _ => None,
+        }));
         cursor = cursor.or(page.cursor);
     }
     assert_eq!(orders.len(), 130, "every label read, some twice");

@@ -4,15 +4,14 @@
 //! UTC, its packages' weights summed in the adapter's unit. A label still `processing` holds the
 //! cursor back, so the next pull reads it again.
 
+use rust_decimal::Decimal;
 use rust_decimal::prelude::FromPrimitive;
-use rust_decimal::{Decimal, RoundingStrategy};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::orders::Shaping;
 use super::wire::Label;
-use crate::dates::format_ms;
-use crate::platforms::warehouse::ShipmentRow;
+use crate::platforms::warehouse::{OrderReference, ShipmentLine, weight_hundredths};
 
 /// The carrier name of a `carrier_code` (annex §5.5); another code is kept as it is.
 pub fn carrier_name(code: &str) -> &str {
@@ -50,7 +49,7 @@ fn grams(unit: &str) -> Option<Decimal> {
 /// `created_at` of a label not yet done (the cursor stays at or before it).
 #[derive(Debug, Default)]
 pub struct Page {
-    pub rows: Vec<ShipmentRow>,
+    pub rows: Vec<ShipmentLine>,
     pub latest: Option<i64>,
     pub held: Option<i64>,
     /// The last label's `created_at`, for the next page's start.
@@ -115,25 +114,36 @@ pub fn page(labels: &[Label], shaping: &Shaping) -> Result<Page, String> {
             Err(_) => None,
         };
         let text = |v: &Option<String>| v.as_deref().map(str::trim).unwrap_or_default().to_string();
-        page.rows.push(ShipmentRow {
-            order_id: ours.map(|n| n.to_string()).unwrap_or_default(),
-            tracking_number: number.to_string(),
-            carrier_name: carrier_name(&text(&label.carrier_code)).to_string(),
-            service_level: text(&label.service_code),
-            shipped_at: shipped_at.map(format_ms).unwrap_or_default(),
-            weight: weight.unwrap_or_default(),
-            warehouse_order_id: if shipment.is_empty() { "?".to_string() } else { shipment.clone() },
+        let order = match ours {
+            // A label of no shipment id still names the warehouse's order: never one of ours
+            // sent without an id.
+            Some(order_id) => OrderReference::Warehouse {
+                warehouse_order_id: if shipment.is_empty() { "?".to_string() } else { shipment.clone() },
+                order_id,
+            },
+            None => OrderReference::Stranger,
+        };
+        let present = |v: String| Some(v).filter(|v| !v.is_empty());
+        page.rows.push(ShipmentLine {
+            line: 0,
+            order,
             reference: format!("ShipStation shipment {shipment} (external_shipment_id {reference:?})"),
-            ..ShipmentRow::default()
+            tracking_number: number.to_string(),
+            carrier_name: present(carrier_name(&text(&label.carrier_code)).to_string()),
+            service_level: present(text(&label.service_code)),
+            description: None,
+            shipped_at,
+            weight,
+            item: None,
         });
     }
     Ok(page)
 }
 
-/// The sum of the packages' weights in `unit`, rounded half-even to 2 places; `None` when no
-/// package has one; an error when the weights are beyond any number (checked: ShipStation's
-/// values are not ours to trust).
-fn weight(label: &Label, unit: &str) -> Result<Option<String>, String> {
+/// The sum of the packages' weights in hundredths of `unit`, rounded half-even; `None` when no
+/// package has one; an error when the weights are beyond any shipment's weight (checked:
+/// ShipStation's values are not ours to trust).
+fn weight(label: &Label, unit: &str) -> Result<Option<i64>, String> {
     let Some(to) = grams(unit) else { return Ok(None) };
     let mut sum: Option<Decimal> = None;
     for package in label.packages.as_deref().unwrap_or_default() {
@@ -148,11 +158,10 @@ fn weight(label: &Label, unit: &str) -> Result<Option<String>, String> {
         sum = Some(sum.unwrap_or_default().checked_add(grams).ok_or_else(beyond)?);
     }
     let Some(sum) = sum else { return Ok(None) };
-    let converted = sum
-        .checked_div(to)
-        .ok_or_else(|| "has package weights beyond any weight".to_string())?
-        .round_dp_with_strategy(2, RoundingStrategy::MidpointNearestEven);
-    Ok(Some(format!("{converted:.2}")))
+    let converted = sum.checked_div(to).ok_or_else(|| "has package weights beyond any weight".to_string())?;
+    weight_hundredths(converted)
+        .map(Some)
+        .ok_or_else(|| format!("has package weights of {converted} {unit} in all, no shipment's weight"))
 }
 
 /// A time as ShipStation writes it (RFC 3339), in ms.
@@ -170,6 +179,7 @@ fn date_ms(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dates::format_ms;
 
     fn labels(json: &str) -> Vec<Label> {
         serde_json::from_str(json).unwrap()
@@ -193,15 +203,23 @@ mod tests {
         let row = &page.rows[0];
         assert_eq!(
             (
-                row.order_id.as_str(),
+                &row.order,
                 row.tracking_number.as_str(),
-                row.carrier_name.as_str(),
-                row.service_level.as_str()
+                row.carrier_name.as_deref(),
+                row.service_level.as_deref()
             ),
-            ("4312", "9400111899560000000001", "USPS", "usps_priority_mail")
+            (
+                &OrderReference::Warehouse { warehouse_order_id: "se-4417".into(), order_id: 4312 },
+                "9400111899560000000001",
+                Some("USPS"),
+                Some("usps_priority_mail")
+            )
         );
-        assert_eq!((row.shipped_at.as_str(), row.weight.as_str()), ("2026-03-05T00:00:00.000Z", "1.50"));
-        assert_eq!((row.warehouse_order_id.as_str(), row.sku.as_str()), ("se-4417", ""));
+        assert_eq!(
+            (row.shipped_at.map(format_ms).as_deref(), row.weight),
+            (Some("2026-03-05T00:00:00.000Z"), Some(150))
+        );
+        assert_eq!(row.item, None);
         assert_eq!(page.latest.map(format_ms).as_deref(), Some("2026-03-05T14:07:09.120Z"));
         assert_eq!(page.held, None);
     }
@@ -227,10 +245,10 @@ mod tests {
         assert_eq!(page.rows.len(), 1);
         let foreign = &page.rows[0];
         assert_eq!(
-            (foreign.order_id.as_str(), foreign.carrier_name.as_str(), foreign.weight.as_str()),
-            ("", "Canada Post", "")
+            (&foreign.order, foreign.carrier_name.as_deref(), foreign.weight),
+            (&OrderReference::Stranger, Some("Canada Post"), None)
         );
-        assert_eq!(foreign.shipped_at, "2026-03-05T00:00:00.000Z");
+        assert_eq!(foreign.shipped_at.map(format_ms).as_deref(), Some("2026-03-05T00:00:00.000Z"));
         assert_eq!(page.held.map(format_ms).as_deref(), Some("2026-03-05T10:02:00.000Z"));
         assert_eq!(page.last.map(format_ms).as_deref(), Some("2026-03-05T10:04:00.000Z"));
     }
@@ -241,12 +259,9 @@ mod tests {
         let two = label(
             r#"[{"weight": {"value": 1, "unit": "kilogram"}}, {"weight": {"value": 8, "unit": "ounce"}}]"#,
         );
-        assert_eq!(weight(&two, "pound").unwrap().as_deref(), Some("2.70"));
-        assert_eq!(weight(&two, "gram").unwrap().as_deref(), Some("1226.80"));
-        assert_eq!(
-            weight(&label(r#"[{"weight": {"value": 0.125, "unit": "gram"}}]"#), "gram").unwrap().as_deref(),
-            Some("0.12")
-        );
+        assert_eq!(weight(&two, "pound"), Ok(Some(270)));
+        assert_eq!(weight(&two, "gram"), Ok(Some(122_680)));
+        assert_eq!(weight(&label(r#"[{"weight": {"value": 0.125, "unit": "gram"}}]"#), "gram"), Ok(Some(12)));
         assert_eq!(weight(&label("[{}]"), "pound"), Ok(None));
     }
 
@@ -268,7 +283,11 @@ mod tests {
             let read = page(&label("SHOP-77", members), &shaping).unwrap();
             assert_eq!(read.rows.len(), 1, "{members}");
             let row = &read.rows[0];
-            assert_eq!((row.order_id.as_str(), row.tracking_number.as_str()), ("", "T7"), "{members}");
+            assert_eq!(
+                (&row.order, row.tracking_number.as_str()),
+                (&OrderReference::Stranger, "T7"),
+                "{members}"
+            );
             assert!(row.reference.contains("se-8"), "{members}: {row:?}");
             let why = page(&label("ob-12", members), &shaping).unwrap_err();
             assert!(why.contains("se-7"), "{members}: {why}");
@@ -280,7 +299,7 @@ mod tests {
         ));
         let read = page(&undated, &shaping).unwrap();
         assert_eq!((read.rows.len(), read.last, read.latest), (1, None, None));
-        assert_eq!(read.rows[0].order_id, "");
+        assert_eq!(read.rows[0].order, OrderReference::Stranger);
     }
 
     #[test]
