@@ -246,25 +246,32 @@ pub fn close_one_interrupted(conn: &Connection, id: i64, now: i64) -> rusqlite::
 /// Ends a run whose pass stopped because its lease was taken over (another process found it
 /// lapsed), unless that process closed the run already.
 pub fn close_lost(conn: &Connection, id: i64) -> rusqlite::Result<()> {
-    conn.execute(
-        "UPDATE sync_runs SET status = 'failed', finished_at = ?1,
-           error_step = COALESCE(error_step, 'pull_orders'), error_code = 'interrupted',
-           error_message = 'The pass stopped: another orderbridge process took over its connection. The next pass picks up where it left off.'
-         WHERE id = ?2 AND status = 'running'",
-        params![now_ms(), id],
-    )?;
-    Ok(())
+    close_running(
+        conn,
+        id,
+        "interrupted",
+        "The pass stopped: another orderbridge process took over its connection. The next pass picks up where it left off.",
+    )
 }
 
 /// Ends a run whose pass stopped on a bug (a panic) as failed, in the step it was in, so it
 /// is never left `running`.
 pub fn close_broken(conn: &Connection, id: i64) -> rusqlite::Result<()> {
+    close_running(
+        conn,
+        id,
+        "internal_error",
+        "The pass stopped on an error of orderbridge itself; see the server log. The next pass picks up where it left off.",
+    )
+}
+
+/// Ends run `id` as failed with `code` and `message` in the step it was in, if still `running`.
+fn close_running(conn: &Connection, id: i64, code: &str, message: &str) -> rusqlite::Result<()> {
     conn.execute(
         "UPDATE sync_runs SET status = 'failed', finished_at = ?1,
-           error_step = COALESCE(error_step, 'pull_orders'), error_code = 'internal_error',
-           error_message = 'The pass stopped on an error of orderbridge itself; see the server log. The next pass picks up where it left off.'
+           error_step = COALESCE(error_step, 'pull_orders'), error_code = ?3, error_message = ?4
          WHERE id = ?2 AND status = 'running'",
-        params![now_ms(), id],
+        params![now_ms(), id, code, message],
     )?;
     Ok(())
 }
