@@ -373,10 +373,7 @@ fn in_doubt_here(
         )?
         .query_row(params![order_id, customer_id, warehouse_id], |r| r.get(0))
         .optional()?;
-    let Some(store_id) = found.filter(|_| warehouse_order_id.chars().any(|c| c.is_ascii_alphanumeric()))
-    else {
-        return Ok(None);
-    };
+    let Some(store_id) = found.filter(|_| !warehouse_order_id.is_empty()) else { return Ok(None) };
     states::adopt(conn, order_id, warehouse_id, warehouse_order_id, read_at)?;
     Ok(Some((order_id, store_id)))
 }

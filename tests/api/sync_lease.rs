@@ -9,18 +9,25 @@ use orderbridge::simulate::big_commerce::Simulator;
 use crate::sync_binary::connection_in;
 use crate::sync_rig::{HASH, TOKEN};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_second_process_finds_the_pass_under_way_and_runs_nothing() {
+/// A store of three orders whose every answer takes 1.5 s (a pass is still under way when
+/// another process starts), and a database file `name` holding connection 1 to a folder
+/// warehouse under the temporary directory's `folders/wh`.
+async fn slow_store_and_connection(name: &str) -> (Simulator, tempfile::TempDir, std::path::PathBuf) {
     let sim = Simulator::start().await;
     sim.add_store(HASH, TOKEN);
     sim.add_orders(HASH, 3, 5);
-    // Every answer takes a while, so the first pass is still under way when the second starts.
     sim.set_delay(HASH, Duration::from_millis(1500));
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("lease.db");
+    let db = dir.path().join(name);
     let root = dir.path().join("folders/wh");
     std::fs::create_dir_all(&root).unwrap();
     connection_in(&db, &root, TOKEN);
+    (sim, dir, db)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_process_finds_the_pass_under_way_and_runs_nothing() {
+    let (sim, dir, db) = slow_store_and_connection("lease.db").await;
     let sync = |db: std::path::PathBuf, base: String, folders: String| {
         tokio::task::spawn_blocking(move || {
             let out = crate::process::command(&db)
@@ -146,15 +153,7 @@ async fn the_sync_command_skips_a_connection_another_process_runs_and_syncs_the_
 /// closed as interrupted stays closed (it used to be overwritten as `succeeded`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_whose_lease_was_taken_over_stops_its_pass_and_leaves_the_run_closed() {
-    let sim = Simulator::start().await;
-    sim.add_store(HASH, TOKEN);
-    sim.add_orders(HASH, 3, 5);
-    sim.set_delay(HASH, Duration::from_millis(1500));
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("lapsed.db");
-    let root = dir.path().join("folders/wh");
-    std::fs::create_dir_all(&root).unwrap();
-    connection_in(&db, &root, TOKEN);
+    let (sim, dir, db) = slow_store_and_connection("lapsed.db").await;
     let folders = dir.path().join("folders").display().to_string();
     let command = |db: &std::path::Path| {
         let mut command = crate::process::command(db);

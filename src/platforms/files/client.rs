@@ -4,12 +4,28 @@
 use async_trait::async_trait;
 
 use super::Warehouse;
-use super::warehouse::Sent;
+use super::warehouse::{Incoming, Sent};
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    Delivery, Inbound, Inbox, Learned, LineRead, OrderStream, SentOrder, Since, StockRow, Strangers, Taken,
-    WalkPlace, WarehouseClient,
+    Delivery, Inbound, Inbox, Learned, LineRead, OrderStream, Parsed, SentOrder, Since, StockRow, Strangers,
+    Taken, WalkPlace, WarehouseClient,
 };
+
+impl Warehouse {
+    /// A file as the piece handed out now: the one `taken` moves next. A file's lines that name
+    /// an unknown order refuse the whole file (a person fixes it and puts it back).
+    fn hand_out<T>(&mut self, file: Incoming, records: Parsed<T>) -> Inbound<T> {
+        let name = file.name().to_string();
+        self.current = Some(file);
+        Inbound {
+            name,
+            records,
+            cursor: None,
+            walk: WalkPlace::Unchanged,
+            strangers: Strangers::RefuseThePiece,
+        }
+    }
+}
 
 #[async_trait]
 impl WarehouseClient for Warehouse {
@@ -57,29 +73,13 @@ impl WarehouseClient for Warehouse {
     async fn next_shipments(&mut self) -> Result<Option<Inbound<LineRead>>, PlatformError> {
         let Some(file) = self.queue.pop_front() else { return Ok(None) };
         let records = self.read_shipments(&file).await?;
-        let name = file.name().to_string();
-        self.current = Some(file);
-        Ok(Some(Inbound {
-            name,
-            records,
-            cursor: None,
-            walk: WalkPlace::Unchanged,
-            strangers: Strangers::RefuseThePiece,
-        }))
+        Ok(Some(self.hand_out(file, records)))
     }
 
     async fn next_stock(&mut self) -> Result<Option<Inbound<StockRow>>, PlatformError> {
         let Some(file) = self.queue.pop_front() else { return Ok(None) };
         let records = self.read_stock(&file).await?;
-        let name = file.name().to_string();
-        self.current = Some(file);
-        Ok(Some(Inbound {
-            name,
-            records,
-            cursor: None,
-            walk: WalkPlace::Unchanged,
-            strangers: Strangers::RefuseThePiece,
-        }))
+        Ok(Some(self.hand_out(file, records)))
     }
 
     /// Moves the file handed out last to `processed/`, or to `failed/` beside its bad lines.

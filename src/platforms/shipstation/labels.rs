@@ -115,13 +115,12 @@ pub fn page(labels: &[Label], shaping: &Shaping) -> Result<Page, String> {
         };
         let text = |v: &Option<String>| v.as_deref().map(str::trim).unwrap_or_default().to_string();
         let order = match ours {
-            // A label of no shipment id still names the warehouse's order: never one of ours
-            // sent without an id.
-            Some(order_id) => OrderReference::Warehouse {
-                warehouse_order_id: if shipment.is_empty() { "?".to_string() } else { shipment.clone() },
-                order_id,
-            },
-            None => OrderReference::Stranger,
+            // A label of no shipment id cannot be matched to an order sent here under one: it
+            // is a stranger even under our reference.
+            Some(order_id) if !shipment.is_empty() => {
+                OrderReference::Warehouse { warehouse_order_id: shipment.clone(), order_id }
+            }
+            _ => OrderReference::Stranger,
         };
         let present = |v: String| Some(v).filter(|v| !v.is_empty());
         page.rows.push(ShipmentLine {
