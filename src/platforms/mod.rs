@@ -11,6 +11,7 @@ pub mod big_commerce;
 pub mod error;
 pub mod files;
 pub mod http;
+pub mod paging;
 pub mod reach;
 pub mod reference;
 pub mod registry;

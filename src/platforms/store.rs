@@ -15,45 +15,18 @@ pub trait StoreClient: Send + Sync {
     /// How a pull walks this store's orders.
     fn pull_plan(&self) -> PullPlan;
 
-    /// One page (from 1) of a listing of the orders since `since_ms` (the platform's own
-    /// time, already moved back by the overlap). A store whose list is walked only by its own
-    /// continuation ([`Walk::ByToken`], [`Walk::Resumable`]) implements
-    /// [`StoreClient::orders_after`] instead, and keeps this refusal.
-    async fn orders_page(
+    /// One page of `listing`: the first of the orders changed since `since_ms` (the
+    /// platform's own time, already moved back by the overlap; `None` for a store's first
+    /// pull) when `at` is `None`, else the page that `at` names: the [`Page::next`] of the
+    /// page before, in this pass or, for a walk kept between passes
+    /// ([`PullPlan::continuation_lifetime`]), an earlier one in any process. How pages follow
+    /// each other is the platform's ([`super::paging`] for walks by key and by number).
+    async fn page(
         &self,
         listing: Listing,
         since_ms: Option<i64>,
-        page: u32,
-    ) -> Result<Vec<ListedOrder>, PlatformError> {
-        let _ = (listing, since_ms, page);
-        Err(PlatformError::Rejected {
-            status: 0,
-            message: "This store's orders are read by token, not by page.".into(),
-        })
-    }
-
-    /// One page of a listing walked by the platform's own continuation ([`Walk::ByToken`]):
-    /// `after` is the `next` of the page before (`None` for the first). Platforms that walk
-    /// by key or number page by number here, their page number as the token.
-    async fn orders_after(
-        &self,
-        listing: Listing,
-        since_ms: Option<i64>,
-        after: Option<String>,
-    ) -> Result<TokenPage, PlatformError> {
-        let page = after.as_deref().and_then(|t| t.parse::<u32>().ok()).unwrap_or(1);
-        let orders = self.orders_page(listing, since_ms, page).await?;
-        let full = orders.len() >= self.pull_plan().page_size;
-        Ok(TokenPage { orders, next: full.then(|| (page + 1).to_string()), clock: None })
-    }
-
-    /// Whether a [`Walk::Resumable`] walk's continuation, handed out `age` ago, may still
-    /// be used; past that a stopped walk starts again from the cursor. By default a
-    /// continuation does not age.
-    fn continuation_usable(&self, age: Duration) -> bool {
-        let _ = age;
-        true
-    }
+        at: Option<&str>,
+    ) -> Result<Page, PlatformError>;
 
     /// Whether `error`, the answer to the first page of a walk continued from an earlier
     /// pass, says the store no longer takes the continuation: the walk then starts again
@@ -63,14 +36,8 @@ pub trait StoreClient: Send + Sync {
         false
     }
 
-    /// The whole order (items, addresses) as an import record.
-    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError>;
-
-    /// As [`StoreClient::order_record`], for a listed order the pull is done with: a store
-    /// whose list carries the whole order (Amazon) hands it over without a copy.
-    async fn record_of_listed(&self, order: ListedOrder) -> Result<PulledOrder, PlatformError> {
-        self.order_record(&order).await
-    }
+    /// The whole order (items, addresses) of a listed [`Listed::Entry`] as an import record.
+    async fn record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError>;
 
     /// Reports a shipment, unless the store already has it (CONTRACT §11, notify).
     async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError>;
@@ -90,14 +57,6 @@ pub trait StoreClient: Send + Sync {
             accepted: levels.len(),
             ..StockSent::default()
         })
-    }
-
-    /// The store's own clock when a pull that began with no cursor got its first answer,
-    /// for a store whose first pull reads only the orders still to import (WooCommerce): the
-    /// next pull then starts there, less the overlap, rather than at the last change read,
-    /// which may be long ago. `None` (the default): the cursor is the last change read.
-    fn first_pull_clock(&self) -> Option<i64> {
-        None
     }
 
     /// What became of stock levels a store took to apply later ([`StockSent::receipts`]:
@@ -151,49 +110,30 @@ pub struct StockSent {
 pub struct PullPlan {
     /// The lists a pull reads, in order.
     pub listings: &'static [Listing],
-    /// A page shorter than this is the last.
-    pub page_size: usize,
     /// How far before its cursor a pull starts reading again.
     pub overlap: Duration,
-    pub walk: Walk,
     /// Whether a changed order is written again after it went to the warehouse.
     pub rewrites_sent_orders: bool,
+    /// How long a continuation stays usable, for a store whose walk is kept between passes
+    /// (Amazon's `nextToken`): a walk that stops short (the platform's rate limit, a failure,
+    /// a restart) is continued by a later pass, in any process, from the page it stopped at,
+    /// while its continuation is younger than this. `None`: a walk is not kept; the next pass
+    /// reads again from the cursor, which each page of a list read oldest change first moves.
+    pub continuation_lifetime: Option<Duration>,
 }
 
-/// How the pages of a list follow each other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Walk {
-    /// Oldest change first: each page may commit the cursor it reached, and the next page
-    /// asks again from the last time read (page 1), so an order modified mid-pull cannot
-    /// shift an unread one onto a page already read (CONTRACT §11 step 1).
-    ByKey,
-    /// In no documented order: pages by number, and the cursor moves once the whole list
-    /// was read.
-    ByNumber,
-    /// Oldest change first, each page naming the next (GraphQL's `endCursor`): one query
-    /// for the whole pull, from the cursor less the overlap. The platform's continuation is
-    /// a key, so an order modified mid-pull moves to the end without shifting an unread one
-    /// onto a page already read, and each page may commit the cursor it reached.
-    ByToken,
-    /// In no documented order, each page naming the next (Amazon's `nextToken`, which keeps
-    /// the walk's filters): the cursor moves once the walk ends, to the latest change read
-    /// but never past the store's clock when the walk's first page was answered
-    /// ([`TokenPage::clock`]), so an order changed while the walk runs is read by the next
-    /// one. A walk that stops short (the platform's rate limit, a failure, a restart) is
-    /// continued by a later pass, in any process, from the page it stopped at, while
-    /// [`StoreClient::continuation_usable`] says so.
-    Resumable,
-}
-
-/// A page of a listing walked by token.
-#[derive(Debug, Clone)]
-pub struct TokenPage {
+/// A page of a listing.
+#[derive(Debug, Clone, Default)]
+pub struct Page {
     pub orders: Vec<ListedOrder>,
-    /// Where the next page starts; `None` when this page was the last.
+    /// Where the next page starts, in the platform's own words; `None` when this page was the
+    /// last.
     pub next: Option<String>,
-    /// The store's own clock when it answered (its `Date`), where a [`Walk::Resumable`]
-    /// walk caps its cursor.
-    pub clock: Option<i64>,
+    /// The cursor this page's transaction moves the store's to (never back; a list of
+    /// cancellations moves none): where a list comes oldest change first, the latest change
+    /// on the page; where it comes in no order, only at the walk's last page, the latest
+    /// change of the whole walk, which a store may cap at its own clock.
+    pub cursor: Option<i64>,
 }
 
 /// An order as the store's list shows it.
@@ -208,9 +148,28 @@ pub struct ListedOrder {
     /// is not read or written again.
     pub version: i64,
     pub disposition: Disposition,
-    /// The listed order as the store sent it, or what the client made of it for
-    /// [`StoreClient::order_record`] (Amazon's list has the whole order: its import record).
-    pub raw: Value,
+    pub listed: Listed,
+}
+
+/// What a store's list holds of an order.
+#[derive(Debug, Clone)]
+pub enum Listed {
+    /// The list's entry as the store sent it: [`StoreClient::record`] makes the import record
+    /// of it, asking the store for the rest where the list lacks it.
+    Entry(Value),
+    /// The whole order, made from the list (Amazon's carries items, addresses and money), or
+    /// why it cannot be one: an error that fails the pull only if the order is written.
+    Whole(Result<PulledOrder, PlatformError>),
+}
+
+impl ListedOrder {
+    /// The list's entry: [`Value::Null`] for a [`Listed::Whole`] order.
+    pub fn entry(&self) -> &Value {
+        match &self.listed {
+            Listed::Entry(value) => value,
+            Listed::Whole(_) => &Value::Null,
+        }
+    }
 }
 
 /// What a pull does with a listed order.

@@ -32,7 +32,6 @@ pub(crate) mod states;
 mod step;
 mod stock;
 mod walking;
-mod walks;
 mod warehouse_walks;
 
 #[cfg(test)]

@@ -1,20 +1,29 @@
 //! Step 1, pull orders: the store's orders changed since its cursor become orders of that
-//! store, keyed by (`store_id`, `external_id`) exactly as an import. Each page commits its
-//! orders together with the cursor that covers them, so a crash loses nothing and the
-//! overlap re-read after it doubles nothing.
+//! store, keyed by (`store_id`, `external_id`) exactly as an import. One loop reads every
+//! store: the store hands out pages, each naming the next and the cursor it moves to, and
+//! each page commits its orders together with that cursor (and, for a walk kept between
+//! passes, the walk as it stands after it), so a crash loses nothing and the overlap re-read
+//! after it doubles nothing.
+//!
+//! A walk kept between passes ([`PullPlan::continuation_lifetime`]: Amazon's `searchOrders`)
+//! that stops short (the platform's rate limit, which orderbridge paces itself, a failure, a
+//! killed process) is continued by the store's next pass, in whichever process runs it,
+//! while its continuation is young enough; a continuation the store no longer takes starts
+//! the walk again from the cursor, once.
 
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::dates::now_ms;
-use crate::db;
-use crate::platforms::store::{ListedOrder, Listing, StoreClient, Walk};
+use crate::platforms::PlatformError;
+use crate::platforms::store::{Listing, StoreClient};
 
 use super::context::Context;
-use super::pages::{Reading, imported, save_cursor, write_listed};
+use super::pages::{Reading, imported, write_listed};
 use super::step::StepError;
-use super::walking::Keep;
+use super::walking::{self, Keep, Walking};
 
-/// A pull reads at most this many pages; the next pass goes on from the cursor.
+/// A walk reads at most this many pages in one pass; the next pass goes on from the cursor
+/// (or the kept walk).
 const MAX_PAGES: u32 = 10_000;
 
 /// Pulls every page of changed orders; `pulled` counts the orders written as they commit.
@@ -25,148 +34,78 @@ pub async fn pull(ctx: &Context<'_>, store: &dyn StoreClient, pulled: &mut u64) 
     let plan = store.pull_plan();
     let overlap = i64::try_from(plan.overlap.as_millis()).unwrap_or(i64::MAX);
     let since = cursor.map(|c| c.saturating_sub(overlap));
-    if plan.walk == Walk::Resumable {
-        let read = Reading { store, plan: &plan, store_id, listing: Listing::Orders, cursor };
-        return super::walks::pull(ctx, &read, since, started, pulled).await;
-    }
+    let mut read_from = Some(started);
     for &listing in plan.listings {
         let read = Reading { store, plan: &plan, store_id, listing, cursor };
-        let reached = pull_listing(ctx, &read, since, pulled).await?;
-        // A list in no known order moves the cursor once it was read whole; so does the first
-        // pull of a store that reads only what is left to import, to the store's clock.
-        let clock = store.first_pull_clock().filter(|_| cursor.is_none() && listing == Listing::Orders);
-        let reached = reached.filter(|_| plan.walk == Walk::ByNumber).max(clock);
-        if let Some(reached) = reached {
-            ctx.sql(move |conn| {
-                let tx = db::write_unlisted(conn)?;
-                save_cursor(&tx, store_id, reached)?;
-                tx.commit()?;
-                Ok(())
-            })
-            .await?;
-        }
+        let walked = walk(ctx, &read, since, started, pulled).await?;
+        read_from = read_from.and(walked).map(|walk_start| walk_start.min(started));
     }
-    imported(ctx, started).await
-}
-
-/// Where the next page of a listing starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Position {
-    since: Option<i64>,
-    page: u32,
-}
-
-impl Position {
-    /// The page after one that was read whole: by key, again from the latest time read
-    /// (page 1), unless every order on it carries the time asked from, which asking again
-    /// would only repeat; by number, the next page.
-    fn after(self, walk: Walk, listed: &[ListedOrder]) -> Position {
-        let by_number = Position { since: self.since, page: self.page + 1 };
-        let Some(latest) = listed.iter().map(|o| o.cursor_ms).max() else { return by_number };
-        if walk == Walk::ByNumber {
-            return by_number;
-        }
-        let all_at_latest = listed.iter().all(|o| o.cursor_ms == latest);
-        match (all_at_latest, self.since == Some(latest)) {
-            (false, _) => Position { since: Some(latest), page: 1 },
-            (true, true) => by_number,
-            // The page asked from `latest` would be this one again.
-            (true, false) => Position { since: Some(latest), page: 2 },
-        }
+    match read_from {
+        Some(at) => imported(ctx, at).await,
+        None => Ok(()),
     }
 }
 
-/// Reads one listing page by page, writing each page's orders as it goes; returns the
-/// latest cursor time it saw beyond `cursor` (committed already when the list is walked by
-/// key or by token, oldest change first).
-async fn pull_listing(
+/// Reads one listing page by page, writing each page's orders as it goes; answers when the
+/// pass that began the walk started, or `None` when the walk stopped short and is kept for a
+/// later pass.
+async fn walk(
     ctx: &Context<'_>,
     read: &Reading<'_>,
     since: Option<i64>,
+    started: i64,
     pulled: &mut u64,
 ) -> Result<Option<i64>, StepError> {
-    let Reading { store, plan, listing, cursor, .. } = *read;
-    let mut reached: Option<i64> = None;
-    let mut at = Position { since, page: 1 };
-    let mut token: Option<String> = None;
+    let Reading { store, store_id, listing, cursor, .. } = *read;
+    let keeps = read.plan.continuation_lifetime.is_some() && listing == Listing::Orders;
+    let kept = if keeps { kept_walk(ctx, read).await? } else { None };
+    let (mut walk, mut resumed) = match kept {
+        Some(walk) => (walk, true),
+        None => (Walking::fresh(started), false),
+    };
     for _ in 0..MAX_PAGES {
-        let (listed, last) = if plan.walk == Walk::ByToken {
-            let page = store.orders_after(listing, since, token.take()).await?;
-            token = page.next;
-            let last = token.is_none();
-            (page.orders, last)
-        } else {
-            let listed = store.orders_page(listing, at.since, at.page).await?;
-            let last = listed.len() < plan.page_size;
-            (listed, last)
+        let page = match store.page(listing, since, walk.next.as_deref()).await {
+            Ok(page) => page,
+            Err(e) if resumed && store.continuation_refused(&e) => {
+                // The store no longer takes the continuation: once more, from the cursor.
+                resumed = false;
+                walk = Walking::fresh(started);
+                ctx.sql(move |conn| walking::forget(conn, store_id)).await?;
+                continue;
+            }
+            // Paced out: the walk, kept with its last page, goes on at a later pass, and this
+            // pass goes on without it.
+            Err(PlatformError::NotYet(_)) if keeps => return Ok(None),
+            Err(e) => return Err(e.into()),
         };
-        if listed.is_empty() {
-            break;
-        }
+        resumed = false;
+        walk.next = page.next;
+        let last = walk.next.is_none() || (page.orders.is_empty() && !keeps);
         // Cancellations never move the cursor: they are read over the same span again.
-        let page_cursor = listed
-            .iter()
-            .map(|o| o.cursor_ms)
-            .max()
-            .filter(|c| listing == Listing::Orders && cursor.is_none_or(|held| *c > held));
-        reached = reached.max(page_cursor);
-        let commit_cursor = page_cursor.filter(|_| plan.walk != Walk::ByNumber);
-        let next = at.after(plan.walk, &listed);
-        write_listed(ctx, read, listed, commit_cursor, Keep::Nothing, pulled).await?;
+        let moved = page.cursor.filter(|c| listing == Listing::Orders && cursor.is_none_or(|held| *c > held));
+        let keep = match (keeps, last) {
+            (false, _) => Keep::Nothing,
+            (true, false) => Keep::Walk(walk.clone()),
+            (true, true) => Keep::Forget,
+        };
+        write_listed(ctx, read, page.orders, moved, keep, pulled).await?;
         if last {
-            break;
+            return Ok(Some(walk.started));
         }
-        at = next;
     }
-    Ok(reached)
+    Ok((!keeps).then_some(started))
+}
+
+/// The walk an earlier pass left, if its continuation is still usable.
+async fn kept_walk(ctx: &Context<'_>, read: &Reading<'_>) -> Result<Option<Walking>, StepError> {
+    let lifetime = read.plan.continuation_lifetime.unwrap_or_default();
+    let store_id = read.store_id;
+    let kept = ctx.sql(move |conn| walking::kept(conn, store_id, now_ms())).await?;
+    Ok(kept.filter(|(_, age)| *age < lifetime).map(|(walk, _)| walk))
 }
 
 pub fn read_cursor(conn: &Connection, store_id: i64) -> rusqlite::Result<Option<i64>> {
     conn.prepare_cached("SELECT cursor FROM store_cursors WHERE store_id = ?1")?
         .query_row([store_id], |r| r.get(0))
         .optional()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::platforms::store::Disposition;
-    use serde_json::Value;
-
-    fn listed(times: &[i64]) -> Vec<ListedOrder> {
-        times
-            .iter()
-            .enumerate()
-            .map(|(i, &t)| ListedOrder {
-                external_id: i.to_string(),
-                cursor_ms: t,
-                version: t,
-                disposition: Disposition::Import,
-                raw: Value::Null,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_page_walked_by_key_asks_again_from_the_latest_time_read() {
-        let at = Position { since: Some(100), page: 1 };
-        assert_eq!(at.after(Walk::ByKey, &listed(&[100, 200, 300])), Position { since: Some(300), page: 1 });
-    }
-
-    #[test]
-    fn a_page_all_at_one_time_moves_on_by_number() {
-        let at = Position { since: Some(300), page: 1 };
-        assert_eq!(at.after(Walk::ByKey, &listed(&[300, 300])), Position { since: Some(300), page: 2 });
-        let at = Position { since: Some(300), page: 2 };
-        assert_eq!(at.after(Walk::ByKey, &listed(&[300, 300])), Position { since: Some(300), page: 3 });
-        // All at a later time: asked from it, page 1 would be this page again.
-        let at = Position { since: Some(100), page: 1 };
-        assert_eq!(at.after(Walk::ByKey, &listed(&[400, 400])), Position { since: Some(400), page: 2 });
-    }
-
-    #[test]
-    fn a_list_in_no_order_is_walked_by_number() {
-        let at = Position { since: Some(100), page: 4 };
-        assert_eq!(at.after(Walk::ByNumber, &listed(&[100, 900])), Position { since: Some(100), page: 5 });
-    }
 }

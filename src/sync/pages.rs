@@ -1,7 +1,7 @@
 //! Writing what a pull read (CONTRACT §11 step 1): one page of a store's listing at a time,
 //! its new and changed orders (each read whole first), the cancellations of orders held and
 //! the cursor that covers them (and the walk that goes on from them), in one transaction, so a
-//! crash loses nothing and a re-read doubles nothing. Used by every walk: [`super::orders_in`]'s and [`super::walks`]'.
+//! crash loses nothing and a re-read doubles nothing. Used by [`super::orders_in`]'s one loop.
 
 use std::collections::HashMap;
 
@@ -14,7 +14,9 @@ use crate::db;
 use crate::orders::model::NewOrder;
 use crate::orders::write::OrderWriter;
 use crate::platforms::PlatformError;
-use crate::platforms::store::{Disposition, ListedOrder, Listing, PullPlan, PulledOrder, StoreClient};
+use crate::platforms::store::{
+    Disposition, Listed, ListedOrder, Listing, PullPlan, PulledOrder, StoreClient,
+};
 
 use super::context::Context;
 use super::states::{self, OrderState};
@@ -99,7 +101,10 @@ async fn whole(
     order: ListedOrder,
 ) -> Result<(String, i64, PulledOrder), PlatformError> {
     let (external_id, version) = (order.external_id.clone(), order.version);
-    let pulled = store.record_of_listed(order).await?;
+    let pulled = match order.listed {
+        Listed::Whole(made) => made?,
+        Listed::Entry(_) => store.record(&order).await?,
+    };
     Ok((external_id, version, pulled))
 }
 
@@ -196,7 +201,7 @@ fn write_page(
 }
 
 /// Moves the store's cursor forward (never back) to `cursor`.
-pub(super) fn save_cursor(conn: &Connection, store_id: i64, cursor: i64) -> rusqlite::Result<()> {
+fn save_cursor(conn: &Connection, store_id: i64, cursor: i64) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO store_cursors (store_id, cursor) VALUES (?1, ?2)
          ON CONFLICT (store_id) DO UPDATE SET cursor = max(cursor, excluded.cursor)",

@@ -1,4 +1,4 @@
-//! A walk of a store's orders under way ([`super::walks`]), and the walk a pass left
+//! A walk of a store's orders under way ([`super::orders_in`]), and the walk a pass left
 //! unfinished, kept in the database with the store (`store_walks`, CONTRACT §11 "Pulls that
 //! resume"): written in the transaction of each page it read, so a process killed anywhere
 //! leaves a continuation that matches the pages written, read back by the store's next pass
@@ -12,33 +12,16 @@ use serde::{Deserialize, Serialize};
 /// A walk under way.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct Walking {
-    /// The continuation of the page not yet read, in the platform's own words (its token
-    /// with the filter values it was issued for).
+    /// The continuation of the page not yet read, in the platform's own words (for Amazon,
+    /// its token with the filter values it was issued for and what the walk read so far).
     pub(super) next: Option<String>,
-    /// The store's clock at the walk's first answer.
-    pub(super) clock: Option<i64>,
-    /// The latest change read so far.
-    pub(super) reached: Option<i64>,
     /// When the pass that began the walk started.
     pub(super) started: i64,
-    /// Whether it goes on from an earlier pass (not kept: a kept walk is one).
-    #[serde(skip)]
-    pub(super) resumed: bool,
 }
 
 impl Walking {
     pub(super) fn fresh(started: i64) -> Walking {
-        Walking { next: None, clock: None, reached: None, started, resumed: false }
-    }
-
-    /// The cursor the walk leaves when it ends, if it moves: the latest change read, capped
-    /// at the store's clock; a first pull that read nothing starts from that clock.
-    pub(super) fn end_cursor(&self, cursor: Option<i64>) -> Option<i64> {
-        match (self.reached, cursor) {
-            (Some(reached), _) => Some(self.clock.map_or(reached, |clock| reached.min(clock))),
-            (None, None) => self.clock,
-            (None, Some(_)) => None,
-        }
+        Walking { next: None, started }
     }
 }
 
@@ -107,33 +90,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_walk_ends_at_the_latest_change_but_never_past_the_clock_of_its_first_answer() {
-        let walk = |reached, clock| Walking { reached, clock, ..Walking::fresh(0) };
-        assert_eq!(walk(Some(500), Some(900)).end_cursor(Some(100)), Some(500));
-        assert_eq!(walk(Some(950), Some(900)).end_cursor(Some(100)), Some(900));
-        assert_eq!(walk(Some(950), None).end_cursor(None), Some(950));
-        // A first pull that read nothing starts from the store's clock; a later one stays.
-        assert_eq!(walk(None, Some(900)).end_cursor(None), Some(900));
-        assert_eq!(walk(None, Some(900)).end_cursor(Some(100)), None);
-    }
-
-    #[test]
     fn a_kept_walk_comes_back_with_its_age_and_is_gone_once_forgotten() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE store_walks (store_id INTEGER PRIMARY KEY, walk TEXT NOT NULL, saved_at INTEGER NOT NULL)")
             .unwrap();
-        let walk = Walking {
-            next: Some("{\"token\":\"t2\"}".into()),
-            clock: Some(900),
-            reached: Some(500),
-            ..Walking::fresh(7)
-        };
+        let walk = Walking { next: Some("{\"token\":\"t2\"}".into()), started: 7 };
         write(&conn, 1, &Keep::Walk(walk), 1_000).unwrap();
         let (back, age) = kept(&conn, 1, 4_000).unwrap().expect("kept");
-        assert_eq!(
-            (back.next.as_deref(), back.clock, back.reached, back.started),
-            (Some("{\"token\":\"t2\"}"), Some(900), Some(500), 7)
-        );
+        assert_eq!((back.next.as_deref(), back.started), (Some("{\"token\":\"t2\"}"), 7));
         assert_eq!(age, Duration::from_secs(3));
         write(&conn, 1, &Keep::Nothing, 5_000).unwrap();
         assert!(kept(&conn, 1, 5_000).unwrap().is_some(), "a page of another listing leaves it");

@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 use super::transport::Seller;
 use super::{Client, check};
 use crate::platforms::retry::RetryPolicy;
-use crate::platforms::store::{Disposition, NoticeItem, Notified, Receipt, ShipmentNotice, StoreClient};
+use crate::platforms::store::{
+    Disposition, Listed, NoticeItem, Notified, Receipt, ShipmentNotice, StoreClient,
+};
 use crate::platforms::{PingError, Settings};
 use crate::simulate::amazon::vendor as amazon_vendor;
 use crate::simulate::amazon::{self, Listing, NewOrder, OrderStatus};
@@ -89,22 +91,24 @@ async fn every_request_and_answer_follows_amazons_models() {
 
     // A walk by token, from a first pull.
     let client = Client { seller: Seller::new(&settings, &adapter(&seller), Some(policy())).unwrap() };
-    let mut after = None;
+    let mut after: Option<String> = None;
     let mut listed = Vec::new();
     for _ in 0..20 {
         let page =
-            client.orders_after(crate::platforms::store::Listing::Orders, None, after.take()).await.unwrap();
-        assert!(page.clock.is_some(), "every answer has a Date");
+            client.page(crate::platforms::store::Listing::Orders, None, after.as_deref()).await.unwrap();
         listed.extend(page.orders);
-        match page.next {
-            Some(next) => after = Some(next),
-            None => break,
+        after = page.next;
+        // The cursor moves at the walk's end only, to a change read, capped at Amazon's clock.
+        assert_eq!(page.cursor.is_some(), after.is_none(), "{after:?}");
+        if after.is_none() {
+            break;
         }
     }
     assert!(listed.len() > 100, "more than one page: {}", listed.len());
     let importable: Vec<_> = listed.iter().filter(|o| o.disposition == Disposition::Import).collect();
     for order in &importable {
-        client.order_record(order).await.unwrap();
+        let Listed::Whole(made) = &order.listed else { panic!("listed whole") };
+        made.as_ref().unwrap();
     }
 
     // Notify: a table carrier, `Other`, then the same shipment again (Amazon has it).
@@ -228,13 +232,13 @@ async fn a_walk_is_continued_under_23_hours_and_a_token_amazon_refuses_restarts_
     sim.add_seller(seller.clone());
     let client = Client { seller: Seller::new(&settings(&sim), &adapter(&seller), Some(policy())).unwrap() };
     let hours = |h: u64, m: u64| Duration::from_secs(h * 3600 + m * 60);
-    assert!(client.continuation_usable(hours(22, 59)));
-    assert!(!client.continuation_usable(hours(23, 0)), "a token lives 24 hours: an hour's margin");
+    let lifetime = client.pull_plan().continuation_lifetime.expect("a walk is kept");
+    assert!(hours(22, 59) < lifetime && lifetime <= hours(23, 0), "a token lives 24 hours: an hour's margin");
     // A token Amazon cannot read (or one past its life) is answered 400.
     let stale =
         json!({"after": "2026-01-01T00:00:00Z", "statuses": "UNSHIPPED", "token": "bm90IGEgdG9rZW4="});
     let refused = client
-        .orders_after(crate::platforms::store::Listing::Orders, None, Some(stale.to_string()))
+        .page(crate::platforms::store::Listing::Orders, None, Some(&stale.to_string()))
         .await
         .unwrap_err();
     assert!(client.continuation_refused(&refused), "{refused:?}");

@@ -25,8 +25,8 @@ use serde_json::Value;
 use super::retry::RetryPolicy;
 use super::seam::{Platform, StorePlatform};
 use super::store::{
-    ListedOrder, Listing, Notified, PullPlan, PulledOrder, Receipt, ShipmentNotice, StockSent, StoreClient,
-    TokenPage, Walk,
+    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, Receipt, ShipmentNotice, StockSent,
+    StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings};
 use crate::fields::Fields;
@@ -208,30 +208,22 @@ impl StoreClient for Client {
     fn pull_plan(&self) -> PullPlan {
         PullPlan {
             listings: &[Listing::Orders],
-            page_size: orders::PER_PAGE,
             // `lastUpdatedAfter` is the cursor less 5 minutes.
             overlap: Duration::from_secs(5 * 60),
-            walk: Walk::Resumable,
             // An order re-read before it is sent carries Amazon's new quantities; after, the
             // notify check holds a shipment to what Amazon still expects.
             rewrites_sent_orders: false,
+            continuation_lifetime: Some(orders::CONTINUATION_LIFETIME),
         }
     }
 
-    async fn orders_after(
+    async fn page(
         &self,
-        listing: Listing,
+        _listing: Listing,
         since_ms: Option<i64>,
-        after: Option<String>,
-    ) -> Result<TokenPage, PlatformError> {
-        match listing {
-            Listing::Orders => orders::page(self, since_ms, after).await,
-            Listing::Cancellations => Ok(TokenPage { orders: Vec::new(), next: None, clock: None }),
-        }
-    }
-
-    fn continuation_usable(&self, age: Duration) -> bool {
-        age < orders::CONTINUATION_LIFETIME
+        at: Option<&str>,
+    ) -> Result<Page, PlatformError> {
+        orders::page(self, since_ms, at).await
     }
 
     fn continuation_refused(&self, error: &PlatformError) -> bool {
@@ -239,12 +231,10 @@ impl StoreClient for Client {
         matches!(error, PlatformError::Rejected { status: 400, .. })
     }
 
-    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
-        orders::record_of(order.clone())
-    }
-
-    async fn record_of_listed(&self, order: ListedOrder) -> Result<PulledOrder, PlatformError> {
-        orders::record_of(order)
+    /// Amazon's list carries whole orders ([`orders::page`] makes each one's record), so
+    /// there is no entry to read the rest of.
+    async fn record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        Err(PlatformError::BadData(format!("Amazon listed order {} without its record.", order.external_id)))
     }
 
     async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::wire::{Address, Breakdown, Item, Money, Order, Page};
+use super::wire::{self, Address, Breakdown, Item, Money, Order};
 use reqwest::{Method, StatusCode};
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
@@ -17,7 +17,7 @@ use super::Client;
 use super::pacing::Operation;
 use super::transport::{encode, query_time};
 use crate::platforms::PlatformError;
-use crate::platforms::store::{Disposition, ListedOrder, PulledOrder, TokenPage};
+use crate::platforms::store::{Disposition, Listed, ListedOrder, Page, PulledOrder};
 
 /// Orders a page holds at most.
 pub const PER_PAGE: usize = 100;
@@ -35,30 +35,37 @@ const INCLUDED: &str = "BUYER,RECIPIENT,PROCEEDS,FULFILLMENT";
 /// The largest amount an order field holds (CONTRACT's decimal 8.2).
 const MAX_AMOUNT: Decimal = Decimal::from_parts(99_999_999, 0, 0, false, 2);
 
-/// What a walk repeats on every page (Amazon requires the same filter values), and where
-/// it is: the engine keeps this, as text, between pages and passes.
+/// What a walk repeats on every page (Amazon requires the same filter values), where it is,
+/// and what it read so far: the engine keeps this, as text, between pages and passes.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 struct Continuation {
     after: String,
     statuses: String,
     token: String,
+    /// Amazon's clock when the walk's first page was answered (its `Date`).
+    #[serde(default)]
+    clock: Option<i64>,
+    /// The latest change read so far.
+    #[serde(default)]
+    reached: Option<i64>,
 }
 
 /// One page of the walk: the first from `since_ms` (none: the store's first pull), or the
-/// page `after` names.
-pub async fn page(
-    client: &Client,
-    since_ms: Option<i64>,
-    after: Option<String>,
-) -> Result<TokenPage, PlatformError> {
-    let (after_time, statuses, token) = match after.as_deref().map(serde_json::from_str::<Continuation>) {
-        Some(Ok(c)) => (c.after, c.statuses, Some(c.token)),
+/// page `at` names. The list comes in no documented order, so the cursor moves only at the
+/// walk's last page: to the latest change read, but never past Amazon's clock when the
+/// walk's first page was answered, so an order changed while the walk runs is read by the
+/// next one; a first pull that read nothing starts from that clock.
+pub async fn page(client: &Client, since_ms: Option<i64>, at: Option<&str>) -> Result<Page, PlatformError> {
+    let (after_time, statuses, token, clock, reached) = match at.map(serde_json::from_str::<Continuation>) {
+        Some(Ok(c)) => (c.after, c.statuses, Some(c.token), c.clock, c.reached),
         Some(Err(_)) => return Err(PlatformError::BadData("A kept Amazon walk cannot be read.".into())),
         None => match since_ms {
-            Some(since) => (query_time(since), "UNSHIPPED,PARTIALLY_SHIPPED,CANCELLED".to_string(), None),
+            Some(since) => {
+                (query_time(since), "UNSHIPPED,PARTIALLY_SHIPPED,CANCELLED".to_string(), None, None, None)
+            }
             None => {
                 let first = crate::dates::now_ms().saturating_sub(FIRST_PULL_MS);
-                (query_time(first), "UNSHIPPED,PARTIALLY_SHIPPED".to_string(), None)
+                (query_time(first), "UNSHIPPED,PARTIALLY_SHIPPED".to_string(), None, None, None)
             }
         },
     };
@@ -75,12 +82,20 @@ pub async fn page(
     if answer.status != StatusCode::OK {
         return Err(seller.refusal(&answer, "the order search"));
     }
-    let found: Page = answer.json(Operation::SearchOrders)?;
+    let found: wire::Page = answer.json(Operation::SearchOrders)?;
     let orders = found.orders.into_iter().map(listed).collect::<Result<Vec<_>, _>>()?;
-    let next = found.pagination.and_then(|p| p.next_token).filter(|t| !t.is_empty()).map(|token| {
-        serde_json::to_string(&Continuation { after: after_time, statuses, token }).unwrap_or_default()
-    });
-    Ok(TokenPage { orders, next, clock: answer.date })
+    let clock = clock.or(answer.date);
+    let reached = reached.max(orders.iter().map(|o| o.cursor_ms).max());
+    let token = found.pagination.and_then(|p| p.next_token).filter(|t| !t.is_empty());
+    let Some(token) = token else {
+        let cursor = match reached {
+            Some(reached) => Some(clock.map_or(reached, |clock| reached.min(clock))),
+            None => clock.filter(|_| since_ms.is_none()),
+        };
+        return Ok(Page { orders, next: None, cursor });
+    };
+    let next = Continuation { after: after_time, statuses, token, clock, reached };
+    Ok(Page { orders, next: Some(serde_json::to_string(&next).unwrap_or_default()), cursor: None })
 }
 
 fn bad(order: &str, problem: &str) -> PlatformError {
@@ -110,35 +125,11 @@ fn listed(order: Order) -> Result<ListedOrder, PlatformError> {
             |t| date_ms(t).ok_or_else(|| bad(&id, &format!("its lastUpdatedTime {t:?} is not a date"))),
         )?;
     let disposition = disposition(&order);
-    let raw = match disposition {
-        Disposition::Import => match record(&order) {
-            Ok(pulled) => Value::Object(pulled.record),
-            Err(e) => json!({UNREADABLE: {"code": e.code(), "message": e.message()}}),
-        },
-        Disposition::Cancel | Disposition::Skip => Value::Null,
+    let listed = match disposition {
+        Disposition::Import => Listed::Whole(record(&order)),
+        Disposition::Cancel | Disposition::Skip => Listed::Entry(Value::Null),
     };
-    Ok(ListedOrder { external_id: id, cursor_ms: updated, version: updated, disposition, raw })
-}
-
-/// Where a listed order's `raw` says why it cannot be imported.
-const UNREADABLE: &str = "amazon_unreadable";
-
-/// The import record [`listed`] made, or its error.
-pub fn record_of(order: ListedOrder) -> Result<PulledOrder, PlatformError> {
-    match order.raw {
-        Value::Object(map) if !map.contains_key(UNREADABLE) => {
-            Ok(PulledOrder { record: map, address_id: None })
-        }
-        Value::Object(map) => {
-            let why = &map[UNREADABLE];
-            let message = why["message"].as_str().unwrap_or_default().to_string();
-            Err(match why["code"].as_str() {
-                Some("adapter_authentication_failed") => PlatformError::Refused(message),
-                _ => PlatformError::BadData(message),
-            })
-        }
-        _ => Err(bad(&order.external_id, "it is not an order to import")),
-    }
+    Ok(ListedOrder { external_id: id, cursor_ms: updated, version: updated, disposition, listed })
 }
 
 /// What the pull does with an order, by its `fulfillment` block (annex §5, *Pull*).

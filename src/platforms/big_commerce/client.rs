@@ -17,7 +17,7 @@ use crate::platforms::PlatformError;
 use crate::platforms::http::{DEFAULT_MAX_ANSWER_BYTES, error_from, read_answer, send};
 use crate::platforms::retry::{self, Created, RetryPolicy};
 use crate::platforms::store::{
-    Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer,
+    self, Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer,
 };
 
 const NAME: &str = "BigCommerce";
@@ -160,7 +160,7 @@ impl BigCommerce {
             cursor_ms: modified_at_ms,
             version: modified_at_ms,
             disposition,
-            raw: Value::String(raw.get().to_string()),
+            listed: store::Listed::Entry(Value::String(raw.get().to_string())),
         })
     }
 
@@ -169,7 +169,7 @@ impl BigCommerce {
     /// addresses, asked side by side.
     pub async fn order_record(&self, listed: &ListedOrder) -> Result<PulledOrder, PlatformError> {
         let id = &listed.external_id;
-        let order: wire::Order = match &listed.raw {
+        let order: wire::Order = match listed.entry() {
             Value::String(text) => serde_json::from_str(text),
             other => wire::Order::deserialize(other),
         }

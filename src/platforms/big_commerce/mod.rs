@@ -15,10 +15,11 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, HeaderValue};
 use serde_json::{Map, Value};
 
+use super::paging::Place;
 use super::retry::RetryPolicy;
 use super::seam::{Platform, StorePlatform};
 use super::store::{
-    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StoreClient, Walk,
+    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings, http, quote_platform_text};
 use crate::fields::Fields;
@@ -75,27 +76,26 @@ impl StoreClient for client::BigCommerce {
     fn pull_plan(&self) -> PullPlan {
         PullPlan {
             listings: &[Listing::Orders],
-            page_size: client::BigCommerce::PAGE_SIZE as usize,
             // Modification times may lag their commit by a little.
             overlap: Duration::from_secs(5 * 60),
-            walk: Walk::ByKey,
             rewrites_sent_orders: true,
+            continuation_lifetime: None,
         }
     }
 
-    async fn orders_page(
+    /// Orders by `date_modified`, oldest first: walked by key.
+    async fn page(
         &self,
-        listing: Listing,
+        _listing: Listing,
         since_ms: Option<i64>,
-        page: u32,
-    ) -> Result<Vec<ListedOrder>, PlatformError> {
-        match listing {
-            Listing::Orders => client::BigCommerce::orders_page(self, since_ms, page).await,
-            Listing::Cancellations => Ok(Vec::new()),
-        }
+        at: Option<&str>,
+    ) -> Result<Page, PlatformError> {
+        let place = Place::of(since_ms, at)?;
+        let orders = client::BigCommerce::orders_page(self, place.since, place.page).await?;
+        Ok(place.by_key(orders, client::BigCommerce::PAGE_SIZE as usize))
     }
 
-    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+    async fn record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
         client::BigCommerce::order_record(self, order).await
     }
 

@@ -19,7 +19,7 @@ use crate::platforms::PlatformError;
 use crate::platforms::http::{DEFAULT_MAX_ANSWER_BYTES, error_from, read_answer, send};
 use crate::platforms::retry::{self, Created, RetryPolicy};
 use crate::platforms::store::{
-    Disposition, ListedOrder, Listing, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
+    Disposition, Listed, ListedOrder, Listing, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
 };
 
 use super::NAME;
@@ -135,7 +135,7 @@ impl Sellbrite {
 
     /// The whole order: Sellbrite's list carries the items, so this asks nothing.
     pub fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
-        map_order(&order.raw)
+        map_order(order.entry())
     }
 
     /// Reports a shipment. When an earlier try may have reached Sellbrite, the order is read
@@ -370,7 +370,13 @@ fn listed(raw: Value) -> Result<ListedOrder, PlatformError> {
             Some("canceled" | "cancelled") => Disposition::Cancel,
             _ => Disposition::Skip,
         };
-    Ok(ListedOrder { external_id: id, cursor_ms: ordered_at, version: fingerprint(&raw), disposition, raw })
+    Ok(ListedOrder {
+        external_id: id,
+        cursor_ms: ordered_at,
+        version: fingerprint(&raw),
+        disposition,
+        listed: Listed::Entry(raw),
+    })
 }
 
 /// FNV-1a of the order's JSON (keys sorted, so the same order gives the same number).
@@ -512,7 +518,7 @@ mod tests {
         });
         let listed = listed(order).unwrap();
         assert_eq!((listed.external_id.as_str(), listed.disposition), ("1042", Disposition::Import));
-        let r = map_order(&listed.raw).unwrap().record;
+        let r = map_order(listed.entry()).unwrap().record;
         assert_eq!(r["external_display_id"], "112-998");
         assert_eq!(r["ordered_at"], "2026-11-20T10:00:00.000Z");
         assert_eq!(r["payment_date"], "2026-11-20T10:05:00.000Z");

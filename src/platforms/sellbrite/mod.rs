@@ -10,10 +10,11 @@ use async_trait::async_trait;
 use reqwest::header::ACCEPT;
 use serde_json::{Map, Value};
 
+use super::paging::Place;
 use super::retry::RetryPolicy;
 use super::seam::{Platform, StorePlatform};
 use super::store::{
-    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StoreClient, Walk,
+    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings, http};
 use crate::fields::Fields;
@@ -68,29 +69,30 @@ impl StoreClient for client::Sellbrite {
         PullPlan {
             // The order list is filtered to open orders, so cancellations are a second list.
             listings: &[Listing::Orders, Listing::Cancellations],
-            page_size: client::Sellbrite::PAGE_SIZE as usize,
             // The cursor is the order's placing, and an order can reach its list well after
             // it was placed on the channel.
             overlap: Duration::from_secs(24 * 3600),
-            // Sellbrite documents no order for its lists.
-            walk: Walk::ByNumber,
             // Its lists change as the order is fulfilled (units fulfilled, a warehouse's
             // fulfillments shrinking to what is left), which our own notifications cause: an
             // order already sent keeps the lines the warehouse was sent.
             rewrites_sent_orders: false,
+            continuation_lifetime: None,
         }
     }
 
-    async fn orders_page(
+    /// Sellbrite documents no order for its lists: walked by number.
+    async fn page(
         &self,
         listing: Listing,
         since_ms: Option<i64>,
-        page: u32,
-    ) -> Result<Vec<ListedOrder>, PlatformError> {
-        client::Sellbrite::orders_page(self, listing, since_ms, page).await
+        at: Option<&str>,
+    ) -> Result<Page, PlatformError> {
+        let place = Place::of(since_ms, at)?;
+        let orders = client::Sellbrite::orders_page(self, listing, place.since, place.page).await?;
+        Ok(place.by_number(orders, client::Sellbrite::PAGE_SIZE as usize))
     }
 
-    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+    async fn record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
         client::Sellbrite::order_record(self, order)
     }
 

@@ -24,8 +24,7 @@ use serde_json::{Value, json};
 use super::retry::{self, RetryPolicy};
 use super::seam::{Platform, StorePlatform};
 use super::store::{
-    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient, TokenPage,
-    Walk,
+    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings, http};
 use crate::fields::{Fields, Patch};
@@ -249,27 +248,23 @@ impl StoreClient for Client {
     fn pull_plan(&self) -> PullPlan {
         PullPlan {
             listings: &[Listing::Orders],
-            page_size: documents::ORDERS_PER_PAGE,
             // Modification times may lag their commit by a little.
             overlap: Duration::from_secs(5 * 60),
-            walk: Walk::ByToken,
             rewrites_sent_orders: true,
+            continuation_lifetime: None,
         }
     }
 
-    async fn orders_after(
+    async fn page(
         &self,
-        listing: Listing,
+        _listing: Listing,
         since_ms: Option<i64>,
-        after: Option<String>,
-    ) -> Result<TokenPage, PlatformError> {
-        match listing {
-            Listing::Orders => orders::page(self, since_ms, after).await,
-            Listing::Cancellations => Ok(TokenPage { orders: Vec::new(), next: None, clock: None }),
-        }
+        at: Option<&str>,
+    ) -> Result<Page, PlatformError> {
+        orders::page(self, since_ms, at).await
     }
 
-    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+    async fn record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
         orders::record(self, order).await
     }
 

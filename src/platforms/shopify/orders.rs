@@ -13,7 +13,7 @@ use time::format_description::well_known::Rfc3339;
 use super::Client;
 use super::documents::{ORDER_LINE_ITEMS, ORDERS};
 use crate::platforms::PlatformError;
-use crate::platforms::store::{Disposition, ListedOrder, PulledOrder, TokenPage};
+use crate::platforms::store::{Disposition, Listed, ListedOrder, Page, PulledOrder};
 
 /// A page of orders.
 #[derive(Deserialize)]
@@ -174,12 +174,14 @@ pub fn search(since_ms: Option<i64>) -> String {
     }
 }
 
-/// One page of the pull; `after` is the previous page's `endCursor`.
+/// One page of the pull, oldest change first; `after` is the previous page's `endCursor`, a
+/// key, so an order modified mid-pull moves to the end without shifting an unread one onto a
+/// page already read, and each page commits the latest change on it.
 pub(super) async fn page(
     client: &Client,
     since_ms: Option<i64>,
-    after: Option<String>,
-) -> Result<TokenPage, PlatformError> {
+    after: Option<&str>,
+) -> Result<Page, PlatformError> {
     let data: OrdersData = client.send(&ORDERS, json!({"query": search(since_ms), "after": after})).await?;
     let mut orders = Vec::with_capacity(data.orders.nodes.len());
     for mut node in data.orders.nodes {
@@ -199,7 +201,8 @@ pub(super) async fn page(
         orders.push(listed(client, &order, node)?);
     }
     let next = data.orders.page_info.end_cursor.filter(|_| data.orders.page_info.has_next_page);
-    Ok(TokenPage { orders, next, clock: None })
+    let cursor = orders.iter().map(|o| o.cursor_ms).max();
+    Ok(Page { orders, next, cursor })
 }
 
 fn listed(client: &Client, order: &Order, raw: Value) -> Result<ListedOrder, PlatformError> {
@@ -216,7 +219,13 @@ fn listed(client: &Client, order: &Order, raw: Value) -> Result<ListedOrder, Pla
     if external_id.is_empty() || !external_id.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad(&order.name, "its legacyResourceId is not a number"));
     }
-    Ok(ListedOrder { external_id, cursor_ms: updated_ms, version: updated_ms, disposition, raw })
+    Ok(ListedOrder {
+        external_id,
+        cursor_ms: updated_ms,
+        version: updated_ms,
+        disposition,
+        listed: Listed::Entry(raw),
+    })
 }
 
 /// Annex, *Pull*: open, to be shipped somewhere, not yet fulfilled, paid as the adapter
@@ -264,7 +273,7 @@ async fn complete_lines(client: &Client, order: &mut Order) -> Result<(), Platfo
 
 /// The whole order as an import record.
 pub(super) async fn record(client: &Client, listed: &ListedOrder) -> Result<PulledOrder, PlatformError> {
-    let mut order = Order::deserialize(&listed.raw)
+    let mut order = Order::deserialize(listed.entry())
         .map_err(|e| PlatformError::BadData(format!("A listed Shopify order cannot be read again: {e}.")))?;
     complete_lines(client, &mut order).await?;
     map(&order)

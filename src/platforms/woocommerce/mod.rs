@@ -20,11 +20,12 @@ use serde_json::{Value, json};
 
 use self::adapter::Shop;
 use self::api::{Api, Reply};
+use super::paging::Place;
 use super::reach::Address;
 use super::retry::{self, Account, RetryPolicy};
 use super::seam::{Platform, StorePlatform};
 use super::store::{
-    ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient, Walk,
+    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings};
 use crate::fields::Fields;
@@ -159,28 +160,34 @@ impl StoreClient for Client {
     fn pull_plan(&self) -> PullPlan {
         PullPlan {
             listings: &[Listing::Orders],
-            page_size: orders::PAGE_SIZE,
             // Modification times may lag their commit by a little.
             overlap: std::time::Duration::from_secs(5 * 60),
-            walk: Walk::ByKey,
             rewrites_sent_orders: true,
+            continuation_lifetime: None,
         }
     }
 
-    async fn orders_page(
+    /// Orders by `modified`, oldest first: walked by key. The first pull reads only the
+    /// orders still to import, so it ends at the store's clock when it began, not at the last
+    /// change read, which may be long ago.
+    async fn page(
         &self,
-        listing: Listing,
+        _listing: Listing,
         since_ms: Option<i64>,
-        page: u32,
-    ) -> Result<Vec<ListedOrder>, PlatformError> {
-        match listing {
-            Listing::Orders => self.list_orders(since_ms, page).await,
-            Listing::Cancellations => Ok(Vec::new()),
+        at: Option<&str>,
+    ) -> Result<Page, PlatformError> {
+        let place = Place::of(since_ms, at)?;
+        let listed = self.list_orders(place.since, place.page).await?;
+        let mut page = place.by_key(listed, orders::PAGE_SIZE);
+        if page.next.is_none() {
+            let pull = self.pull.lock().unwrap_or_else(|p| p.into_inner());
+            page.cursor = page.cursor.max(pull.clock.filter(|_| pull.first));
         }
+        Ok(page)
     }
 
-    async fn order_record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
-        orders::record(&order.raw)
+    async fn record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
+        orders::record(order.entry())
     }
 
     async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError> {
@@ -205,10 +212,5 @@ impl StoreClient for Client {
 
     async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
         self.send_stock(levels).await
-    }
-
-    fn first_pull_clock(&self) -> Option<i64> {
-        let pull = self.pull.lock().unwrap_or_else(|p| p.into_inner());
-        pull.clock.filter(|_| pull.first)
     }
 }

@@ -14,7 +14,7 @@ use time::{OffsetDateTime, PrimitiveDateTime};
 
 use super::adapter::{CANCELLING, Shop};
 use crate::platforms::PlatformError;
-use crate::platforms::store::{Disposition, ListedOrder, PulledOrder, integer};
+use crate::platforms::store::{Disposition, Listed, ListedOrder, PulledOrder, integer};
 
 /// Orders on one page, WooCommerce's largest `per_page`.
 pub const PAGE_SIZE: usize = 100;
@@ -88,7 +88,13 @@ pub fn listed(shop: &Shop, raw: Value, after_secs: Option<i64>) -> Result<Listed
     } else {
         Disposition::Skip
     };
-    Ok(ListedOrder { external_id: id.to_string(), cursor_ms: modified, version: modified, disposition, raw })
+    Ok(ListedOrder {
+        external_id: id.to_string(),
+        cursor_ms: modified,
+        version: modified,
+        disposition,
+        listed: Listed::Entry(raw),
+    })
 }
 
 fn bad(order: i64, field: &str, problem: &str) -> PlatformError {
