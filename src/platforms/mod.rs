@@ -139,7 +139,7 @@ pub enum Owner {
 pub fn validate(fields: &mut Fields, owner: Owner, platform: &str, settings: &Map<String, Value>) {
     let mut adapter = fields.child("adapter", settings.clone());
     if let Some(known) = registry::platform(owner, platform) {
-        known.validate(&mut adapter);
+        (known.validate)(&mut adapter);
     }
     fields.absorb(adapter);
 }
@@ -147,7 +147,7 @@ pub fn validate(fields: &mut Fields, owner: Owner, platform: &str, settings: &Ma
 /// Where a store or warehouse of a known platform connects, as its platform names it
 /// ([`seam::Platform::address`]): a file warehouse's `connection_string` today.
 pub fn address_of(owner: Owner, platform: &str, adapter: &Map<String, Value>) -> Option<reach::Address> {
-    registry::platform(owner, platform)?.address(adapter)
+    registry::platform(owner, platform)?.platform.address(adapter)
 }
 
 /// Where a platform keeps its data on this machine, if it does: `Some` with the problem of a
@@ -158,7 +158,7 @@ pub fn on_this_machine(
     adapter: &Map<String, Value>,
     config: &Config,
 ) -> Option<Result<(), (&'static str, String)>> {
-    registry::platform(owner, platform)?.on_this_machine(adapter, config)
+    registry::platform(owner, platform)?.platform.on_this_machine(adapter, config)
 }
 
 /// A platform's adapter, unmasked: for the platform modules only.
@@ -190,12 +190,12 @@ async fn check(
     adapter: &Map<String, Value>,
 ) -> Result<(), PingError> {
     let platform = registry::platform(owner, platform).ok_or(PingError::UnsupportedPlatform)?;
-    let outcome = tokio::time::timeout(settings.timeout, platform.check(settings, adapter)).await;
+    let outcome = tokio::time::timeout(settings.timeout, platform.platform.check(settings, adapter)).await;
     match outcome {
         Ok(result) => result,
         Err(_) => Err(PingError::Unreachable(format!(
             "{} did not answer within {}.",
-            platform.name(),
+            platform.name,
             describe_duration(settings.timeout)
         ))),
     }

@@ -7,47 +7,48 @@
 //! any object (the hosted service has more platforms than we sync), it has no live check,
 //! and it cannot sync.
 
-use super::files::{FileWarehouse, Kind};
-use super::seam::{Platform, StorePlatform, WarehousePlatform};
+use super::files;
+use super::seam::{Known, Platform, StorePlatform, WarehousePlatform};
 use super::{Owner, amazon, big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.
-static STORES: &[(&str, &dyn StorePlatform)] = &[
-    ("big_commerce", &big_commerce::BigCommerce),
-    ("bigcommerce", &big_commerce::BigCommerce),
-    ("sellbrite", &sellbrite::Sellbrite),
-    ("woocommerce", &woocommerce::WooCommerce),
-    ("woo_commerce", &woocommerce::WooCommerce),
-    ("shopify", &shopify::Shopify),
-    ("amazon", &amazon::Amazon),
+static STORES: &[(&str, Known<dyn StorePlatform>)] = &[
+    ("big_commerce", big_commerce::PLATFORM),
+    ("bigcommerce", big_commerce::PLATFORM),
+    ("sellbrite", sellbrite::PLATFORM),
+    ("woocommerce", woocommerce::PLATFORM),
+    ("woo_commerce", woocommerce::PLATFORM),
+    ("shopify", shopify::PLATFORM),
+    ("amazon", amazon::PLATFORM),
 ];
 
 /// Warehouse platforms by token. `dropstream` is the hosted service's own SFTP file drop.
-static WAREHOUSES: &[(&str, &dyn WarehousePlatform)] = &[
-    ("sftp", &FileWarehouse(Kind::Sftp)),
-    ("dropstream", &FileWarehouse(Kind::Sftp)),
-    ("ftp", &FileWarehouse(Kind::Ftp)),
-    ("folder", &FileWarehouse(Kind::Folder)),
-    ("shipbob", &shipbob::ShipBob),
-    ("shipstation", &shipstation::ShipStation),
+static WAREHOUSES: &[(&str, Known<dyn WarehousePlatform>)] = &[
+    ("sftp", files::SFTP),
+    ("dropstream", files::SFTP),
+    ("ftp", files::FTP),
+    ("folder", files::FOLDER),
+    ("shipbob", shipbob::PLATFORM),
+    ("shipstation", shipstation::PLATFORM),
 ];
 
 /// The store platform a token names.
-pub fn store(token: &str) -> Option<&'static dyn StorePlatform> {
+pub fn store(token: &str) -> Option<Known<dyn StorePlatform>> {
     STORES.iter().find(|(t, _)| *t == token).map(|(_, p)| *p)
 }
 
 /// The warehouse platform a token names.
-pub fn warehouse(token: &str) -> Option<&'static dyn WarehousePlatform> {
+pub fn warehouse(token: &str) -> Option<Known<dyn WarehousePlatform>> {
     WAREHOUSES.iter().find(|(t, _)| *t == token).map(|(_, p)| *p)
 }
 
 /// The platform a token names for `owner`: the same token may mean nothing on the other side.
-pub fn platform(owner: Owner, token: &str) -> Option<&'static dyn Platform> {
-    match owner {
-        Owner::Store => store(token).map(|p| p as &dyn Platform),
-        Owner::Warehouse => warehouse(token).map(|p| p as &dyn Platform),
-    }
+pub fn platform(owner: Owner, token: &str) -> Option<Known<dyn Platform>> {
+    let (name, validate, platform): (_, _, &'static dyn Platform) = match owner {
+        Owner::Store => store(token).map(|k| (k.name, k.validate, k.platform as _))?,
+        Owner::Warehouse => warehouse(token).map(|k| (k.name, k.validate, k.platform as _))?,
+    };
+    Some(Known { name, validate, platform })
 }
 
 #[cfg(test)]
@@ -56,7 +57,7 @@ mod tests {
 
     #[test]
     fn platform_tokens_name_their_platform_per_owner() {
-        let name = |owner, token| platform(owner, token).map(|p| p.name());
+        let name = |owner, token| platform(owner, token).map(|p| p.name);
         assert_eq!(name(Owner::Store, "big_commerce"), Some("BigCommerce"));
         assert_eq!(name(Owner::Store, "bigcommerce"), Some("BigCommerce"));
         assert_eq!(name(Owner::Store, "sellbrite"), Some("Sellbrite"));

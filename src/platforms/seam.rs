@@ -12,16 +12,33 @@ use super::{Adapter, PingError, PlatformError, Settings};
 use crate::config::Config;
 use crate::fields::Fields;
 
-/// What every platform, store or warehouse, has: a name for messages, the rules of its
-/// adapter and the credential check of a ping.
+/// A platform as the registry knows it: how messages name it ("BigCommerce", "The SFTP
+/// server"), the rules of its adapter, checked before anything else (problems named under
+/// `adapter`, `adapter[key]`), and what it does.
+pub struct Known<P: ?Sized + 'static> {
+    pub name: &'static str,
+    pub validate: fn(&mut Fields),
+    pub platform: &'static P,
+}
+
+impl<P: ?Sized> Clone for Known<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P: ?Sized> Copy for Known<P> {}
+
+/// The store side of a pass: a store platform's client.
+pub type StoreSide = Box<dyn StoreClient>;
+
+/// The warehouse side of a pass: a warehouse platform's client.
+pub type WarehouseSide = Box<dyn WarehouseClient>;
+
+/// What every platform, store or warehouse, does besides its side of a pass: the credential
+/// check of a ping and where its adapter points.
 #[async_trait]
 pub trait Platform: Sync {
-    /// How messages name it ("BigCommerce", "The SFTP server").
-    fn name(&self) -> &'static str;
-
-    /// Checks the adapter's shape; problems are named under `adapter` (`adapter[key]`).
-    fn validate(&self, adapter: &mut Fields);
-
     /// Asks the platform whether the (validated) adapter's credentials work (CONTRACT §8),
     /// connecting only within `settings.reach`.
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError>;
@@ -48,22 +65,22 @@ pub trait Platform: Sync {
 
 /// A platform stores live on: it lends the engine a client for the store side of a pass.
 pub trait StorePlatform: Platform {
-    /// The client of a validated adapter, whose requests follow `policy`.
-    fn client(
-        &self,
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: RetryPolicy,
-    ) -> Result<Box<dyn StoreClient>, PlatformError>;
+    /// The client of a validated adapter, whose requests follow `with.policy`.
+    fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError>;
+}
+
+/// What a store client needs from the configuration and the engine.
+#[derive(Clone)]
+pub struct StoreSettings {
+    /// Where the platforms are (the store row's reach put in), and how long one answer may take.
+    pub platforms: Settings,
+    /// How requests are tried again.
+    pub policy: RetryPolicy,
 }
 
 /// A platform warehouses live on: it lends the engine a client for the warehouse side of a
 /// pass, a file drop or a fulfillment platform's API alike.
 pub trait WarehousePlatform: Platform {
     /// The client of a validated adapter for one pass, or why the warehouse cannot be reached.
-    fn client(
-        &self,
-        adapter: &Adapter,
-        settings: &WarehouseSettings,
-    ) -> Result<Box<dyn WarehouseClient>, PlatformError>;
+    fn client(&self, adapter: &Adapter, with: &WarehouseSettings) -> Result<WarehouseSide, PlatformError>;
 }

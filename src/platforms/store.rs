@@ -15,18 +15,9 @@ pub trait StoreClient: Send + Sync {
     /// How a pull walks this store's orders.
     fn pull_plan(&self) -> PullPlan;
 
-    /// One page of `listing`: the first of the orders changed since `since_ms` (the
-    /// platform's own time, already moved back by the overlap; `None` for a store's first
-    /// pull) when `at` is `None`, else the page that `at` names: the [`Page::next`] of the
-    /// page before, in this pass or, for a walk kept between passes
-    /// ([`PullPlan::continuation_lifetime`]), an earlier one in any process. How pages follow
-    /// each other is the platform's ([`super::paging`] for walks by key and by number).
-    async fn page(
-        &self,
-        listing: Listing,
-        since_ms: Option<i64>,
-        at: Option<&str>,
-    ) -> Result<Page, PlatformError>;
+    /// One page of a listing (see [`Ask`]). How pages follow each other is the platform's
+    /// ([`super::paging`] for walks by key and by number).
+    async fn page(&self, ask: Ask<'_>) -> Result<Page, PlatformError>;
 
     /// Whether `error`, the answer to the first page of a walk continued from an earlier
     /// pass, says the store no longer takes the continuation: the walk then starts again
@@ -45,19 +36,9 @@ pub trait StoreClient: Send + Sync {
     /// Levels in one stock request: what a crash can make the store hear twice.
     fn stock_per_request(&self) -> usize;
 
-    /// Sends absolute stock levels; returns how many requests it took.
-    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError>;
-
-    /// Sends absolute stock levels and says which the store refused while it took the
-    /// others, for a store whose requests can succeed in part (WooCommerce's batches answer
-    /// 200 with an error per refused item). By default a request is taken or refused whole.
-    async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
-        Ok(StockSent {
-            requests: self.set_stock(levels).await?,
-            accepted: levels.len(),
-            ..StockSent::default()
-        })
-    }
+    /// Sends absolute stock levels and says which the store took, refused or left alone:
+    /// a store whose requests succeed or fail whole answers [`StockSent::whole`].
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError>;
 
     /// What became of stock levels a store took to apply later ([`StockSent::receipts`]:
     /// Amazon's feeds), each receipt asked once. A receipt left out of the answer, or
@@ -83,7 +64,7 @@ pub enum Receipt {
     Failed(String),
 }
 
-/// What the store did with the levels of one [`StoreClient::set_stock_partly`].
+/// What the store did with the levels of one [`StoreClient::set_stock`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StockSent {
     pub requests: usize,
@@ -120,6 +101,40 @@ pub struct PullPlan {
     /// while its continuation is younger than this. `None`: a walk is not kept; the next pass
     /// reads again from the cursor, which each page of a list read oldest change first moves.
     pub continuation_lifetime: Option<Duration>,
+}
+
+/// Which page of a listing a pull asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask<'a> {
+    pub listing: Listing,
+    /// The orders changed since this time (the platform's own, already moved back by the
+    /// overlap; `None` for a store's first pull).
+    pub since_ms: Option<i64>,
+    /// `None` for the first page; else the [`Page::next`] of the page before, in this pass
+    /// or, for a walk kept between passes ([`PullPlan::continuation_lifetime`]), an earlier
+    /// one in any process.
+    pub at: Option<&'a str>,
+}
+
+impl PullPlan {
+    /// One list of the orders (the canceled among them), read again `overlap` before the
+    /// cursor; a changed order is written again even after it went to the warehouse, and a
+    /// walk is not kept between passes.
+    pub const fn orders(overlap: Duration) -> PullPlan {
+        PullPlan {
+            listings: &[Listing::Orders],
+            overlap,
+            rewrites_sent_orders: true,
+            continuation_lifetime: None,
+        }
+    }
+}
+
+impl StockSent {
+    /// `levels` levels taken whole in `requests` requests.
+    pub fn whole(requests: usize, levels: usize) -> StockSent {
+        StockSent { requests, accepted: levels, ..StockSent::default() }
+    }
 }
 
 /// A page of a listing.

@@ -129,12 +129,12 @@ impl<'a> Context<'a> {
 
     /// The store's platform as its users know it ("The store" for one not registered).
     pub(super) fn store_name(&self) -> &'static str {
-        registry::store(&self.link.store_platform).map_or("The store", |p| p.name())
+        registry::store(&self.link.store_platform).map_or("The store", |p| p.name)
     }
 
     /// The warehouse's platform as its users know it.
     pub(super) fn warehouse_name(&self) -> &'static str {
-        registry::warehouse(&self.link.warehouse_platform).map_or("The warehouse", |p| p.name())
+        registry::warehouse(&self.link.warehouse_platform).map_or("The warehouse", |p| p.name)
     }
 
     /// Waits until no other pass uses what is shared, then holds it.

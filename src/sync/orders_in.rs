@@ -15,7 +15,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::dates::now_ms;
 use crate::platforms::PlatformError;
-use crate::platforms::store::{Listing, StoreClient};
+use crate::platforms::store::{Ask, Listing, StoreClient};
 
 use super::context::Context;
 use super::pages::{Reading, imported, write_listed};
@@ -64,7 +64,7 @@ async fn walk(
         None => (Walking::fresh(started), false),
     };
     for _ in 0..MAX_PAGES {
-        let page = match store.page(listing, since, walk.next.as_deref()).await {
+        let page = match store.page(Ask { listing, since_ms: since, at: walk.next.as_deref() }).await {
             Ok(page) => page,
             Err(e) if resumed && store.continuation_refused(&e) => {
                 // The store no longer takes the continuation: once more, from the cursor.

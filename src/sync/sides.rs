@@ -2,18 +2,14 @@
 //! (orders in, shipments and stock out) and the warehouse (orders out, shipments and stock
 //! in). The steps never name a platform.
 
+pub use crate::platforms::seam::{StoreSide, WarehouseSide};
+
 use crate::platforms::registry;
-use crate::platforms::store::StoreClient;
-use crate::platforms::warehouse::{WarehouseClient, WarehouseSettings};
+use crate::platforms::seam::StoreSettings;
+use crate::platforms::warehouse::WarehouseSettings;
 use crate::platforms::{self, PlatformError};
 
 use super::context::Context;
-
-/// The store of a connection, ready to be asked.
-pub type StoreSide = Box<dyn StoreClient>;
-
-/// The warehouse of a connection for one pass.
-pub type WarehouseSide = Box<dyn WarehouseClient>;
 
 /// The client for the link's store, or why it has none.
 pub fn store_for(ctx: &Context<'_>) -> Result<StoreSide, PlatformError> {
@@ -27,7 +23,8 @@ pub fn store_for(ctx: &Context<'_>) -> Result<StoreSide, PlatformError> {
         reach: link.store_reach(settings.tenant_private_targets),
         ..settings.platforms.clone()
     };
-    platform.client(&platforms, &link.store_adapter, settings.retry_policy())
+    let with = StoreSettings { platforms, policy: settings.retry_policy() };
+    platform.platform.client(&link.store_adapter, &with)
 }
 
 /// The client for the link's warehouse for one pass, or why orderbridge cannot reach it. A
@@ -49,5 +46,5 @@ pub fn warehouse_for(ctx: &Context<'_>) -> Result<WarehouseSide, PlatformError> 
         policy: settings.retry_policy(),
         warehouse_id: link.warehouse_id,
     };
-    platform.client(&link.warehouse_adapter, &warehouse)
+    platform.platform.client(&link.warehouse_adapter, &warehouse)
 }

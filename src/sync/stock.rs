@@ -84,7 +84,7 @@ pub async fn sync(
     // not recorded as sent, so the next pass tries it again; the others are.
     let mut refused: Vec<(String, String)> = Vec::new();
     for chunk in changed.chunks(store.stock_per_request()) {
-        let answer = store.set_stock_partly(chunk).await?;
+        let answer = store.set_stock(chunk).await?;
         let accepted = answer.accepted;
         let unapplied: HashSet<&str> =
             answer.refused.iter().chain(&answer.skipped).map(|(sku, _)| sku.as_str()).collect();

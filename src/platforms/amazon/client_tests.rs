@@ -13,8 +13,9 @@ use serde_json::{Map, Value, json};
 use super::transport::Seller;
 use super::{Client, check};
 use crate::platforms::retry::RetryPolicy;
+use crate::platforms::store::Listing as StoreListing;
 use crate::platforms::store::{
-    Disposition, Listed, NoticeItem, Notified, Receipt, ShipmentNotice, StoreClient,
+    Ask, Disposition, Listed, NoticeItem, Notified, Receipt, ShipmentNotice, StoreClient,
 };
 use crate::platforms::{PingError, Settings};
 use crate::simulate::amazon::vendor as amazon_vendor;
@@ -94,8 +95,10 @@ async fn every_request_and_answer_follows_amazons_models() {
     let mut after: Option<String> = None;
     let mut listed = Vec::new();
     for _ in 0..20 {
-        let page =
-            client.page(crate::platforms::store::Listing::Orders, None, after.as_deref()).await.unwrap();
+        let page = client
+            .page(Ask { listing: StoreListing::Orders, since_ms: None, at: after.as_deref() })
+            .await
+            .unwrap();
         listed.extend(page.orders);
         after = page.next;
         // The cursor moves at the walk's end only, to a change read, capped at Amazon's clock.
@@ -134,7 +137,7 @@ async fn every_request_and_answer_follows_amazons_models() {
     let mut levels: Vec<(String, i64)> = (0..22).map(|i| (format!("SKU-{i:04}"), 3)).collect();
     levels.push(("MUG,XL".into(), 4));
     levels.push(("NOPE-1".into(), 2));
-    let sent = client.set_stock_partly(&levels).await.unwrap();
+    let sent = client.set_stock(&levels).await.unwrap();
     assert_eq!(sent.receipts.len(), 1, "{sent:?}");
     // Every eighth generated listing is FBA-…, so SKU-0007 and SKU-0015 have none.
     let skipped: Vec<&str> = sent.skipped.iter().map(|(sku, _)| sku.as_str()).collect();
@@ -238,7 +241,7 @@ async fn a_walk_is_continued_under_23_hours_and_a_token_amazon_refuses_restarts_
     let stale =
         json!({"after": "2026-01-01T00:00:00Z", "statuses": "UNSHIPPED", "token": "bm90IGEgdG9rZW4="});
     let refused = client
-        .page(crate::platforms::store::Listing::Orders, None, Some(&stale.to_string()))
+        .page(Ask { listing: StoreListing::Orders, since_ms: None, at: Some(&stale.to_string()) })
         .await
         .unwrap_err();
     assert!(client.continuation_refused(&refused), "{refused:?}");

@@ -22,11 +22,9 @@ use reqwest::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::retry::RetryPolicy;
-use super::seam::{Platform, StorePlatform};
+use super::seam::{Known, Platform, StorePlatform, StoreSettings, StoreSide};
 use super::store::{
-    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, Receipt, ShipmentNotice, StockSent,
-    StoreClient,
+    Ask, ListedOrder, Notified, Page, PullPlan, PulledOrder, Receipt, ShipmentNotice, StockSent, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings};
 use crate::fields::Fields;
@@ -89,16 +87,11 @@ const CREDENTIAL_LENGTHS: [(&str, usize); 3] =
 /// Amazon as the registry knows it.
 pub struct Amazon;
 
+/// Amazon in the registry.
+pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate: validate, platform: &Amazon };
+
 #[async_trait]
 impl Platform for Amazon {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn validate(&self, adapter: &mut Fields) {
-        validate(adapter);
-    }
-
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         let seller = Seller::new(settings, adapter, None)?;
         check(&seller).await
@@ -106,12 +99,8 @@ impl Platform for Amazon {
 }
 
 impl StorePlatform for Amazon {
-    fn client(
-        &self,
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: RetryPolicy,
-    ) -> Result<Box<dyn StoreClient>, PlatformError> {
+    fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
+        let (settings, policy) = (&with.platforms, with.policy);
         let settings = Settings { timeout: policy.request_timeout, ..settings.clone() };
         Ok(Box::new(Client { seller: Seller::new(&settings, adapter, Some(policy))? }))
     }
@@ -207,23 +196,17 @@ pub struct Client {
 impl StoreClient for Client {
     fn pull_plan(&self) -> PullPlan {
         PullPlan {
-            listings: &[Listing::Orders],
-            // `lastUpdatedAfter` is the cursor less 5 minutes.
-            overlap: Duration::from_secs(5 * 60),
             // An order re-read before it is sent carries Amazon's new quantities; after, the
             // notify check holds a shipment to what Amazon still expects.
             rewrites_sent_orders: false,
             continuation_lifetime: Some(orders::CONTINUATION_LIFETIME),
+            // `lastUpdatedAfter` is the cursor less 5 minutes.
+            ..PullPlan::orders(Duration::from_secs(5 * 60))
         }
     }
 
-    async fn page(
-        &self,
-        _listing: Listing,
-        since_ms: Option<i64>,
-        at: Option<&str>,
-    ) -> Result<Page, PlatformError> {
-        orders::page(self, since_ms, at).await
+    async fn page(&self, ask: Ask<'_>) -> Result<Page, PlatformError> {
+        orders::page(self, ask.since_ms, ask.at).await
     }
 
     fn continuation_refused(&self, error: &PlatformError) -> bool {
@@ -245,11 +228,8 @@ impl StoreClient for Client {
         stock::PER_FEED
     }
 
-    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
-        Ok(stock::set(self, levels).await?.requests)
-    }
-
-    async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
+    /// Levels go as one feed, applied later: its receipt is read at later passes.
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
         stock::set(self, levels).await
     }
 

@@ -16,10 +16,9 @@ use reqwest::header::{ACCEPT, HeaderValue};
 use serde_json::{Map, Value};
 
 use super::paging::Place;
-use super::retry::RetryPolicy;
-use super::seam::{Platform, StorePlatform};
+use super::seam::{Known, Platform, StorePlatform, StoreSettings, StoreSide};
 use super::store::{
-    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StoreClient,
+    Ask, ListedOrder, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings, http, quote_platform_text};
 use crate::fields::Fields;
@@ -36,16 +35,11 @@ pub fn validate(adapter: &mut Fields) {
 /// BigCommerce as the registry knows it.
 pub struct BigCommerce;
 
+/// BigCommerce in the registry.
+pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate, platform: &BigCommerce };
+
 #[async_trait]
 impl Platform for BigCommerce {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn validate(&self, adapter: &mut Fields) {
-        validate(adapter);
-    }
-
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         check(http::client(), &settings.bigcommerce_api_base, settings.timeout, adapter)
             .await
@@ -54,12 +48,8 @@ impl Platform for BigCommerce {
 }
 
 impl StorePlatform for BigCommerce {
-    fn client(
-        &self,
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: RetryPolicy,
-    ) -> Result<Box<dyn StoreClient>, PlatformError> {
+    fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
+        let (settings, policy) = (&with.platforms, with.policy);
         let client = client::BigCommerce::new(
             http::client().clone(),
             &settings.bigcommerce_api_base,
@@ -74,23 +64,13 @@ impl StorePlatform for BigCommerce {
 #[async_trait]
 impl StoreClient for client::BigCommerce {
     fn pull_plan(&self) -> PullPlan {
-        PullPlan {
-            listings: &[Listing::Orders],
-            // Modification times may lag their commit by a little.
-            overlap: Duration::from_secs(5 * 60),
-            rewrites_sent_orders: true,
-            continuation_lifetime: None,
-        }
+        // Modification times may lag their commit by a little.
+        PullPlan::orders(Duration::from_secs(5 * 60))
     }
 
     /// Orders by `date_modified`, oldest first: walked by key.
-    async fn page(
-        &self,
-        _listing: Listing,
-        since_ms: Option<i64>,
-        at: Option<&str>,
-    ) -> Result<Page, PlatformError> {
-        let place = Place::of(since_ms, at)?;
+    async fn page(&self, ask: Ask<'_>) -> Result<Page, PlatformError> {
+        let place = Place::of(ask.since_ms, ask.at)?;
         let orders = client::BigCommerce::orders_page(self, place.since, place.page).await?;
         Ok(place.by_key(orders, client::BigCommerce::PAGE_SIZE as usize))
     }
@@ -107,8 +87,8 @@ impl StoreClient for client::BigCommerce {
         client::STOCK_PER_REQUEST
     }
 
-    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
-        client::BigCommerce::set_stock(self, levels).await
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
+        Ok(StockSent::whole(client::BigCommerce::set_stock(self, levels).await?, levels.len()))
     }
 }
 

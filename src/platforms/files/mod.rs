@@ -30,7 +30,7 @@ use crate::fields::Fields;
 use crate::platforms::reach::Reach;
 use target::Target;
 
-pub use platform::FileWarehouse;
+pub use platform::{FOLDER, FTP, FileWarehouse, SFTP};
 pub use settle::Sightings;
 pub use warehouse::{FileSettings, Incoming, Sent, Warehouse};
 
@@ -46,7 +46,7 @@ pub enum Kind {
 
 impl Kind {
     /// The subject of a sentence about this warehouse's server.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Kind::Sftp => "The SFTP server",
             Kind::Ftp => "The FTP server",

@@ -6,25 +6,37 @@ use async_trait::async_trait;
 use super::target::Target;
 use super::{FileSettings, Kind, Warehouse};
 use crate::config::Config;
-use crate::fields::Fields;
 use crate::platforms::reach::Address;
-use crate::platforms::seam::{Platform, WarehousePlatform};
-use crate::platforms::warehouse::{WarehouseClient, WarehouseSettings};
+use crate::platforms::seam::{Known, Platform, WarehousePlatform, WarehouseSide};
+use crate::platforms::warehouse::WarehouseSettings;
 use crate::platforms::{Adapter, PingError, PlatformError, Settings};
 
 /// A file warehouse platform of one kind.
 pub struct FileWarehouse(pub Kind);
 
+/// An SFTP server in the registry (`sftp`, and the hosted service's `dropstream`).
+pub const SFTP: Known<dyn WarehousePlatform> = Known {
+    name: Kind::Sftp.name(),
+    validate: |adapter| super::validate(adapter, Kind::Sftp),
+    platform: &FileWarehouse(Kind::Sftp),
+};
+
+/// An FTP server in the registry.
+pub const FTP: Known<dyn WarehousePlatform> = Known {
+    name: Kind::Ftp.name(),
+    validate: |adapter| super::validate(adapter, Kind::Ftp),
+    platform: &FileWarehouse(Kind::Ftp),
+};
+
+/// A folder on this machine in the registry.
+pub const FOLDER: Known<dyn WarehousePlatform> = Known {
+    name: Kind::Folder.name(),
+    validate: |adapter| super::validate(adapter, Kind::Folder),
+    platform: &FileWarehouse(Kind::Folder),
+};
+
 #[async_trait]
 impl Platform for FileWarehouse {
-    fn name(&self) -> &'static str {
-        self.0.name()
-    }
-
-    fn validate(&self, adapter: &mut Fields) {
-        super::validate(adapter, self.0);
-    }
-
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         super::check(self.0, adapter, settings.timeout, settings.reach).await.map_err(PingError::from)
     }
@@ -62,7 +74,7 @@ impl WarehousePlatform for FileWarehouse {
         &self,
         adapter: &Adapter,
         settings: &WarehouseSettings,
-    ) -> Result<Box<dyn WarehouseClient>, PlatformError> {
+    ) -> Result<WarehouseSide, PlatformError> {
         let files = FileSettings {
             timeout: settings.platforms.timeout,
             settle: settings.settle,

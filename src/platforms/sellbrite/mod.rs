@@ -11,10 +11,9 @@ use reqwest::header::ACCEPT;
 use serde_json::{Map, Value};
 
 use super::paging::Place;
-use super::retry::RetryPolicy;
-use super::seam::{Platform, StorePlatform};
+use super::seam::{Known, Platform, StorePlatform, StoreSettings, StoreSide};
 use super::store::{
-    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StoreClient,
+    Ask, ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings, http};
 use crate::fields::Fields;
@@ -32,16 +31,11 @@ pub fn validate(adapter: &mut Fields) {
 /// Sellbrite as the registry knows it.
 pub struct Sellbrite;
 
+/// Sellbrite in the registry.
+pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate, platform: &Sellbrite };
+
 #[async_trait]
 impl Platform for Sellbrite {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn validate(&self, adapter: &mut Fields) {
-        validate(adapter);
-    }
-
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         check(http::client(), &settings.sellbrite_api_base, settings.timeout, adapter)
             .await
@@ -50,12 +44,8 @@ impl Platform for Sellbrite {
 }
 
 impl StorePlatform for Sellbrite {
-    fn client(
-        &self,
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: RetryPolicy,
-    ) -> Result<Box<dyn StoreClient>, PlatformError> {
+    fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
+        let (settings, policy) = (&with.platforms, with.policy);
         let client =
             client::Sellbrite::new(http::client().clone(), &settings.sellbrite_api_base, adapter, policy)?
                 .with_body_limit(settings.max_body_bytes);
@@ -69,26 +59,20 @@ impl StoreClient for client::Sellbrite {
         PullPlan {
             // The order list is filtered to open orders, so cancellations are a second list.
             listings: &[Listing::Orders, Listing::Cancellations],
-            // The cursor is the order's placing, and an order can reach its list well after
-            // it was placed on the channel.
-            overlap: Duration::from_secs(24 * 3600),
             // Its lists change as the order is fulfilled (units fulfilled, a warehouse's
             // fulfillments shrinking to what is left), which our own notifications cause: an
             // order already sent keeps the lines the warehouse was sent.
             rewrites_sent_orders: false,
-            continuation_lifetime: None,
+            // The cursor is the order's placing, and an order can reach its list well after
+            // it was placed on the channel.
+            ..PullPlan::orders(Duration::from_secs(24 * 3600))
         }
     }
 
     /// Sellbrite documents no order for its lists: walked by number.
-    async fn page(
-        &self,
-        listing: Listing,
-        since_ms: Option<i64>,
-        at: Option<&str>,
-    ) -> Result<Page, PlatformError> {
-        let place = Place::of(since_ms, at)?;
-        let orders = client::Sellbrite::orders_page(self, listing, place.since, place.page).await?;
+    async fn page(&self, ask: Ask<'_>) -> Result<Page, PlatformError> {
+        let place = Place::of(ask.since_ms, ask.at)?;
+        let orders = client::Sellbrite::orders_page(self, ask.listing, place.since, place.page).await?;
         Ok(place.by_number(orders, client::Sellbrite::PAGE_SIZE as usize))
     }
 
@@ -104,8 +88,8 @@ impl StoreClient for client::Sellbrite {
         client::STOCK_PER_REQUEST
     }
 
-    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
-        client::Sellbrite::set_stock(self, levels).await
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
+        Ok(StockSent::whole(client::Sellbrite::set_stock(self, levels).await?, levels.len()))
     }
 }
 

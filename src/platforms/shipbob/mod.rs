@@ -13,8 +13,8 @@ mod wire;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::seam::{Platform, WarehousePlatform};
-use super::warehouse::{WarehouseClient, WarehouseSettings};
+use super::seam::{Known, Platform, WarehousePlatform, WarehouseSide};
+use super::warehouse::WarehouseSettings;
 use super::{Adapter, PingError, PlatformError, Settings};
 use crate::fields::Fields;
 
@@ -24,6 +24,10 @@ pub const NAME: &str = "ShipBob";
 
 /// ShipBob as the registry knows it.
 pub struct ShipBob;
+
+/// ShipBob in the registry.
+pub const PLATFORM: Known<dyn WarehousePlatform> =
+    Known { name: NAME, validate: validate, platform: &ShipBob };
 
 /// The adapter's rules (annex §1).
 pub fn validate(adapter: &mut Fields) {
@@ -69,14 +73,6 @@ fn channel_id(value: &Value) -> Option<i64> {
 
 #[async_trait]
 impl Platform for ShipBob {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn validate(&self, adapter: &mut Fields) {
-        validate(adapter);
-    }
-
     /// Get Channels: the token works and has a channel that may create orders (annex §2).
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         let api = transport::Api::new(settings, adapter, None)?;
@@ -86,12 +82,8 @@ impl Platform for ShipBob {
 }
 
 impl WarehousePlatform for ShipBob {
-    fn client(
-        &self,
-        adapter: &Adapter,
-        settings: &WarehouseSettings,
-    ) -> Result<Box<dyn WarehouseClient>, PlatformError> {
-        Ok(Box::new(client::Client::new(adapter, settings)?))
+    fn client(&self, adapter: &Adapter, with: &WarehouseSettings) -> Result<WarehouseSide, PlatformError> {
+        Ok(Box::new(client::Client::new(adapter, with)?))
     }
 }
 

@@ -13,8 +13,8 @@ mod wire;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::seam::{Platform, WarehousePlatform};
-use super::warehouse::{WarehouseClient, WarehouseSettings};
+use super::seam::{Known, Platform, WarehousePlatform, WarehouseSide};
+use super::warehouse::WarehouseSettings;
 use super::{Adapter, PingError, PlatformError, Settings};
 use crate::fields::Fields;
 
@@ -25,6 +25,10 @@ pub const WEIGHT_UNITS: [&str; 4] = ["pound", "ounce", "gram", "kilogram"];
 
 /// ShipStation as the registry knows it.
 pub struct ShipStation;
+
+/// ShipStation in the registry.
+pub const PLATFORM: Known<dyn WarehousePlatform> =
+    Known { name: NAME, validate: validate, platform: &ShipStation };
 
 /// A ShipStation id as the file's `se_id` writes it: `^se(-[a-z0-9]+)+$`, at most 25
 /// characters.
@@ -69,14 +73,6 @@ pub fn validate(adapter: &mut Fields) {
 
 #[async_trait]
 impl Platform for ShipStation {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn validate(&self, adapter: &mut Fields) {
-        validate(adapter);
-    }
-
     /// List Warehouses, or Get Warehouse for the adapter's `warehouse_id` (annex §3).
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         let api = transport::Api::new(settings, adapter, None)?;
@@ -86,12 +82,8 @@ impl Platform for ShipStation {
 }
 
 impl WarehousePlatform for ShipStation {
-    fn client(
-        &self,
-        adapter: &Adapter,
-        settings: &WarehouseSettings,
-    ) -> Result<Box<dyn WarehouseClient>, PlatformError> {
-        Ok(Box::new(client::Client::new(adapter, settings)?))
+    fn client(&self, adapter: &Adapter, with: &WarehouseSettings) -> Result<WarehouseSide, PlatformError> {
+        Ok(Box::new(client::Client::new(adapter, with)?))
     }
 }
 

@@ -22,9 +22,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::retry::{self, RetryPolicy};
-use super::seam::{Platform, StorePlatform};
+use super::seam::{Known, Platform, StorePlatform, StoreSettings, StoreSide};
 use super::store::{
-    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
+    Ask, ListedOrder, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings, http};
 use crate::fields::{Fields, Patch};
@@ -116,16 +116,11 @@ pub fn validate(adapter: &mut Fields) {
 /// Shopify as the registry knows it.
 pub struct Shopify;
 
+/// Shopify in the registry.
+pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate: validate, platform: &Shopify };
+
 #[async_trait]
 impl Platform for Shopify {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn validate(&self, adapter: &mut Fields) {
-        validate(adapter);
-    }
-
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         let shop = shop(http::client().clone(), settings, adapter, settings.timeout)?;
         check(&shop).await.map_err(PingError::from)
@@ -133,12 +128,8 @@ impl Platform for Shopify {
 }
 
 impl StorePlatform for Shopify {
-    fn client(
-        &self,
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: RetryPolicy,
-    ) -> Result<Box<dyn StoreClient>, PlatformError> {
+    fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
+        let (settings, policy) = (&with.platforms, with.policy);
         let shop = shop(http::client().clone(), settings, adapter, policy.request_timeout)?;
         Ok(Box::new(Client::new(shop, adapter, policy)))
     }
@@ -246,22 +237,12 @@ impl Client {
 #[async_trait]
 impl StoreClient for Client {
     fn pull_plan(&self) -> PullPlan {
-        PullPlan {
-            listings: &[Listing::Orders],
-            // Modification times may lag their commit by a little.
-            overlap: Duration::from_secs(5 * 60),
-            rewrites_sent_orders: true,
-            continuation_lifetime: None,
-        }
+        // Modification times may lag their commit by a little.
+        PullPlan::orders(Duration::from_secs(5 * 60))
     }
 
-    async fn page(
-        &self,
-        _listing: Listing,
-        since_ms: Option<i64>,
-        at: Option<&str>,
-    ) -> Result<Page, PlatformError> {
-        orders::page(self, since_ms, at).await
+    async fn page(&self, ask: Ask<'_>) -> Result<Page, PlatformError> {
+        orders::page(self, ask.since_ms, ask.at).await
     }
 
     async fn record(&self, order: &ListedOrder) -> Result<PulledOrder, PlatformError> {
@@ -276,13 +257,9 @@ impl StoreClient for Client {
         stock::PER_MUTATION
     }
 
-    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
-        Ok(stock::set(self, levels).await?.requests)
-    }
-
     /// Only the SKUs whose level Shopify set count as taken: untracked items, items not
     /// stocked at the location and SKUs the shop lacks are left alone, and said so.
-    async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
         stock::set(self, levels).await
     }
 }

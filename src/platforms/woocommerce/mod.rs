@@ -23,12 +23,11 @@ use self::api::{Api, Reply};
 use super::paging::Place;
 use super::reach::Address;
 use super::retry::{self, Account, RetryPolicy};
-use super::seam::{Platform, StorePlatform};
+use super::seam::{Known, Platform, StorePlatform, StoreSettings, StoreSide};
 use super::store::{
-    ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
+    Ask, ListedOrder, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
 use super::{Adapter, PingError, PlatformError, Settings};
-use crate::fields::Fields;
 
 pub const TOKEN: &str = "woocommerce";
 /// The hosted service's spelling; the same platform, kept as a client sent it.
@@ -41,16 +40,12 @@ const IN_FLIGHT: usize = 1;
 /// WooCommerce as the registry knows it.
 pub struct WooCommerce;
 
+/// WooCommerce in the registry.
+pub const PLATFORM: Known<dyn StorePlatform> =
+    Known { name: NAME, validate: adapter::validate, platform: &WooCommerce };
+
 #[async_trait]
 impl Platform for WooCommerce {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn validate(&self, adapter: &mut Fields) {
-        adapter::validate(adapter);
-    }
-
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
         check(settings, adapter).await.map_err(PingError::from)
     }
@@ -61,12 +56,8 @@ impl Platform for WooCommerce {
 }
 
 impl StorePlatform for WooCommerce {
-    fn client(
-        &self,
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: RetryPolicy,
-    ) -> Result<Box<dyn StoreClient>, PlatformError> {
+    fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
+        let (settings, policy) = (&with.platforms, with.policy);
         let api = Api::new(Shop::from_adapter(adapter)?, policy.request_timeout, settings.reach)?
             .with_body_limit(settings.max_body_bytes);
         Ok(Box::new(Client {
@@ -158,25 +149,15 @@ impl Client {
 #[async_trait]
 impl StoreClient for Client {
     fn pull_plan(&self) -> PullPlan {
-        PullPlan {
-            listings: &[Listing::Orders],
-            // Modification times may lag their commit by a little.
-            overlap: std::time::Duration::from_secs(5 * 60),
-            rewrites_sent_orders: true,
-            continuation_lifetime: None,
-        }
+        // Modification times may lag their commit by a little.
+        PullPlan::orders(std::time::Duration::from_secs(5 * 60))
     }
 
     /// Orders by `modified`, oldest first: walked by key. The first pull reads only the
     /// orders still to import, so it ends at the store's clock when it began, not at the last
     /// change read, which may be long ago.
-    async fn page(
-        &self,
-        _listing: Listing,
-        since_ms: Option<i64>,
-        at: Option<&str>,
-    ) -> Result<Page, PlatformError> {
-        let place = Place::of(since_ms, at)?;
+    async fn page(&self, ask: Ask<'_>) -> Result<Page, PlatformError> {
+        let place = Place::of(ask.since_ms, ask.at)?;
         let listed = self.list_orders(place.since, place.page).await?;
         let mut page = place.by_key(listed, orders::PAGE_SIZE);
         if page.next.is_none() {
@@ -198,19 +179,8 @@ impl StoreClient for Client {
         stock::PER_BATCH
     }
 
-    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
-        let sent = self.send_stock(levels).await?;
-        match sent.refused.first() {
-            None => Ok(sent.requests),
-            Some((_, first)) => Err(PlatformError::BadData(format!(
-                "WooCommerce refused {} of {} stock updates; first: {first}.",
-                sent.refused.len(),
-                levels.len()
-            ))),
-        }
-    }
-
-    async fn set_stock_partly(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
+    /// A batch answers 200 with an error per refused item: the others stand.
+    async fn set_stock(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
         self.send_stock(levels).await
     }
 }
