@@ -367,3 +367,16 @@ pub fn element_fields(parent: &Fields, key: &str, index: usize, item: Value) -> 
 pub fn finish(f: Fields) -> Result<(), Details> {
     f.finish().map_err(|Invalid(details)| details)
 }
+
+/// What `validate` finds wrong with `adapter` checked as a store's or warehouse's adapter:
+/// each problem as the API names it (`adapter[key]`), with its message. For the platforms'
+/// tests of their adapter rules.
+#[cfg(test)]
+pub fn adapter_problems(validate: fn(&mut Fields), adapter: Value) -> Vec<(String, String)> {
+    let Value::Object(map) = adapter else { panic!("an adapter is an object: {adapter}") };
+    let mut fields = Fields::new(Map::new());
+    let mut child = fields.child("adapter", map);
+    validate(&mut child);
+    fields.absorb(child);
+    finish(fields).err().unwrap_or_default().into_iter().collect()
+}

@@ -241,6 +241,27 @@ pub struct ShipmentNotice {
     pub completes_order: bool,
 }
 
+impl ShipmentNotice {
+    /// A notice of `tracking_number` for the store's order `external_order_id`, with these
+    /// items and nothing else said: no address, carrier, method or time, not in doubt, no
+    /// units told before, not completing the order.
+    pub fn new(external_order_id: &str, tracking_number: &str, items: Vec<NoticeItem>) -> ShipmentNotice {
+        ShipmentNotice {
+            shipment_id: 1,
+            external_order_id: external_order_id.to_string(),
+            address_id: None,
+            tracking_number: tracking_number.to_string(),
+            carrier: None,
+            shipping_method: None,
+            shipped_at: None,
+            items,
+            in_doubt: false,
+            units_told_before: Vec::new(),
+            completes_order: false,
+        }
+    }
+}
+
 /// One line of a shipment: the store's line id and the SKU, as each store needs one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoticeItem {

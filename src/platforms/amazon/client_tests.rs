@@ -56,21 +56,14 @@ fn notice(
     tracking: &str,
     carrier: Option<&str>,
 ) -> ShipmentNotice {
+    let items =
+        lines.iter().map(|(line, q)| NoticeItem { line: Some(line.to_string()), sku: None, quantity: *q });
     ShipmentNotice {
         shipment_id,
-        external_order_id: order.to_string(),
-        address_id: None,
-        tracking_number: tracking.to_string(),
         carrier: carrier.map(str::to_string),
         shipping_method: Some("Ground".into()),
         shipped_at: Some(1_795_000_000_000),
-        items: lines
-            .iter()
-            .map(|(line, q)| NoticeItem { line: Some(line.to_string()), sku: None, quantity: *q })
-            .collect(),
-        in_doubt: false,
-        units_told_before: Vec::new(),
-        completes_order: false,
+        ..ShipmentNotice::new(order, tracking, items.collect())
     }
 }
 

@@ -88,7 +88,7 @@ const CREDENTIAL_LENGTHS: [(&str, usize); 3] =
 pub struct Amazon;
 
 /// Amazon in the registry.
-pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate: validate, platform: &Amazon };
+pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate, platform: &Amazon };
 
 #[async_trait]
 impl Platform for Amazon {
@@ -244,16 +244,10 @@ mod client_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Map, json};
+    use serde_json::json;
 
     fn problems(adapter: Value) -> Vec<String> {
-        let Value::Object(map) = adapter else { panic!() };
-        let mut fields = Fields::new(Map::new()).child("adapter", map);
-        validate(&mut fields);
-        match fields.finish() {
-            Ok(()) => vec![],
-            Err(crate::fields::Invalid(d)) => d.into_keys().collect(),
-        }
+        crate::fields::adapter_problems(validate, adapter).into_iter().map(|(key, _)| key).collect()
     }
 
     fn good() -> Value {

@@ -41,22 +41,12 @@ async fn pull(client: &BigCommerce) -> Vec<PulledOrder> {
 }
 
 fn notice(order: &PulledOrder, line: usize, tracking: &str, carrier: &str) -> ShipmentNotice {
+    let line = order.record["order_items"][line]["external_order_item_id"].as_str().map(str::to_string);
+    let items = vec![NoticeItem { line, sku: None, quantity: 1 }];
     ShipmentNotice {
-        shipment_id: 1,
-        external_order_id: order.record["external_id"].as_str().unwrap().to_string(),
         address_id: order.address_id.clone(),
-        tracking_number: tracking.to_string(),
         carrier: Some(carrier.to_string()),
-        shipping_method: None,
-        items: vec![NoticeItem {
-            line: order.record["order_items"][line]["external_order_item_id"].as_str().map(str::to_string),
-            sku: None,
-            quantity: 1,
-        }],
-        in_doubt: false,
-        units_told_before: Vec::new(),
-        shipped_at: None,
-        completes_order: false,
+        ..ShipmentNotice::new(order.record["external_id"].as_str().unwrap(), tracking, items)
     }
 }
 

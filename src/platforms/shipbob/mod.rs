@@ -26,8 +26,7 @@ pub const NAME: &str = "ShipBob";
 pub struct ShipBob;
 
 /// ShipBob in the registry.
-pub const PLATFORM: Known<dyn WarehousePlatform> =
-    Known { name: NAME, validate: validate, platform: &ShipBob };
+pub const PLATFORM: Known<dyn WarehousePlatform> = Known { name: NAME, validate, platform: &ShipBob };
 
 /// The adapter's rules (annex §1).
 pub fn validate(adapter: &mut Fields) {
@@ -92,10 +91,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The keys named, without `adapter[…]`.
     fn problems(adapter: Value) -> Vec<String> {
-        let mut fields = Fields::new(adapter.as_object().cloned().unwrap_or_default());
-        validate(&mut fields);
-        crate::fields::finish(fields).err().unwrap_or_default().into_keys().collect()
+        let named = crate::fields::adapter_problems(validate, adapter);
+        named.into_iter().map(|(key, _)| key["adapter[".len()..key.len() - 1].to_string()).collect()
     }
 
     #[test]

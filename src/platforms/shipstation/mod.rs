@@ -27,8 +27,7 @@ pub const WEIGHT_UNITS: [&str; 4] = ["pound", "ounce", "gram", "kilogram"];
 pub struct ShipStation;
 
 /// ShipStation in the registry.
-pub const PLATFORM: Known<dyn WarehousePlatform> =
-    Known { name: NAME, validate: validate, platform: &ShipStation };
+pub const PLATFORM: Known<dyn WarehousePlatform> = Known { name: NAME, validate, platform: &ShipStation };
 
 /// A ShipStation id as the file's `se_id` writes it: `^se(-[a-z0-9]+)+$`, at most 25
 /// characters.
@@ -92,10 +91,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The keys named, without `adapter[…]`.
     fn problems(adapter: Value) -> Vec<String> {
-        let mut fields = Fields::new(adapter.as_object().cloned().unwrap_or_default());
-        validate(&mut fields);
-        crate::fields::finish(fields).err().unwrap_or_default().into_keys().collect()
+        let named = crate::fields::adapter_problems(validate, adapter);
+        named.into_iter().map(|(key, _)| key["adapter[".len()..key.len() - 1].to_string()).collect()
     }
 
     #[test]

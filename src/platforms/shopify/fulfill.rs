@@ -334,21 +334,14 @@ mod tests {
     }
 
     fn notice(items: &[(&str, i64)], carrier: Option<&str>) -> ShipmentNotice {
+        let items = items.iter().map(|(line, q)| NoticeItem {
+            line: Some(line.to_string()),
+            sku: None,
+            quantity: *q,
+        });
         ShipmentNotice {
-            shipment_id: 1,
-            external_order_id: "1001".into(),
-            address_id: None,
-            tracking_number: "1Z999".into(),
             carrier: carrier.map(str::to_string),
-            shipping_method: None,
-            shipped_at: None,
-            items: items
-                .iter()
-                .map(|(line, q)| NoticeItem { line: Some(line.to_string()), sku: None, quantity: *q })
-                .collect(),
-            in_doubt: false,
-            units_told_before: Vec::new(),
-            completes_order: false,
+            ..ShipmentNotice::new("1001", "1Z999", items.collect())
         }
     }
 

@@ -117,7 +117,7 @@ pub fn validate(adapter: &mut Fields) {
 pub struct Shopify;
 
 /// Shopify in the registry.
-pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate: validate, platform: &Shopify };
+pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate, platform: &Shopify };
 
 #[async_trait]
 impl Platform for Shopify {
@@ -267,16 +267,9 @@ impl StoreClient for Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Map;
 
     fn problems(adapter: Value) -> Vec<String> {
-        let Value::Object(map) = adapter else { panic!() };
-        let mut fields = Fields::new(Map::new()).child("adapter", map);
-        validate(&mut fields);
-        match fields.finish() {
-            Ok(()) => vec![],
-            Err(crate::fields::Invalid(d)) => d.into_keys().collect(),
-        }
+        crate::fields::adapter_problems(validate, adapter).into_iter().map(|(key, _)| key).collect()
     }
 
     #[test]

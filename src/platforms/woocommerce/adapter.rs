@@ -227,14 +227,7 @@ mod tests {
     use serde_json::json;
 
     fn problems(adapter: Value) -> Vec<(String, String)> {
-        let mut fields = Fields::new(Map::new());
-        let mut child = fields.child("adapter", adapter.as_object().unwrap().clone());
-        validate(&mut child);
-        fields.absorb(child);
-        match fields.finish() {
-            Ok(()) => vec![],
-            Err(crate::fields::Invalid(d)) => d.into_iter().collect(),
-        }
+        crate::fields::adapter_problems(validate, adapter)
     }
 
     fn good() -> Value {

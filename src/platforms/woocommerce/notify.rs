@@ -216,21 +216,15 @@ mod tests {
     use crate::platforms::store::NoticeItem;
 
     fn notice() -> ShipmentNotice {
+        let items = vec![
+            NoticeItem { line: Some("315".into()), sku: Some("WS-1".into()), quantity: 2 },
+            NoticeItem { line: Some("316".into()), sku: None, quantity: 1 },
+        ];
         ShipmentNotice {
-            shipment_id: 1,
-            external_order_id: "727".into(),
-            address_id: None,
-            tracking_number: "1Z999AA10123456784".into(),
             carrier: Some("UPS".into()),
             shipping_method: Some("Ground".into()),
-            shipped_at: None,
-            items: vec![
-                NoticeItem { line: Some("315".into()), sku: Some("WS-1".into()), quantity: 2 },
-                NoticeItem { line: Some("316".into()), sku: None, quantity: 1 },
-            ],
-            in_doubt: false,
-            units_told_before: Vec::new(),
             completes_order: true,
+            ..ShipmentNotice::new("727", "1Z999AA10123456784", items)
         }
     }
 

@@ -235,18 +235,12 @@ async fn raw(
 }
 
 fn notice(order: &str, address: Option<String>, line: &str, tracking: &str, carrier: &str) -> ShipmentNotice {
+    let items = vec![NoticeItem { line: Some(line.to_string()), sku: None, quantity: 1 }];
     ShipmentNotice {
-        shipment_id: 1,
-        external_order_id: order.to_string(),
         address_id: address,
-        tracking_number: tracking.to_string(),
         carrier: Some(carrier.to_string()),
         shipping_method: Some("Ground".into()),
-        items: vec![NoticeItem { line: Some(line.to_string()), sku: None, quantity: 1 }],
-        in_doubt: false,
-        units_told_before: Vec::new(),
-        shipped_at: None,
-        completes_order: false,
+        ..ShipmentNotice::new(order, tracking, items)
     }
 }
 
