@@ -14,6 +14,7 @@
 pub mod command;
 mod context;
 mod engine;
+mod inbox;
 mod lease;
 mod link;
 pub(crate) mod notify;

@@ -21,20 +21,18 @@ use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    BadLine, Inbound, Inbox, LineRead, OrderReference, ShipmentLine, Since, Strangers, Taken, Units,
-    WalkPlace, WarehouseClient,
+    BadLine, Inbound, Inbox, LineRead, OrderReference, ShipmentLine, Since, Strangers, Units, WalkPlace,
+    WarehouseClient,
 };
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
 
 use super::context::Context;
+use super::inbox::{MAX_PIECES, Reading, lines};
 use super::problems::{self, ProblemKind};
 use super::runs::Step;
 use super::states;
 use super::step::{StepError, note};
-
-/// Pieces one pull reads at most; the next pass goes on.
-const MAX_PIECES: usize = 100_000;
 
 /// An item a warehouse says it shipped, before it is matched to an order item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,10 +88,10 @@ pub async fn pull(
     let reader = Reader { customer_id: link.customer_id, warehouse_id: link.warehouse_id, run_id };
     let warehouse_id = link.warehouse_id;
     let since = ctx.sql(move |conn| since(conn, warehouse_id)).await?;
-    warehouse.open_inbox(Inbox::Shipments, since).await?;
-    let mut failed = Vec::new();
+    let mut inbox = Reading::open(warehouse, Inbox::Shipments, since).await?;
     for _ in 0..MAX_PIECES {
-        let Some(Inbound { name, records, cursor, walk, strangers }) = warehouse.next_shipments().await?
+        let Some(Inbound { name, records, cursor, walk, strangers }) =
+            inbox.warehouse.next_shipments().await?
         else {
             break;
         };
@@ -104,55 +102,25 @@ pub async fn pull(
             }
             Err(bad) => Err(bad),
         };
-        match imported {
-            Ok(created) => {
-                warehouse.taken(Taken::Imported).await?;
-                *pulled += created;
-            }
-            Err(bad) if strangers == Strangers::Skip => {
-                // A platform's page is no file a person can fix and put back: the step fails.
-                return Err(StepError::Platform(PlatformError::BadData(format!(
-                    "The warehouse's {name} cannot be read: {}.",
-                    lines(&bad)
-                ))));
-            }
-            Err(bad) => {
-                warehouse.taken(Taken::Refused(&bad)).await?;
-                let message = format!(
-                    "The shipment file {name} could not be imported and was moved to {}: {}.",
-                    warehouse.failed_place(Inbox::Shipments),
-                    lines(&bad)
-                );
-                ctx.note(Step::PullShipments, ProblemKind::File, name.clone(), message).await?;
-                failed.push(name);
-            }
+        if let (Err(bad), Strangers::Skip) = (&imported, strangers) {
+            // A platform's page is no file a person can fix and put back: the step fails.
+            return Err(StepError::Platform(PlatformError::BadData(format!(
+                "The warehouse's {name} cannot be read: {}.",
+                lines(bad)
+            ))));
         }
+        *pulled += imported.as_ref().map_or(0, |created| *created);
+        inbox.settle(ctx, name, imported.map(drop)).await?;
     }
     let store_id = link.store_id;
     ctx.sql(move |conn| process(conn, store_id, run_id)).await?;
-    if !failed.is_empty() {
-        return Err(StepError::BadFile(format!(
-            "The warehouse's shipment file {} could not be imported; see {} for the lines at fault.",
-            failed.join(", "),
-            warehouse.failed_place(Inbox::Shipments)
-        )));
-    }
+    inbox.finish()?;
     ctx.sql(move |conn| {
         conn.prepare_cached("UPDATE warehouses SET order_status_imported_at = ?1 WHERE id = ?2")?
             .execute(params![started, warehouse_id])?;
         Ok(())
     })
     .await
-}
-
-/// Bad lines as one phrase: "line 3: has no tracking_number; line 5: …" (the first ten).
-fn lines(bad: &[BadLine]) -> String {
-    let mut text: Vec<String> =
-        bad.iter().take(10).map(|b| format!("line {}: {}", b.line, b.problem)).collect();
-    if bad.len() > 10 {
-        text.push(format!("and {} more", bad.len() - 10));
-    }
-    text.join("; ")
 }
 
 /// Where the warehouse's shipments are read from: its cursor, and when it was created.

@@ -16,15 +16,13 @@ use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::PlatformError;
 use crate::platforms::store::StoreClient;
-use crate::platforms::warehouse::{Inbox, Since, StockRow, Taken, WarehouseClient};
+use crate::platforms::warehouse::{Inbox, Since, StockRow, WarehouseClient};
 
 use super::context::Context;
+use super::inbox::{MAX_PIECES, Reading};
 use super::problems::ProblemKind;
 use super::runs::Step;
 use super::step::{StepError, note};
-
-/// Pieces (files, or lists) one stock step reads at most; the next pass goes on.
-const MAX_PIECES: usize = 10_000;
 
 /// Reads what the warehouse says it holds and sends the changed levels; `sent` counts the
 /// levels sent.
@@ -36,28 +34,16 @@ pub async fn sync(
     // What became of levels the store took to apply later, before new ones go.
     let (link, run_id) = (ctx.link, ctx.run_id);
     let receipt_failure = super::receipts::settle(ctx, store).await?;
-    let mut failed = Vec::new();
     let since = Since { cursor: None, created_at: 0, walk: None };
-    warehouse.open_inbox(Inbox::Stock, since).await?;
+    let mut inbox = Reading::open(warehouse, Inbox::Stock, since).await?;
     for _ in 0..MAX_PIECES {
-        let Some(piece) = warehouse.next_stock().await? else { break };
-        match piece.records {
-            Ok(rows) => {
-                let warehouse_id = link.warehouse_id;
-                ctx.sql(move |conn| record(conn, warehouse_id, &rows)).await?;
-                warehouse.taken(Taken::Imported).await?;
-            }
-            Err(bad) => {
-                warehouse.taken(Taken::Refused(&bad)).await?;
-                let message = format!(
-                    "The stock file {} could not be read and was moved to {}.",
-                    piece.name,
-                    warehouse.failed_place(Inbox::Stock)
-                );
-                ctx.note(Step::Stock, ProblemKind::File, piece.name.clone(), message).await?;
-                failed.push(piece.name);
-            }
-        }
+        let Some(piece) = inbox.warehouse.next_stock().await? else { break };
+        let warehouse_id = link.warehouse_id;
+        let used = match piece.records {
+            Ok(rows) => ctx.sql(move |conn| record(conn, warehouse_id, &rows)).await.map(Ok)?,
+            Err(bad) => Err(bad),
+        };
+        inbox.settle(ctx, piece.name, used).await?;
     }
     let (connection_id, customer_id, warehouse_id) = (link.id, link.customer_id, link.warehouse_id);
     let store_id = link.store_id;
@@ -121,14 +107,7 @@ pub async fn sync(
     if let Some(message) = receipt_failure {
         return Err(StepError::Platform(PlatformError::BadData(message)));
     }
-    if !failed.is_empty() {
-        return Err(StepError::BadFile(format!(
-            "The warehouse's stock file {} could not be read; see {} for the lines at fault.",
-            failed.join(", "),
-            warehouse.failed_place(Inbox::Stock)
-        )));
-    }
-    Ok(())
+    inbox.finish()
 }
 
 /// Records what a stock file says the warehouse holds (a later file wins).
