@@ -14,7 +14,8 @@ use crate::dates::now_ms;
 use crate::db::DbError;
 
 use super::runs::{self, Trigger};
-use super::{Engine, Link};
+use super::engine::Engine;
+use super::link::Link;
 
 /// How often the schedule looks for passes that are due.
 const TICK: Duration = Duration::from_secs(1);
