@@ -46,6 +46,7 @@ mod sync_shipbob;
 mod sync_shipstation;
 mod sync_shopify;
 mod sync_slow;
+mod sync_suites;
 mod sync_woocommerce;
 mod variant_collections;
 mod warehouses;

@@ -74,20 +74,20 @@ async fn a_pass_pulls_orders_sends_them_in_one_file_and_reports_shipments_back()
     assert_eq!(state_of(&orders, second), if second_units == 1 { "shipped" } else { "partially_shipped" });
 
     // The store got each shipment once, with its address and the order's product lines.
-    let posted = rig.sim.shipments(HASH);
+    let posted = rig.bc().shipments(HASH);
     assert_eq!(posted.len(), 2, "{posted:?}");
     let warehouse = rig.app.get(&format!("/warehouses/{}", rig.warehouse_id), rig.admin()).await;
     assert!(warehouse.body["order_status_imported_at"].is_string());
 
     // Nothing new: nothing moves, and the store is asked only for the list.
-    let before = rig.sim.requests().len();
+    let before = rig.bc().requests().len();
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded");
     for key in ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"] {
         assert_eq!(run[key], 0, "{key}: {run}");
     }
-    assert_eq!(rig.sim.requests().len() - before, 1, "an idle pass lists orders once");
-    assert_eq!(rig.sim.shipments(HASH).len(), 2);
+    assert_eq!(rig.bc().requests().len() - before, 1, "an idle pass lists orders once");
+    assert_eq!(rig.bc().shipments(HASH).len(), 2);
 }
 
 #[rocket::async_test]
@@ -96,24 +96,24 @@ async fn a_pull_reads_every_page_then_only_what_changed() {
     let run = rig.sync().await;
     assert_eq!(run["orders_pulled"], 600, "{run}");
     let lists = rig
-        .sim
+        .bc()
         .requests()
         .iter()
         .filter(|r| r.split('?').next().is_some_and(|p| p.ends_with("/v2/orders")))
         .count();
     assert_eq!(lists, 3, "250 + 250 + 100: the short page ends the pull");
     assert_eq!(
-        rig.sim.requests().len(),
+        rig.bc().requests().len(),
         3,
         "1/250 requests per order: each listed order carries its lines and address"
     );
     assert_eq!(rig.orders().await.len(), 600);
 
     // One order changes, one is canceled, one arrives.
-    let external: Vec<String> = rig.sim.order_ids(HASH);
-    rig.sim.touch_order(HASH, &external[10]);
-    rig.sim.cancel_order(HASH, &external[20]);
-    rig.sim.add_orders(HASH, 1, 99);
+    let external: Vec<String> = rig.bc().order_ids(HASH);
+    rig.bc().touch_order(HASH, &external[10]);
+    rig.bc().cancel_order(HASH, &external[20]);
+    rig.bc().add_orders(HASH, 1, 99);
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["orders_pulled"], 2, "the changed order and the new one: {run}");
@@ -170,7 +170,7 @@ async fn the_same_shipment_file_read_twice_changes_nothing() {
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["shipments_pulled"], 0);
     assert_eq!(rig.shipments().await, before);
-    assert_eq!(rig.sim.shipments(HASH).len(), 1, "the store was told once");
+    assert_eq!(rig.bc().shipments(HASH).len(), 1, "the store was told once");
 }
 
 #[rocket::async_test]
@@ -203,7 +203,7 @@ async fn a_store_that_fails_delays_the_notification_then_errors_it_after_the_las
     rig.sync().await;
     let order = ids(&rig.orders().await)[0];
     rig.drop_shipments("s.csv", &format!("order_id,tracking_number\n{order},1Z-1\n"));
-    rig.sim.fail_next(HASH, "/shipments", 500, 100);
+    rig.bc().fail_next(HASH, "/shipments", 500, 100);
     let run = rig.sync().await;
     assert_eq!(run["status"], "failed", "{run}");
     assert_eq!(run["error"]["step"], "notify");
@@ -214,7 +214,7 @@ async fn a_store_that_fails_delays_the_notification_then_errors_it_after_the_las
     let shipment = &rig.shipments().await[0];
     assert_eq!(shipment["state"], "errored_notifying_of_shipment", "after sync_max_attempts = 2");
 
-    rig.sim.fail_next(HASH, "", 500, 0);
+    rig.bc().fail_next(HASH, "", 500, 0);
     let id = shipment["id"].as_i64().unwrap();
     let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
     assert_eq!(r.status.code, 204);
@@ -228,7 +228,7 @@ async fn a_store_that_fails_delays_the_notification_then_errors_it_after_the_las
 #[rocket::async_test]
 async fn a_rate_limited_store_is_waited_for_as_long_as_it_asks() {
     let rig = Rig::new(2).await;
-    rig.sim.rate_limit_next(HASH, 2, 300);
+    rig.bc().rate_limit_next(HASH, 2, 300);
     let started = std::time::Instant::now();
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
@@ -240,13 +240,13 @@ async fn a_rate_limited_store_is_waited_for_as_long_as_it_asks() {
 async fn a_store_that_asked_us_to_wait_is_not_asked_again_before_that_time_by_any_pass_or_ping() {
     let rig = Rig::with(2, |f| f.merge(("ping_mode", "live")).merge(("sync_interval_secs", 10))).await;
     // 20 s is longer than a pass waits inside itself (sync_interval_secs = 10 here).
-    rig.sim.rate_limit_next(HASH, 1, 20_000);
+    rig.bc().rate_limit_next(HASH, 1, 20_000);
     let run = rig.sync().await;
     assert_eq!(run["status"], "failed", "{run}");
     assert_eq!(run["error"]["code"], "adapter_unreachable");
     let message = run["error"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("not to call again before"), "the run says until when: {message}");
-    let asked = rig.sim.requests().len();
+    let asked = rig.bc().requests().len();
 
     // The next pass of the connection, a pass of another connection of the same store, and
     // a ping of the same store all leave the store alone and say why.
@@ -272,7 +272,7 @@ async fn a_store_that_asked_us_to_wait_is_not_asked_again_before_that_time_by_an
         )
         .await;
     assert_error(&ping, 502, "adapter_unreachable");
-    assert_eq!(rig.sim.requests().len(), asked, "no request inside the time the store asked for");
+    assert_eq!(rig.bc().requests().len(), asked, "no request inside the time the store asked for");
 }
 
 #[rocket::async_test]
@@ -282,25 +282,25 @@ async fn a_shipment_whose_answer_was_lost_is_looked_for_and_never_posted_twice()
     let orders = ids(&rig.orders().await);
     // The store applies the post and the answer is lost: the next try looks first and finds it.
     rig.drop_shipments("a.csv", &format!("order_id,tracking_number\n{},1Z-LOST-A\n", orders[0]));
-    rig.sim.lose_shipment_answers(HASH, 1);
+    rig.bc().lose_shipment_answers(HASH, 1);
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["shipments_notified"], 1, "{run}");
     let posted: Vec<_> =
-        rig.sim.shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-A").collect();
+        rig.bc().shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-A").collect();
     assert_eq!(posted.len(), 1, "posted once, found by the look after the lost answer");
 
     // Every try of a pass loses its answer: the pass ends, and the next pass finds it.
     rig.drop_shipments("b.csv", &format!("order_id,tracking_number\n{},1Z-LOST-B\n", orders[1]));
-    rig.sim.lose_shipment_answers(HASH, 1);
-    rig.sim.fail_next(HASH, "/shipments", 502, 2);
+    rig.bc().lose_shipment_answers(HASH, 1);
+    rig.bc().fail_next(HASH, "/shipments", 502, 2);
     let first = rig.sync().await;
     let after_first =
-        rig.sim.shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-B").count();
+        rig.bc().shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-B").count();
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let second = rig.sync().await;
     assert_eq!(second["status"], "succeeded", "{first} then {second}");
-    let posted = rig.sim.shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-B").count();
+    let posted = rig.bc().shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-B").count();
     assert_eq!((after_first.max(posted), posted), (1, 1), "one shipment at the store: {first} then {second}");
     let states: Vec<String> =
         rig.shipments().await.iter().map(|s| s["state"].as_str().unwrap().to_string()).collect();
@@ -571,7 +571,7 @@ async fn stock_levels_go_to_the_store_once_with_bundles_made_from_their_componen
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["stock_levels_sent"], 3, "A, B and KIT; the unknown GHOST is skipped: {run}");
-    let stock = rig.sim.stock(HASH);
+    let stock = rig.bc().stock(HASH);
     assert_eq!(stock.get("A"), Some(&7));
     assert_eq!(stock.get("B"), Some(&10));
     assert_eq!(stock.get("KIT"), Some(&3), "7 / 2 = 3 kits");
@@ -582,7 +582,7 @@ async fn stock_levels_go_to_the_store_once_with_bundles_made_from_their_componen
     rig.drop_stock("stock-2.csv", "sku,quantity\nA,7\nB,1\n");
     let run = rig.sync().await;
     assert_eq!(run["stock_levels_sent"], 2, "B and KIT (now 1) changed: {run}");
-    assert_eq!(rig.sim.stock(HASH).get("KIT"), Some(&1));
+    assert_eq!(rig.bc().stock(HASH).get("KIT"), Some(&1));
     let store = rig.app.get(&format!("/stores/{}", rig.store_id), &admin).await;
     assert!(store.body["inventory_updated_at"].is_string());
 }
@@ -623,7 +623,7 @@ async fn stock_sent_is_less_the_units_of_orders_pulled_but_not_yet_sent() {
     rig.drop_stock("stock.csv", "sku,quantity\nA,7\nB,10\n");
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
-    let stock = rig.sim.stock(HASH);
+    let stock = rig.bc().stock(HASH);
     assert_eq!(stock.get("A"), Some(&4), "7 less the 3 of the new order");
     assert_eq!(stock.get("B"), Some(&10));
     assert_eq!(stock.get("KIT"), Some(&1), "min(4 / 2, 10) = 2 kits, less the new order's 1");
@@ -643,10 +643,10 @@ async fn two_thousand_and_one_levels_are_sent_in_two_requests() {
         file.push_str(&format!("SKU-{i:04},{}\n", i % 50));
     }
     rig.drop_stock("all.csv", &file);
-    let before = rig.sim.requests().len();
+    let before = rig.bc().requests().len();
     let run = rig.sync().await;
     assert_eq!(run["stock_levels_sent"], 2001, "{run}");
-    assert_eq!(rig.sim.requests().len() - before, 1 + 2, "the order list, then 2,000 + 1 levels");
+    assert_eq!(rig.bc().requests().len() - before, 1 + 2, "the order list, then 2,000 + 1 levels");
 }
 
 /// Issue 29, fault 11 (`html_where_json_was_expected…` failed once under load): a run read

@@ -29,7 +29,7 @@ async fn an_order_cancelled_while_its_send_was_unfinished_is_never_sent() {
 
     // The store cancels one of them; the next pass reads that, then sends the unfinished file.
     let cancelled = &orders[1];
-    rig.sim.cancel_order(HASH, cancelled["external_id"].as_str().unwrap());
+    rig.bc().cancel_order(HASH, cancelled["external_id"].as_str().unwrap());
     unblock_orders_folder(&rig);
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");

@@ -94,7 +94,7 @@ async fn an_order_cancelled_while_its_create_is_in_doubt_is_cancelled_at_shipsta
     let orders = t.rig.orders().await;
     assert!(orders.iter().all(|o| o["fulfillment_state"] == "new"), "{orders:?}");
     for order in &orders {
-        t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+        t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     }
     let creates = t.ss.requests(Operation::CreateShipments);
 
@@ -123,7 +123,7 @@ async fn an_order_cancelled_while_a_create_that_never_arrived_is_in_doubt_is_can
     assert_eq!(run["status"], "failed", "{run}");
     t.ss.clear_faults(KEY);
     let order = &t.rig.orders().await[0];
-    t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+    t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     let creates = t.ss.requests(Operation::CreateShipments);
 
     let run = t.sync().await;
@@ -139,8 +139,8 @@ async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_com
     // Two stores of one customer share one ShipStation warehouse.
     let t = ShipStationRig::new(0).await;
     let (second_hash, second_token) = ("second-h4sh", "bc-token-second-0123");
-    t.rig.sim.add_store(second_hash, second_token);
-    t.rig.sim.add_orders(second_hash, 1, 11);
+    t.rig.bc().add_store(second_hash, second_token);
+    t.rig.bc().add_orders(second_hash, 1, 11);
     let admin = t.rig.admin();
     let store = t
         .rig
@@ -176,7 +176,7 @@ async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_com
     assert_eq!(order["fulfillment_state"], "new", "{order}");
     let label = t.ss.buy_label(KEY, &format!("ob-{}", id(&order)), None).unwrap();
     // The second shop now fails at its pull, pass after pass.
-    t.rig.sim.fail_next(second_hash, "", 500, 1000);
+    t.rig.bc().fail_next(second_hash, "", 500, 1000);
 
     // The first connection reads the warehouse's labels: the order is ours.
     let run = t.sync().await;
@@ -194,7 +194,7 @@ async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_com
     assert_eq!(shipments[0]["tracking_number"], label.tracking_number.as_str());
 
     // The second shop recovers: nothing is created again, and its store hears of the parcel.
-    t.rig.sim.fail_next(second_hash, "", 500, 0);
+    t.rig.bc().fail_next(second_hash, "", 500, 0);
     let creates = t.ss.requests(Operation::CreateShipments);
     let run = t.rig.sync_connection(second).await;
     assert_eq!(run["status"], "succeeded", "{run}");
@@ -209,8 +209,8 @@ async fn one_cancel_that_cannot_be_sent_holds_back_no_other_order() {
     let run = t.sync().await;
     assert_eq!(run["orders_sent"], 1, "{run}");
     let held = &t.rig.orders().await[0];
-    t.rig.sim.cancel_order(HASH, held["external_id"].as_str().unwrap());
-    t.rig.sim.add_orders(HASH, 2, 23);
+    t.rig.bc().cancel_order(HASH, held["external_id"].as_str().unwrap());
+    t.rig.bc().add_orders(HASH, 2, 23);
     t.ss.fail_next(KEY, Some(Operation::CancelShipment), 500, 1000);
 
     let run = t.sync().await;
@@ -272,7 +272,7 @@ async fn an_order_cancelled_while_its_shipbob_create_is_in_doubt_is_cancelled_at
     let order = &t.rig.orders().await[0];
     assert_eq!(order["fulfillment_state"], "new", "{order}");
     let at = t.sb.order_by_reference(PAT, "ob-1").expect("the lost create was applied");
-    t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+    t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
 
     let run = t.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
@@ -293,7 +293,7 @@ async fn a_cancellation_after_shipbob_shipped_is_reported_once() {
     assert_eq!(run["shipments_pulled"], 1, "{run}");
     assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "shipped");
 
-    t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+    t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     let run = t.sync().await;
     let conflicts: Vec<&Value> = run["problems"]
         .as_array()

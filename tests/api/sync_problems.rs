@@ -65,7 +65,7 @@ async fn a_shipment_that_used_up_its_tries_is_a_problem_and_a_delayed_one_says_w
     rig.sync().await;
     let order = first_order(&rig).await;
     rig.drop_shipments("s.csv", &format!("order_id,tracking_number\n{order},1Z-1\n"));
-    rig.sim.fail_next(HASH, "/shipments", 500, 100);
+    rig.bc().fail_next(HASH, "/shipments", 500, 100);
     let run = rig.sync().await;
     let id = rig.shipments().await[0]["id"].as_i64().unwrap();
     assert_eq!(run["problems_count"], 0, "a delay is not a problem yet: {run}");

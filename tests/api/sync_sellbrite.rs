@@ -7,7 +7,11 @@ use serde_json::{Value, json};
 use crate::sync_rig::{Rig, SB_SECRET, SB_TOKEN, StoreKind};
 
 fn list_requests(rig: &Rig, path: &str) -> Vec<String> {
-    rig.sb.requests().into_iter().filter(|r| r.split('?').next().is_some_and(|p| p.ends_with(path))).collect()
+    rig.sb()
+        .requests()
+        .into_iter()
+        .filter(|r| r.split('?').next().is_some_and(|p| p.ends_with(path)))
+        .collect()
 }
 
 /// Ships the whole of each order through the warehouse's shipment file.
@@ -35,7 +39,7 @@ async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
     // The contract's mapping, seen through the API.
     let orders = rig.orders().await;
     assert_eq!(orders.len(), 250);
-    let seqs = rig.sb.order_seqs(SB_TOKEN);
+    let seqs = rig.sb().order_seqs(SB_TOKEN);
     let first = orders
         .iter()
         .find(|o| o["external_id"].as_str() == Some(seqs[0].to_string().as_str()))
@@ -60,7 +64,7 @@ async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["shipments_notified"], 2, "{run}");
-    let posted = rig.sb.shipments(SB_TOKEN);
+    let posted = rig.sb().shipments(SB_TOKEN);
     assert_eq!(posted.len(), 2);
     assert_eq!(posted[0].carrier_name, "UPS", "Sellbrite's own spelling");
     assert_eq!(posted[1].carrier_name, "Other", "a carrier Sellbrite does not list");
@@ -75,7 +79,7 @@ async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
         .collect();
     assert_eq!(posted[0].items, expected);
     assert!(rig.shipments().await.iter().all(|s| s["state"] == "notified_shipped"));
-    let basic = rig.sb.requests();
+    let basic = rig.sb().requests();
     assert!(!basic.iter().any(|r| r.contains(SB_SECRET)), "the secret travels only in the header");
 }
 
@@ -84,7 +88,7 @@ async fn later_pulls_overlap_a_day_and_take_only_new_and_canceled_orders() {
     let rig = Rig::sellbrite(3).await;
     let run = rig.sync().await;
     assert_eq!(run["orders_pulled"], 3, "{run}");
-    let seqs = rig.sb.order_seqs(SB_TOKEN);
+    let seqs = rig.sb().order_seqs(SB_TOKEN);
 
     // Nothing changed: the one-day overlap re-reads the orders, and writes none of them.
     let run = rig.sync().await;
@@ -104,9 +108,9 @@ async fn later_pulls_overlap_a_day_and_take_only_new_and_canceled_orders() {
     );
 
     // One order is canceled, one is corrected after it went to the warehouse, one arrives.
-    rig.sb.cancel_order(SB_TOKEN, seqs[0]);
-    rig.sb.change_address(SB_TOKEN, seqs[1], "Reykjavik");
-    rig.sb.add_orders(SB_TOKEN, 1, 99);
+    rig.sb().cancel_order(SB_TOKEN, seqs[0]);
+    rig.sb().change_address(SB_TOKEN, seqs[1], "Reykjavik");
+    rig.sb().add_orders(SB_TOKEN, 1, 99);
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(
@@ -128,13 +132,13 @@ async fn with_a_warehouse_uuid_orders_come_from_its_fulfillments_and_shipments_n
     let rig = Rig::with_store(StoreKind::SellbriteWarehouse, 2, |f| f).await;
     let run = rig.sync().await;
     assert_eq!(run["orders_pulled"], 2, "{run}");
-    let fulfillments = list_requests(&rig, &format!("/v1/warehouses/fulfillments/{}", rig.sb_warehouse));
-    assert_eq!(fulfillments.len(), 1, "{:?}", rig.sb.requests());
+    let fulfillments = list_requests(&rig, &format!("/v1/warehouses/fulfillments/{}", rig.sb_warehouse()));
+    assert_eq!(fulfillments.len(), 1, "{:?}", rig.sb().requests());
     let order = rig.orders().await[0]["id"].as_i64().unwrap();
     ship_whole(&rig, "s.csv", &[(order, "1Z-W", "FedEx")]);
     let run = rig.sync().await;
     assert_eq!(run["shipments_notified"], 1, "{run}");
-    assert_eq!(rig.sb.shipments(SB_TOKEN)[0].warehouse_uuid.as_deref(), Some(rig.sb_warehouse.as_str()));
+    assert_eq!(rig.sb().shipments(SB_TOKEN)[0].warehouse_uuid.as_deref(), Some(rig.sb_warehouse()));
 }
 
 #[rocket::async_test]
@@ -162,12 +166,12 @@ async fn a_wrong_secret_is_refused_credentials_and_never_shown() {
 #[rocket::async_test]
 async fn sellbrites_403_rate_limit_is_waited_out_not_taken_for_refused_credentials() {
     let rig = Rig::sellbrite(2).await;
-    rig.sb.rate_limit_next(SB_TOKEN, 2);
+    rig.sb().rate_limit_next(SB_TOKEN, 2);
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["orders_pulled"], 2);
-    let limited = rig.sb.requests().len();
-    assert!(limited >= 2 + 2, "two refused tries, then the pages: {:?}", rig.sb.requests());
+    let limited = rig.sb().requests().len();
+    assert!(limited >= 2 + 2, "two refused tries, then the pages: {:?}", rig.sb().requests());
 }
 
 #[rocket::async_test]
@@ -178,14 +182,14 @@ async fn a_shipment_whose_answer_was_lost_is_not_posted_twice() {
     ship_whole(&rig, "s.csv", &[(order, "1Z-LOST", "USPS")]);
     // Sellbrite records the shipment, but its answer never arrives. The next try looks at
     // the order first: its lines count the units as fulfilled, so nothing is posted again.
-    rig.sb.lose_answers(SB_TOKEN, "/v1/shipments", 504, 3);
+    rig.sb().lose_answers(SB_TOKEN, "/v1/shipments", 504, 3);
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
-    assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 1, "the first try got through, and only it");
+    assert_eq!(rig.sb().shipments(SB_TOKEN).len(), 1, "the first try got through, and only it");
     let posts =
-        rig.sb.requests().iter().filter(|r| r.starts_with("POST") && r.contains("/v1/shipments")).count();
-    assert_eq!(posts, 1, "never posted blindly again: {:?}", rig.sb.requests());
+        rig.sb().requests().iter().filter(|r| r.starts_with("POST") && r.contains("/v1/shipments")).count();
+    assert_eq!(posts, 1, "never posted blindly again: {:?}", rig.sb().requests());
 }
 
 #[rocket::async_test]
@@ -194,7 +198,7 @@ async fn a_shipment_sellbrite_refuses_is_errored_and_can_be_retried() {
     rig.sync().await;
     let order = rig.orders().await[0]["id"].as_i64().unwrap();
     ship_whole(&rig, "s.csv", &[(order, "1Z-422", "UPS")]);
-    rig.sb.fail_next(SB_TOKEN, "/v1/shipments", 422, 1);
+    rig.sb().fail_next(SB_TOKEN, "/v1/shipments", 422, 1);
     let run = rig.sync().await;
     assert_eq!(run["shipments_notified"], 0, "{run}");
     let shipment = rig.shipments().await[0].clone();
@@ -204,7 +208,7 @@ async fn a_shipment_sellbrite_refuses_is_errored_and_can_be_retried() {
     assert_eq!(r.status.code, 204);
     let run = rig.sync().await;
     assert_eq!(run["shipments_notified"], 1, "{run}");
-    assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 1);
+    assert_eq!(rig.sb().shipments(SB_TOKEN).len(), 1);
 }
 
 #[rocket::async_test]
@@ -243,8 +247,8 @@ async fn stock_goes_to_sellbrite_as_available_levels_fifty_at_a_time_and_once() 
     let run = rig.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert_eq!(run["stock_levels_sent"], 121, "120 products and the kit; NOBODY skipped: {run}");
-    assert_eq!(rig.sb.inventory_requests(SB_TOKEN), 3, "50 + 50 + 21");
-    let stock = rig.sb.stock(SB_TOKEN);
+    assert_eq!(rig.sb().inventory_requests(SB_TOKEN), 3, "50 + 50 + 21");
+    let stock = rig.sb().stock(SB_TOKEN);
     assert_eq!(stock.get("P-000"), Some(&10));
     assert_eq!(stock.get("KIT"), Some(&3), "P-000 has 10 (5 kits), P-001 has 11 (3 kits)");
     assert!(!stock.contains_key("NOBODY"));
@@ -255,15 +259,18 @@ async fn stock_goes_to_sellbrite_as_available_levels_fifty_at_a_time_and_once() 
     rig.drop_stock("stock-again.csv", &file);
     let run = rig.sync().await;
     assert_eq!(run["stock_levels_sent"], 0, "{run}");
-    assert_eq!(rig.sb.inventory_requests(SB_TOKEN), 3);
+    assert_eq!(rig.sb().inventory_requests(SB_TOKEN), 3);
     let store: Value = rig.app.get(&format!("/stores/{}", rig.store_id), &admin).await.body;
     assert!(store["inventory_updated_at"].is_string(), "{store}");
 }
 
 #[rocket::async_test]
 async fn one_warehouse_serves_a_bigcommerce_and_a_sellbrite_store_from_one_shipment_file() {
-    let rig = Rig::with_store(StoreKind::BigCommerce, 2, |f| f).await;
-    rig.sb.add_orders(SB_TOKEN, 2, 3);
+    let sb = orderbridge::simulate::sellbrite::Simulator::start().await;
+    sb.add_account(SB_TOKEN, SB_SECRET);
+    sb.add_orders(SB_TOKEN, 2, 3);
+    let base = sb.base_url();
+    let rig = Rig::with_store(StoreKind::BigCommerce, 2, |f| f.merge(("sellbrite_api_base", base))).await;
     let admin = rig.admin().to_string();
     let store = rig
         .app
@@ -319,8 +326,8 @@ async fn one_warehouse_serves_a_bigcommerce_and_a_sellbrite_store_from_one_shipm
     // A pass after the file was read notifies what the other pass imported.
     rig.sync().await;
     rig.sync_connection(connection).await;
-    assert_eq!(rig.sim.shipments(crate::sync_rig::HASH).len(), 2);
-    assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 2);
+    assert_eq!(rig.bc().shipments(crate::sync_rig::HASH).len(), 2);
+    assert_eq!(sb.shipments(SB_TOKEN).len(), 2);
     let shipments = rig.shipments().await;
     assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{shipments:?}");
     assert_eq!(rig.files("shipments/processed"), vec!["both.csv"]);
@@ -341,13 +348,13 @@ async fn a_shipment_whose_lost_post_was_retried_or_put_back_is_not_posted_twice(
         rig.sync().await;
         let order = rig.orders().await[0]["id"].as_i64().unwrap();
         ship_whole(&rig, "s.csv", &[(order, "1Z-DOUBT", "USPS")]);
-        rig.sb.lose_answers(SB_TOKEN, "/v1/shipments", 504, 1);
-        rig.sb.then_fail_next(SB_TOKEN, "/v1/orders/", look_status, 1);
+        rig.sb().lose_answers(SB_TOKEN, "/v1/shipments", 504, 1);
+        rig.sb().then_fail_next(SB_TOKEN, "/v1/orders/", look_status, 1);
         let run = rig.sync().await;
         assert_eq!(run["shipments_notified"], 0, "{what}: {run}");
         let shipment = rig.shipments().await[0].clone();
         assert_eq!(shipment["state"], state_after, "{what}: {shipment}");
-        assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 1, "{what}: the lost post landed");
+        assert_eq!(rig.sb().shipments(SB_TOKEN).len(), 1, "{what}: the lost post landed");
         if look_status == 422 {
             let id = shipment["id"].as_i64().unwrap();
             let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
@@ -356,9 +363,13 @@ async fn a_shipment_whose_lost_post_was_retried_or_put_back_is_not_posted_twice(
         let run = rig.sync().await;
         assert_eq!(run["status"], "succeeded", "{what}: {run}");
         assert_eq!(rig.shipments().await[0]["state"], "notified_shipped", "{what}");
-        assert_eq!(rig.sb.shipments(SB_TOKEN).len(), 1, "{what}: exactly one Sellbrite shipment");
-        let posts =
-            rig.sb.requests().iter().filter(|r| r.starts_with("POST") && r.contains("/v1/shipments")).count();
-        assert_eq!(posts, 1, "{what}: never posted again: {:?}", rig.sb.requests());
+        assert_eq!(rig.sb().shipments(SB_TOKEN).len(), 1, "{what}: exactly one Sellbrite shipment");
+        let posts = rig
+            .sb()
+            .requests()
+            .iter()
+            .filter(|r| r.starts_with("POST") && r.contains("/v1/shipments"))
+            .count();
+        assert_eq!(posts, 1, "{what}: never posted again: {:?}", rig.sb().requests());
     }
 }

@@ -83,7 +83,7 @@ async fn orders_go_to_shipbob_once_and_their_tracking_comes_back_to_the_store() 
         (Some(4), Some(4)),
         "{run}"
     );
-    let posted: Vec<String> = t.rig.sim.shipments(HASH).into_iter().map(|s| s.tracking_number).collect();
+    let posted: Vec<String> = t.rig.bc().shipments(HASH).into_iter().map(|s| s.tracking_number).collect();
     tracking.sort();
     let mut told = posted.clone();
     told.sort();
@@ -100,7 +100,7 @@ async fn orders_go_to_shipbob_once_and_their_tracking_comes_back_to_the_store() 
     // Read again (the overlap): nothing is written or told twice, and nothing is created again.
     let run = t.sync().await;
     assert_eq!((run["orders_sent"].as_i64(), run["shipments_pulled"].as_i64()), (Some(0), Some(0)), "{run}");
-    assert_eq!(t.rig.sim.shipments(HASH).len(), 4);
+    assert_eq!(t.rig.bc().shipments(HASH).len(), 4);
     assert_eq!(t.sb.requests(Operation::CreateOrder), 4);
     assert!(
         t.sb.requests(Operation::GetOrders) <= 3,
@@ -148,7 +148,7 @@ async fn a_store_cancellation_cancels_at_shipbob_until_it_has_shipped() {
     t.sb.ship_order(PAT, t.at_shipbob(id(shipped)).unwrap(), Parcel::default()).unwrap();
     assert_eq!(t.sync().await["shipments_pulled"], 1);
     for order in [open, shipped] {
-        t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+        t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     }
     let run = t.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
@@ -189,7 +189,7 @@ async fn fulfillable_stock_goes_to_the_store_and_a_refused_token_fails_the_step(
     assert_eq!(on.status.code, 204);
     let run = t.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
-    let stock = t.rig.sim.stock(HASH);
+    let stock = t.rig.bc().stock(HASH);
     assert_eq!((stock.get("MUG"), stock.get("TEA")), (Some(&7), Some(&0)), "{stock:?}");
 
     t.sb.revoke_token(PAT);

@@ -78,7 +78,7 @@ async fn orders_go_to_shipstation_once_and_their_labels_come_back_to_the_store()
         (Some(4), Some(4)),
         "{run}"
     );
-    let mut told: Vec<String> = t.rig.sim.shipments(HASH).into_iter().map(|s| s.tracking_number).collect();
+    let mut told: Vec<String> = t.rig.bc().shipments(HASH).into_iter().map(|s| s.tracking_number).collect();
     told.sort();
     let mut bought: Vec<String> = tracking.iter().map(|l| l.tracking_number.clone()).collect();
     bought.sort();
@@ -91,7 +91,7 @@ async fn orders_go_to_shipstation_once_and_their_labels_come_back_to_the_store()
     assert!(t.ss.void_label(KEY, &tracking[0].label_id));
     let run = t.sync().await;
     assert_eq!((run["orders_sent"].as_i64(), run["shipments_pulled"].as_i64()), (Some(0), Some(0)), "{run}");
-    assert_eq!(t.rig.sim.shipments(HASH).len(), 4);
+    assert_eq!(t.rig.bc().shipments(HASH).len(), 4);
     assert_eq!(t.rig.shipments().await.len(), 4);
     assert!(t.rig.orders().await.iter().all(|o| o["fulfillment_state"] == "shipped"));
     assert_eq!(t.ss.requests(Operation::CreateShipments), 1);
@@ -133,7 +133,7 @@ async fn a_store_cancellation_cancels_at_shipstation_until_a_label_is_bought() {
     t.ss.buy_label(KEY, &format!("ob-{}", id(labelled)), None).unwrap();
     assert_eq!(t.sync().await["shipments_pulled"], 1);
     for order in [open, labelled] {
-        t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+        t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     }
     let run = t.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
@@ -169,7 +169,7 @@ async fn available_stock_goes_to_the_store_and_an_account_without_inventory_is_a
     assert_eq!(on.status.code, 204);
     let run = t.sync().await;
     assert_eq!(run["status"], "succeeded", "{run}");
-    let stock = t.rig.sim.stock(HASH);
+    let stock = t.rig.bc().stock(HASH);
     assert_eq!((stock.get("MUG"), stock.get("TEA")), (Some(&7), Some(&0)), "{stock:?}");
 
     t.ss.remove_inventory_add_on(KEY);

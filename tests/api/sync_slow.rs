@@ -37,7 +37,7 @@ async fn a_slow_warehouse_holds_up_no_other_connection_and_a_lost_lease_stops_it
     // The orders are pulled first, then the send crawls: each create takes a second.
     let run = rig.sync_connection(slow).await;
     assert_eq!(run["orders_sent"], 300, "{run}");
-    rig.sim.add_orders(crate::sync_rig::HASH, 300, 41);
+    rig.bc().add_orders(crate::sync_rig::HASH, 300, 41);
     sb.set_latency(PAT, Duration::from_millis(1000));
     let started = rig.app.post_json(&format!("/connections/{slow}/sync"), rig.admin(), json!({})).await;
     assert_eq!(started.status.code, 202, "{started:?}");
