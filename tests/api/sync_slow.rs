@@ -8,9 +8,7 @@ use std::time::Duration;
 use orderbridge::simulate::shipbob::{self, Operation};
 use serde_json::{Value, json};
 
-use crate::sync_rig::Rig;
-
-const PAT: &str = "pat-shipbob-slow-0123456789";
+use crate::sync_suites::warehouses::{PAT, shipbob_rig};
 
 async fn creates_grow(sb: &shipbob::Simulator, more_than: usize) {
     for _ in 0..200 {
@@ -24,16 +22,9 @@ async fn creates_grow(sb: &shipbob::Simulator, more_than: usize) {
 
 #[rocket::async_test]
 async fn a_slow_warehouse_holds_up_no_other_connection_and_a_lost_lease_stops_its_pass() {
-    let sb = shipbob::Simulator::start().await;
-    sb.add_account(PAT);
+    let t = shipbob_rig(300, |f| f).await;
+    let (rig, sb, slow) = (&t.rig, &t.wh, t.connection_id);
     sb.set_rate_limit(PAT, 1_000_000);
-    let base = sb.base_url();
-    let rig = Rig::with(300, move |f| f.merge(("shipbob_api_base", base))).await;
-    let slow = rig
-        .connect_warehouse(
-            json!({"name": "ShipBob", "platform": "shipbob", "adapter": {"access_token": PAT}}),
-        )
-        .await;
     // The orders are pulled first, then the send crawls: each create takes a second.
     let run = rig.sync_connection(slow).await;
     assert_eq!(run["orders_sent"], 300, "{run}");

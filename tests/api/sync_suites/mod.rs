@@ -2,3 +2,4 @@
 //! platform of a side runs every shared scenario of that side.
 
 mod stores;
+pub mod warehouses;
