@@ -35,8 +35,6 @@ mod sync;
 mod sync_amazon;
 mod sync_batches;
 mod sync_binary;
-mod sync_binary_amazon;
-mod sync_binary_shipbob;
 mod sync_doubt;
 mod sync_files;
 mod sync_lease;

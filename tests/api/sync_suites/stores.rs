@@ -42,6 +42,12 @@ pub trait StoreSim {
     fn level(&self, sku: &str) -> Option<i64>;
     /// Requests that set stock levels.
     fn stock_writes(&self) -> usize;
+    /// Every answer slow enough (or not) that a pass is under way when a kill comes.
+    fn slow_down(&self, slow: bool);
+}
+
+fn delay(slow: bool) -> Duration {
+    Duration::from_millis(if slow { 3 } else { 0 })
 }
 
 impl StoreSimulator {
@@ -95,6 +101,9 @@ impl StoreSim for BigCommerce {
     fn stock_writes(&self) -> usize {
         count(&self.requests(), "PUT ", "")
     }
+    fn slow_down(&self, slow: bool) {
+        self.set_delay(HASH, delay(slow));
+    }
 }
 
 impl StoreSim for sellbrite::Simulator {
@@ -132,6 +141,7 @@ impl StoreSim for sellbrite::Simulator {
     fn stock_writes(&self) -> usize {
         self.inventory_requests(SB_TOKEN)
     }
+    fn slow_down(&self, _: bool) {}
 }
 
 impl StoreSim for woocommerce::Simulator {
@@ -174,6 +184,9 @@ impl StoreSim for woocommerce::Simulator {
     }
     fn stock_writes(&self) -> usize {
         self.batch_sizes().len()
+    }
+    fn slow_down(&self, slow: bool) {
+        self.set_delay(delay(slow));
     }
 }
 
@@ -219,6 +232,11 @@ impl StoreSim for shopify::Simulator {
     }
     fn stock_writes(&self) -> usize {
         operations(self, "OrderbridgeSetAvailable")
+    }
+    fn slow_down(&self, slow: bool) {
+        // Shopify's pace is not what a crash is about: a bucket that never runs dry.
+        self.set_bucket(SHOP, 1e9, 1e9, 1e9);
+        self.set_delay(SHOP, delay(slow));
     }
 }
 
@@ -268,6 +286,15 @@ impl StoreSim for AmazonStore {
     }
     fn stock_writes(&self) -> usize {
         self.sim.feeds(&self.seller.seller_id).len()
+    }
+    fn slow_down(&self, slow: bool) {
+        // Pages and confirmations a few dozen a second.
+        for (op, rate) in
+            [(Operation::SearchOrders, 20.0), (Operation::GetOrder, 40.0), (Operation::ConfirmShipment, 40.0)]
+        {
+            let (rate, burst) = if slow { (rate, 2) } else { (1_000.0, 1_000) };
+            self.sim.set_rate(&self.seller.seller_id, op, rate, burst);
+        }
     }
 }
 

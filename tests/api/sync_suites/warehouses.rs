@@ -38,6 +38,10 @@ pub trait WarehouseSim {
     /// The next request is answered 429 naming a wait of `secs`; false without rate limits.
     fn ask_to_wait(&self, secs: u64) -> bool;
     fn request_count(&self) -> usize;
+    /// Orders at the warehouse, all told.
+    fn orders_held(&self) -> usize;
+    /// Every answer slow enough (or not) that a pass is under way when a kill comes.
+    fn slow_down(&self, slow: bool);
 }
 
 /// A rig whose store's orders go to the warehouse `wh` through their own connection.
@@ -122,6 +126,14 @@ impl WarehouseSim for shipbob::Simulator {
     fn request_count(&self) -> usize {
         self.total_requests()
     }
+    fn orders_held(&self) -> usize {
+        self.order_count(PAT)
+    }
+    fn slow_down(&self, slow: bool) {
+        // ShipBob's 150 requests a minute are not what a crash is about.
+        self.set_rate_limit(PAT, usize::MAX);
+        self.set_latency(PAT, Duration::from_millis(if slow { 3 } else { 0 }));
+    }
 }
 
 impl WarehouseSim for shipstation::Simulator {
@@ -157,6 +169,10 @@ impl WarehouseSim for shipstation::Simulator {
     fn request_count(&self) -> usize {
         self.total_requests()
     }
+    fn orders_held(&self) -> usize {
+        self.shipment_count(KEY)
+    }
+    fn slow_down(&self, _: bool) {}
 }
 
 enum FileServer {
@@ -215,6 +231,15 @@ impl Files {
         }
     }
 
+    /// The orders of an order file, each once.
+    fn ids_in(&self, name: &str) -> std::collections::BTreeSet<i64> {
+        let path = self.root.join(self.dirs.0).join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("order_id,external_id,"), "{text}");
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        reader.records().map(|r| r.unwrap()[0].parse().unwrap()).collect()
+    }
+
     fn write(&self, dir: &str, name: &str, text: &str) {
         std::fs::create_dir_all(self.root.join(dir)).unwrap();
         std::fs::write(self.root.join(dir).join(name), text).unwrap();
@@ -234,8 +259,7 @@ impl WarehouseSim for Files {
         vec![]
     }
     fn held(&self, id: i64) -> usize {
-        let dir = self.root.join(self.dirs.0);
-        let files = files_in(&dir);
+        let files = files_in(&self.root.join(self.dirs.0));
         assert!(
             files.iter().all(|n| n.starts_with("orders-") && n.ends_with(".csv")),
             "in view whole: {files:?}"
@@ -243,14 +267,7 @@ impl WarehouseSim for Files {
         if let FileServer::Ftp(ftp) = &self.server {
             assert!(ftp.commands().iter().any(|c| c.starts_with("RNTO")), "written under a temporary name");
         }
-        let rows = files.iter().flat_map(|name| {
-            let mut reader = csv::Reader::from_path(dir.join(name)).unwrap();
-            let ids: Vec<i64> = reader.records().map(|r| r.unwrap()[0].parse().unwrap()).collect();
-            let mut ids = ids;
-            ids.dedup();
-            ids
-        });
-        rows.filter(|order| *order == id).count()
+        files.iter().filter(|name| self.ids_in(name).contains(&id)).count()
     }
     fn ship(&self, ids: &[i64]) -> Vec<String> {
         let tracking: Vec<String> = ids.iter().map(|id| format!("FILE-{id}")).collect();
@@ -280,6 +297,10 @@ impl WarehouseSim for Files {
     fn request_count(&self) -> usize {
         0
     }
+    fn orders_held(&self) -> usize {
+        files_in(&self.root.join(self.dirs.0)).iter().map(|name| self.ids_in(name).len()).sum()
+    }
+    fn slow_down(&self, _: bool) {}
 }
 
 /// A rig over the warehouse platform `platform`, passes 10 s apart (a wait up to that is
