@@ -18,16 +18,13 @@ fn state_of(orders: &[Value], id: i64) -> String {
 #[rocket::async_test]
 async fn a_pass_pulls_orders_sends_them_in_one_file_and_reports_shipments_back() {
     let rig = Rig::new(3).await;
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!(run["trigger"], "request");
     assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(3), Some(3)), "{run}");
     assert!(run["error"].is_null());
 
     let orders = rig.orders().await;
-    assert_eq!(orders.len(), 3);
     for order in &orders {
-        assert_eq!(order["fulfillment_state"], "pending_shipment", "{order}");
         assert_eq!(order["fulfillment_warehouse_id"], rig.warehouse_id);
         assert_eq!(order["store_id"], rig.store_id);
         assert!(order["fulfillment_transitioned_at"].is_string());
@@ -54,8 +51,7 @@ async fn a_pass_pulls_orders_sends_them_in_one_file_and_reports_shipments_back()
              {second},1Z-SECOND,FedEx,,,{second_sku},1\n"
         ),
     );
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!(
         (run["shipments_pulled"].as_i64(), run["shipments_notified"].as_i64()),
         (Some(2), Some(2)),
@@ -64,30 +60,19 @@ async fn a_pass_pulls_orders_sends_them_in_one_file_and_reports_shipments_back()
     assert_eq!(rig.files("shipments/processed"), vec!["confirm-1.csv"]);
     assert!(rig.files("shipments").is_empty());
 
-    let shipments = rig.shipments().await;
-    assert_eq!(shipments.len(), 2);
-    assert!(shipments.iter().all(|s| s["state"] == "notified_shipped"), "{shipments:?}");
     let orders = rig.orders().await;
     assert_eq!(state_of(&orders, first), "shipped");
     let second_units: i64 =
         orders[1]["order_items"].as_array().unwrap().iter().map(|i| i["quantity"].as_i64().unwrap()).sum();
     assert_eq!(state_of(&orders, second), if second_units == 1 { "shipped" } else { "partially_shipped" });
 
-    // The store got each shipment once, with its address and the order's product lines.
-    let posted = rig.bc().shipments(HASH);
-    assert_eq!(posted.len(), 2, "{posted:?}");
     let warehouse = rig.app.get(&format!("/warehouses/{}", rig.warehouse_id), rig.admin()).await;
     assert!(warehouse.body["order_status_imported_at"].is_string());
 
-    // Nothing new: nothing moves, and the store is asked only for the list.
+    // Nothing new (the suite checks nothing moves): the store is asked only for the list.
     let before = rig.bc().requests().len();
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded");
-    for key in ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"] {
-        assert_eq!(run[key], 0, "{key}: {run}");
-    }
+    rig.sync_ok().await;
     assert_eq!(rig.bc().requests().len() - before, 1, "an idle pass lists orders once");
-    assert_eq!(rig.bc().shipments(HASH).len(), 2);
 }
 
 #[rocket::async_test]
@@ -114,8 +99,7 @@ async fn a_pull_reads_every_page_then_only_what_changed() {
     rig.bc().touch_order(HASH, &external[10]);
     rig.bc().cancel_order(HASH, &external[20]);
     rig.bc().add_orders(HASH, 1, 99);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!(run["orders_pulled"], 2, "the changed order and the new one: {run}");
     assert_eq!(run["orders_sent"], 1, "only the new order goes out");
     let canceled = rig.app.get(&format!("/orders?page=1&external_id={}", external[20]), rig.admin()).await;
@@ -152,8 +136,7 @@ async fn a_bad_shipment_file_imports_nothing_and_is_moved_aside_with_its_errors(
     assert!(!errors.contains("line 2:"), "{errors}");
 
     // The next pass has nothing against it.
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    rig.sync_ok().await;
 }
 
 #[rocket::async_test]
@@ -166,8 +149,7 @@ async fn the_same_shipment_file_read_twice_changes_nothing() {
     assert_eq!(rig.sync().await["shipments_pulled"], 1);
     let before = rig.shipments().await;
     rig.drop_shipments("s.csv", &text);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!(run["shipments_pulled"], 0);
     assert_eq!(rig.shipments().await, before);
     assert_eq!(rig.bc().shipments(HASH).len(), 1, "the store was told once");
@@ -218,22 +200,10 @@ async fn a_store_that_fails_delays_the_notification_then_errors_it_after_the_las
     let id = shipment["id"].as_i64().unwrap();
     let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
     assert_eq!(r.status.code, 204);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    rig.sync_ok().await;
     assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
     let again = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
     assert_error(&again, 409, "conflict");
-}
-
-#[rocket::async_test]
-async fn a_rate_limited_store_is_waited_for_as_long_as_it_asks() {
-    let rig = Rig::new(2).await;
-    rig.bc().rate_limit_next(HASH, 2, 300);
-    let started = std::time::Instant::now();
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(run["orders_pulled"], 2);
-    assert!(started.elapsed() >= std::time::Duration::from_millis(600), "two waits of 300 ms");
 }
 
 #[rocket::async_test]
@@ -275,57 +245,25 @@ async fn a_store_that_asked_us_to_wait_is_not_asked_again_before_that_time_by_an
     assert_eq!(rig.bc().requests().len(), asked, "no request inside the time the store asked for");
 }
 
+/// The suite's lost answer, and here: every try of a pass loses its answer, so the pass ends,
+/// and the next pass finds the shipment at the store instead of posting it again.
 #[rocket::async_test]
-async fn a_shipment_whose_answer_was_lost_is_looked_for_and_never_posted_twice() {
-    let rig = Rig::new(2).await;
+async fn a_shipment_whose_every_try_lost_its_answer_is_found_by_the_next_pass() {
+    let rig = Rig::new(1).await;
     rig.sync().await;
-    let orders = ids(&rig.orders().await);
-    // The store applies the post and the answer is lost: the next try looks first and finds it.
-    rig.drop_shipments("a.csv", &format!("order_id,tracking_number\n{},1Z-LOST-A\n", orders[0]));
-    rig.bc().lose_shipment_answers(HASH, 1);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(run["shipments_notified"], 1, "{run}");
-    let posted: Vec<_> =
-        rig.bc().shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-A").collect();
-    assert_eq!(posted.len(), 1, "posted once, found by the look after the lost answer");
-
-    // Every try of a pass loses its answer: the pass ends, and the next pass finds it.
-    rig.drop_shipments("b.csv", &format!("order_id,tracking_number\n{},1Z-LOST-B\n", orders[1]));
+    rig.drop_shipments(
+        "b.csv",
+        &format!("order_id,tracking_number\n{},1Z-LOST-B\n", ids(&rig.orders().await)[0]),
+    );
     rig.bc().lose_shipment_answers(HASH, 1);
     rig.bc().fail_next(HASH, "/shipments", 502, 2);
     let first = rig.sync().await;
-    let after_first =
-        rig.bc().shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-B").count();
+    let after_first = rig.bc().shipments(HASH).len();
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let second = rig.sync().await;
-    assert_eq!(second["status"], "succeeded", "{first} then {second}");
-    let posted = rig.bc().shipments(HASH).into_iter().filter(|s| s.tracking_number == "1Z-LOST-B").count();
+    let second = rig.sync_ok().await;
+    let posted = rig.bc().shipments(HASH).len();
     assert_eq!((after_first.max(posted), posted), (1, 1), "one shipment at the store: {first} then {second}");
-    let states: Vec<String> =
-        rig.shipments().await.iter().map(|s| s["state"].as_str().unwrap().to_string()).collect();
-    assert!(states.iter().all(|s| s == "notified_shipped"), "{states:?}");
-}
-
-#[rocket::async_test]
-async fn refused_credentials_fail_the_pass_without_showing_the_token() {
-    let rig = Rig::new(2).await;
-    let r = rig
-        .app
-        .patch_json(
-            &format!("/stores/{}", rig.store_id),
-            rig.admin(),
-            json!({"adapter": {"access_token": "wrong-token-ABCDEFGH", "store_hash": HASH}}),
-        )
-        .await;
-    assert_eq!(r.status.code, 204);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "failed");
-    assert_eq!(run["error"]["step"], "pull_orders");
-    assert_eq!(run["error"]["code"], "adapter_authentication_failed");
-    let text = run.to_string();
-    assert!(!text.contains("wrong-token") && !text.contains(TOKEN), "{text}");
-    assert!(rig.orders().await.is_empty());
+    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
 }
 
 #[rocket::async_test]
@@ -344,48 +282,6 @@ async fn an_unreachable_warehouse_fails_the_send_step_and_keeps_the_orders_new()
     assert_eq!(run["error"]["code"], "adapter_unreachable");
     assert!(!run.to_string().contains("pw-SECRET"));
     assert!(rig.orders().await.iter().all(|o| o["fulfillment_state"] == "new"));
-}
-
-#[rocket::async_test]
-async fn a_dropstream_sftp_warehouse_gets_the_order_file_and_sends_the_shipments_back() {
-    use crate::standins::sftp::{PASSWORD, USER, start_serving};
-    use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
-    let rig = Rig::new(2).await;
-    let drop_box = tempfile::tempdir().unwrap();
-    let server = start_serving(drop_box.path()).await;
-    let password = utf8_percent_encode(PASSWORD, NON_ALPHANUMERIC);
-    // The hosted service's own SFTP drop: no path, the login directory.
-    let connection = rig
-        .connect_warehouse(json!({"platform": "dropstream", "adapter": {
-            "connection_string": format!("sftp://{USER}:{password}@{}", server.addr)}}))
-        .await;
-    // A file of the same name already there (a crash after an earlier write) is replaced.
-    let name = format!("orders-{connection}-1.csv");
-    std::fs::create_dir_all(drop_box.path().join("orders")).unwrap();
-    std::fs::write(drop_box.path().join("orders").join(&name), "stale").unwrap();
-    let run = rig.sync_connection(connection).await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(run["orders_sent"], 2);
-    let orders_dir = drop_box.path().join("orders");
-    assert_eq!(crate::sync_rig::files_in(&orders_dir), vec![name.clone()]);
-    let text = std::fs::read_to_string(orders_dir.join(&name)).unwrap();
-    assert!(text.starts_with("order_id,external_id,"), "{text}");
-
-    let mut confirm = String::from("order_id,tracking_number,carrier_name\n");
-    for id in ids(&rig.orders().await) {
-        confirm.push_str(&format!("{id},SFTP-{id},FedEx\n"));
-    }
-    std::fs::create_dir_all(drop_box.path().join("shipments")).unwrap();
-    std::fs::write(drop_box.path().join("shipments/confirm.csv"), confirm).unwrap();
-    let run = rig.sync_connection(connection).await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(
-        (run["shipments_pulled"].as_i64(), run["shipments_notified"].as_i64()),
-        (Some(2), Some(2)),
-        "{run}"
-    );
-    assert_eq!(crate::sync_rig::files_in(&drop_box.path().join("shipments/processed")), vec!["confirm.csv"]);
-    assert!(!run.to_string().contains(PASSWORD));
 }
 
 async fn warehouse_adapter(rig: &Rig, warehouse_id: i64) -> Value {
@@ -414,8 +310,7 @@ async fn an_sftp_warehouse_pins_its_host_key_at_the_first_sync_and_refuses_anoth
         "nothing pinned before the first session"
     );
 
-    let run = rig.sync_connection(connection).await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    rig.sync_connection_ok(connection).await;
     let pinned = warehouse_adapter(&rig, warehouse_id).await;
     assert_eq!(pinned["host_key"], host_key(), "the first session pins the key it saw: {pinned}");
     let masked = pinned["connection_string"].as_str().unwrap().to_string();
@@ -453,57 +348,8 @@ async fn an_sftp_warehouse_pins_its_host_key_at_the_first_sync_and_refuses_anoth
         )
         .await;
     assert_eq!(r.status.code, 204, "{r:?}");
-    let run = rig.sync_connection(connection).await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    rig.sync_connection_ok(connection).await;
     assert_eq!(warehouse_adapter(&rig, warehouse_id).await["host_key"], host_key());
-}
-
-#[rocket::async_test]
-async fn an_ftp_warehouse_gets_the_order_file_and_sends_the_shipments_back() {
-    use crate::standins::ftp_files::{FtpFiles, PASSWORD, USER};
-    let rig = Rig::new(2).await;
-    let drop_box = tempfile::tempdir().unwrap();
-    std::fs::create_dir(drop_box.path().join("drop")).unwrap();
-    let ftp = FtpFiles::start(drop_box.path()).await;
-    let connection = rig
-        .connect_warehouse(json!({"platform": "ftp", "adapter": {
-            "connection_string": format!("ftp://{USER}:{PASSWORD}@127.0.0.1:{}/drop", ftp.port),
-            "orders_dir": "in", "shipments_dir": "out"}}))
-        .await;
-    let run = rig.sync_connection(connection).await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(run["orders_sent"], 2);
-    let inbox = drop_box.path().join("drop/in");
-    assert_eq!(
-        crate::sync_rig::files_in(&inbox),
-        vec![format!("orders-{connection}-1.csv")],
-        "renamed into view"
-    );
-    let text = std::fs::read_to_string(inbox.join(format!("orders-{connection}-1.csv"))).unwrap();
-    assert!(text.starts_with("order_id,external_id,"), "{text}");
-    assert!(
-        ftp.commands().iter().any(|c| c.starts_with("RNTO")),
-        "written under a temporary name, then renamed"
-    );
-
-    let orders = rig.orders().await;
-    let out = drop_box.path().join("drop/out");
-    std::fs::create_dir_all(&out).unwrap();
-    let mut confirm = String::from("order_id,tracking_number,carrier_name\n");
-    for id in ids(&orders) {
-        confirm.push_str(&format!("{id},FTP-{id},UPS\n"));
-    }
-    std::fs::write(out.join("confirm.csv"), confirm).unwrap();
-    let run = rig.sync_connection(connection).await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(
-        (run["shipments_pulled"].as_i64(), run["shipments_notified"].as_i64()),
-        (Some(2), Some(2)),
-        "{run}"
-    );
-    assert_eq!(crate::sync_rig::files_in(&out.join("processed")), vec!["confirm.csv"]);
-    assert!(rig.shipments().await.iter().all(|s| s["state"] == "notified_shipped"));
-    assert!(!run.to_string().contains(PASSWORD));
 }
 
 #[rocket::async_test]
@@ -568,8 +414,7 @@ async fn stock_levels_go_to_the_store_once_with_bundles_made_from_their_componen
         .await
         .id();
     rig.drop_stock("stock-1.csv", "sku,quantity\nA,7\nB,10\nGHOST,4\n");
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!(run["stock_levels_sent"], 3, "A, B and KIT; the unknown GHOST is skipped: {run}");
     let stock = rig.bc().stock(HASH);
     assert_eq!(stock.get("A"), Some(&7));
@@ -621,8 +466,7 @@ async fn stock_sent_is_less_the_units_of_orders_pulled_but_not_yet_sent() {
         .await;
     assert_eq!(imported.status.code, 200, "{imported:?}");
     rig.drop_stock("stock.csv", "sku,quantity\nA,7\nB,10\n");
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    rig.sync_ok().await;
     let stock = rig.bc().stock(HASH);
     assert_eq!(stock.get("A"), Some(&4), "7 less the 3 of the new order");
     assert_eq!(stock.get("B"), Some(&10));

@@ -47,8 +47,7 @@ async fn a_create_in_doubt_is_looked_up_before_the_next_pass_creates_it_again() 
     assert_eq!(t.wh.shipments_under(KEY, "ob-1"), 1, "ShipStation applied the lost create");
     let creates = t.wh.requests(Operation::CreateShipments);
 
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     assert_eq!(t.wh.requests(Operation::CreateShipments), creates, "looked up, not created again");
     assert_eq!(t.wh.shipments_under(KEY, "ob-1"), 1);
     let order = &t.rig.orders().await[0];
@@ -67,8 +66,7 @@ async fn an_order_cancelled_while_its_create_is_in_doubt_is_cancelled_at_shipsta
     }
     let creates = t.wh.requests(Operation::CreateShipments);
 
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     assert_eq!(
         t.wh.requests(Operation::CreateShipments),
         creates,
@@ -95,8 +93,7 @@ async fn an_order_cancelled_while_a_create_that_never_arrived_is_in_doubt_is_can
     t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     let creates = t.wh.requests(Operation::CreateShipments);
 
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "canceled");
     assert_eq!(t.wh.shipment_count(KEY), 0, "never created");
     assert_eq!(t.wh.requests(Operation::CreateShipments), creates);
@@ -148,8 +145,7 @@ async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_com
     t.rig.bc().fail_next(second_hash, "", 500, 1000);
 
     // The first connection reads the warehouse's labels: the order is ours.
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = t.sync_ok().await;
     assert!(problem_refs(&run).is_empty(), "not named a stranger: {run}");
     assert_eq!(run["shipments_pulled"], 1, "{run}");
     let order = t.rig.app.get(&format!("/orders/{}", id(&order)), admin).await.body["order"].clone();
@@ -165,8 +161,7 @@ async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_com
     // The second shop recovers: nothing is created again, and its store hears of the parcel.
     t.rig.bc().fail_next(second_hash, "", 500, 0);
     let creates = t.wh.requests(Operation::CreateShipments);
-    let run = t.rig.sync_connection(second).await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = t.rig.sync_connection_ok(second).await;
     assert_eq!(run["shipments_notified"], 1, "{run}");
     assert_eq!(t.wh.requests(Operation::CreateShipments), creates);
     assert_eq!(t.wh.shipments_under(KEY, &format!("ob-{}", id(&order))), 1);
@@ -197,8 +192,7 @@ async fn one_cancel_that_cannot_be_sent_holds_back_no_other_order() {
 
     // ShipStation answers again: the cancel goes, once.
     t.wh.clear_faults(KEY);
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     let order = t.rig.app.get(&format!("/orders/{}", id(held)), t.rig.admin()).await.body["order"].clone();
     assert_eq!(order["fulfillment_state"], "canceled", "{order}");
     assert_eq!(t.wh.shipment(KEY, &format!("ob-{}", id(held))).unwrap().1, "cancelled");
@@ -217,8 +211,7 @@ async fn an_order_cancelled_while_its_shipbob_create_is_in_doubt_is_cancelled_at
     let at = t.wh.order_by_reference(PAT, "ob-1").expect("the lost create was applied");
     t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
 
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "canceled");
     assert_eq!(t.wh.order_status(PAT, at), Some("Cancelled"), "ShipBob will not ship it");
     assert_eq!(t.wh.order_count(PAT), 1, "created once");

@@ -327,6 +327,17 @@ impl Rig {
         pass(&self.app, connection_id).await
     }
 
+    /// A pass that must succeed; the run.
+    pub async fn sync_ok(&self) -> Value {
+        self.sync_connection_ok(self.connection_id).await
+    }
+
+    pub async fn sync_connection_ok(&self, connection_id: i64) -> Value {
+        let run = pass(&self.app, connection_id).await;
+        assert_eq!(run["status"], "succeeded", "{run}");
+        run
+    }
+
     /// A second warehouse (`warehouse` is its create body, less the customer) with its own
     /// switched-on connection, which the store's orders now go through: the first
     /// connection is switched off. Returns the new connection's id.
@@ -409,6 +420,26 @@ impl Rig {
         let dir = self.dir("shipments");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    /// Ships the whole of each (order, tracking, carrier) through the shipment file `name`.
+    pub fn ship_whole(&self, name: &str, orders: &[(i64, &str, &str)]) {
+        let mut file = String::from("order_id,tracking_number,carrier_name,service_level,shipped_at\n");
+        for (order, tracking, carrier) in orders {
+            file.push_str(&format!("{order},{tracking},{carrier},Priority,2024-03-05T10:00:00Z\n"));
+        }
+        self.drop_shipments(name, &file);
+    }
+
+    /// Products of the rig's customer with these SKUs.
+    pub async fn add_products(&self, skus: &[&str]) {
+        for sku in skus {
+            let r = self
+                .app
+                .post_json("/products", self.admin(), json!({"customer_id": self.customer_id, "sku": sku}))
+                .await;
+            assert_eq!(r.status.code, 201, "{r:?}");
+        }
     }
 
     pub fn drop_stock(&self, name: &str, text: &str) {

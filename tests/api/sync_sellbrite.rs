@@ -14,20 +14,10 @@ fn list_requests(rig: &Rig, path: &str) -> Vec<String> {
         .collect()
 }
 
-/// Ships the whole of each order through the warehouse's shipment file.
-fn ship_whole(rig: &Rig, name: &str, orders: &[(i64, &str, &str)]) {
-    let mut file = String::from("order_id,tracking_number,carrier_name,service_level\n");
-    for (order, tracking, carrier) in orders {
-        file.push_str(&format!("{order},{tracking},{carrier},Priority\n"));
-    }
-    rig.drop_shipments(name, &file);
-}
-
 #[rocket::async_test]
 async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
     let rig = Rig::sellbrite(250).await;
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(250), Some(250)), "{run}");
     let pages = list_requests(&rig, "/v1/orders");
     assert_eq!(pages.len(), 3 + 1, "100 + 100 + 50 open orders, then one page of cancellations: {pages:?}");
@@ -60,9 +50,8 @@ async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
 
     // The warehouse ships two orders whole; Sellbrite hears of each once, by sku.
     let (a, b) = (orders[0]["id"].as_i64().unwrap(), orders[1]["id"].as_i64().unwrap());
-    ship_whole(&rig, "ship-1.csv", &[(a, "1Z-A", "ups"), (b, "TRK-B", "Pigeon Post")]);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    rig.ship_whole("ship-1.csv", &[(a, "1Z-A", "ups"), (b, "TRK-B", "Pigeon Post")]);
+    let run = rig.sync_ok().await;
     assert_eq!(run["shipments_notified"], 2, "{run}");
     let posted = rig.sb().shipments(SB_TOKEN);
     assert_eq!(posted.len(), 2);
@@ -111,8 +100,7 @@ async fn later_pulls_overlap_a_day_and_take_only_new_and_canceled_orders() {
     rig.sb().cancel_order(SB_TOKEN, seqs[0]);
     rig.sb().change_address(SB_TOKEN, seqs[1], "Reykjavik");
     rig.sb().add_orders(SB_TOKEN, 1, 99);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!(
         run["orders_pulled"], 1,
         "only the new order: a sent order keeps what the warehouse got: {run}"
@@ -135,61 +123,10 @@ async fn with_a_warehouse_uuid_orders_come_from_its_fulfillments_and_shipments_n
     let fulfillments = list_requests(&rig, &format!("/v1/warehouses/fulfillments/{}", rig.sb_warehouse()));
     assert_eq!(fulfillments.len(), 1, "{:?}", rig.sb().requests());
     let order = rig.orders().await[0]["id"].as_i64().unwrap();
-    ship_whole(&rig, "s.csv", &[(order, "1Z-W", "FedEx")]);
+    rig.ship_whole("s.csv", &[(order, "1Z-W", "FedEx")]);
     let run = rig.sync().await;
     assert_eq!(run["shipments_notified"], 1, "{run}");
     assert_eq!(rig.sb().shipments(SB_TOKEN)[0].warehouse_uuid.as_deref(), Some(rig.sb_warehouse()));
-}
-
-#[rocket::async_test]
-async fn a_wrong_secret_is_refused_credentials_and_never_shown() {
-    let rig = Rig::sellbrite(2).await;
-    let wrong = "wrong-secret-QWERTY";
-    let r = rig
-        .app
-        .patch_json(
-            &format!("/stores/{}", rig.store_id),
-            rig.admin(),
-            json!({"adapter": {"auth_token": SB_TOKEN, "secret_key": wrong}}),
-        )
-        .await;
-    assert_eq!(r.status.code, 204, "{r:?}");
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "failed", "{run}");
-    assert_eq!(run["error"]["step"], "pull_orders");
-    assert_eq!(run["error"]["code"], "adapter_authentication_failed");
-    let text = run.to_string();
-    assert!(!text.contains(wrong) && !text.contains(SB_TOKEN) && !text.contains(SB_SECRET), "{text}");
-    assert!(rig.orders().await.is_empty());
-}
-
-#[rocket::async_test]
-async fn sellbrites_403_rate_limit_is_waited_out_not_taken_for_refused_credentials() {
-    let rig = Rig::sellbrite(2).await;
-    rig.sb().rate_limit_next(SB_TOKEN, 2);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(run["orders_pulled"], 2);
-    let limited = rig.sb().requests().len();
-    assert!(limited >= 2 + 2, "two refused tries, then the pages: {:?}", rig.sb().requests());
-}
-
-#[rocket::async_test]
-async fn a_shipment_whose_answer_was_lost_is_not_posted_twice() {
-    let rig = Rig::sellbrite(1).await;
-    rig.sync().await;
-    let order = rig.orders().await[0]["id"].as_i64().unwrap();
-    ship_whole(&rig, "s.csv", &[(order, "1Z-LOST", "USPS")]);
-    // Sellbrite records the shipment, but its answer never arrives. The next try looks at
-    // the order first: its lines count the units as fulfilled, so nothing is posted again.
-    rig.sb().lose_answers(SB_TOKEN, "/v1/shipments", 504, 3);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
-    assert_eq!(rig.sb().shipments(SB_TOKEN).len(), 1, "the first try got through, and only it");
-    let posts =
-        rig.sb().requests().iter().filter(|r| r.starts_with("POST") && r.contains("/v1/shipments")).count();
-    assert_eq!(posts, 1, "never posted blindly again: {:?}", rig.sb().requests());
 }
 
 #[rocket::async_test]
@@ -197,7 +134,7 @@ async fn a_shipment_sellbrite_refuses_is_errored_and_can_be_retried() {
     let rig = Rig::sellbrite(1).await;
     rig.sync().await;
     let order = rig.orders().await[0]["id"].as_i64().unwrap();
-    ship_whole(&rig, "s.csv", &[(order, "1Z-422", "UPS")]);
+    rig.ship_whole("s.csv", &[(order, "1Z-422", "UPS")]);
     rig.sb().fail_next(SB_TOKEN, "/v1/shipments", 422, 1);
     let run = rig.sync().await;
     assert_eq!(run["shipments_notified"], 0, "{run}");
@@ -244,8 +181,7 @@ async fn stock_goes_to_sellbrite_as_available_levels_fifty_at_a_time_and_once() 
     }
     file.push_str("NOBODY,5\n");
     rig.drop_stock("stock.csv", &file);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!(run["stock_levels_sent"], 121, "120 products and the kit; NOBODY skipped: {run}");
     assert_eq!(rig.sb().inventory_requests(SB_TOKEN), 3, "50 + 50 + 21");
     let stock = rig.sb().stock(SB_TOKEN);
@@ -255,11 +191,6 @@ async fn stock_goes_to_sellbrite_as_available_levels_fifty_at_a_time_and_once() 
     let warehouses = list_requests(&rig, "/v1/warehouses");
     assert_eq!(warehouses.len(), 1, "the account's warehouse, asked once");
 
-    // The same file again changes nothing at Sellbrite.
-    rig.drop_stock("stock-again.csv", &file);
-    let run = rig.sync().await;
-    assert_eq!(run["stock_levels_sent"], 0, "{run}");
-    assert_eq!(rig.sb().inventory_requests(SB_TOKEN), 3);
     let store: Value = rig.app.get(&format!("/stores/{}", rig.store_id), &admin).await.body;
     assert!(store["inventory_updated_at"].is_string(), "{store}");
 }
@@ -347,7 +278,7 @@ async fn a_shipment_whose_lost_post_was_retried_or_put_back_is_not_posted_twice(
         let rig = Rig::sellbrite(1).await;
         rig.sync().await;
         let order = rig.orders().await[0]["id"].as_i64().unwrap();
-        ship_whole(&rig, "s.csv", &[(order, "1Z-DOUBT", "USPS")]);
+        rig.ship_whole("s.csv", &[(order, "1Z-DOUBT", "USPS")]);
         rig.sb().lose_answers(SB_TOKEN, "/v1/shipments", 504, 1);
         rig.sb().then_fail_next(SB_TOKEN, "/v1/orders/", look_status, 1);
         let run = rig.sync().await;

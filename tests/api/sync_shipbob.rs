@@ -61,8 +61,7 @@ async fn a_store_cancellation_cancels_at_shipbob_until_it_has_shipped() {
     for order in [open, shipped] {
         t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     }
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     let at = at_shipbob(&t, id(open)).unwrap();
     assert_eq!(t.wh.order_status(PAT, at), Some("Cancelled"));
     let orders = t.rig.orders().await;
@@ -137,8 +136,7 @@ async fn a_walk_past_1000_pages_stops_keeps_its_place_in_the_database_and_goes_o
     // A thousand pages of 250 orders come before the two shipped ones.
     t.wh.list_backlog_first(PAT, 1_000 * 250);
     let listed = t.wh.requests(Operation::GetOrders);
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = t.sync_ok().await;
     assert_eq!(run["shipments_pulled"], 0, "{run}");
     assert_eq!(t.wh.requests(Operation::GetOrders) - listed, 1_000, "a thousand pages, then it stopped");
     // The place is in the database, not in the process's memory.
@@ -149,8 +147,7 @@ async fn a_walk_past_1000_pages_stops_keeps_its_place_in_the_database_and_goes_o
     assert_eq!(kept, 1, "the walk's place is kept in the database");
 
     let listed = t.wh.requests(Operation::GetOrders);
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = t.sync_ok().await;
     assert_eq!(run["shipments_pulled"], 2, "{run}");
     assert_eq!(t.wh.requests(Operation::GetOrders) - listed, 1, "it went on from page 1,001");
     for order in t.rig.orders().await {

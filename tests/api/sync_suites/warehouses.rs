@@ -42,6 +42,9 @@ pub trait WarehouseSim {
     fn orders_held(&self) -> usize;
     /// Every answer slow enough (or not) that a pass is under way when a kill comes.
     fn slow_down(&self, slow: bool);
+    /// A file warehouse holds an order file of this name already (a crash after an earlier
+    /// write); others hold no files.
+    fn leave_stale(&self, _name: &str) {}
 }
 
 /// A rig whose store's orders go to the warehouse `wh` through their own connection.
@@ -65,6 +68,11 @@ impl<W: WarehouseSim + ?Sized> WarehouseRig<W> {
 
     pub async fn sync(&self) -> Value {
         self.rig.sync_connection(self.connection_id).await
+    }
+
+    /// A pass that must succeed; the run.
+    pub async fn sync_ok(&self) -> Value {
+        self.rig.sync_connection_ok(self.connection_id).await
     }
 }
 
@@ -185,6 +193,7 @@ enum FileServer {
 /// (FTP's in folders of its adapter's naming: `in` and `out`).
 pub struct Files {
     pub root: PathBuf,
+    platform: &'static str,
     server: FileServer,
     dirs: (&'static str, &'static str),
     _drop_box: Option<tempfile::TempDir>,
@@ -194,13 +203,17 @@ impl Files {
     pub fn folder(root: &Path) -> Files {
         Files {
             root: root.to_path_buf(),
+            platform: "folder",
             server: FileServer::Folder,
             dirs: ("orders", "shipments"),
             _drop_box: None,
         }
     }
 
-    async fn served(ftp: bool) -> Files {
+    /// A drop box served over `platform` (`ftp`, `sftp` or `dropstream`, the hosted service's
+    /// own SFTP drop).
+    async fn served(platform: &'static str) -> Files {
+        let ftp = platform == "ftp";
         let drop_box = tempfile::tempdir().unwrap();
         let root = drop_box.path().to_path_buf();
         let (server, dirs) = if ftp {
@@ -208,7 +221,7 @@ impl Files {
         } else {
             (FileServer::Sftp(sftp::start_serving(&root).await), ("orders", "shipments"))
         };
-        Files { root, server, dirs, _drop_box: Some(drop_box) }
+        Files { root, platform, server, dirs, _drop_box: Some(drop_box) }
     }
 
     fn with_password(&self, password: &str) -> Value {
@@ -248,12 +261,7 @@ impl Files {
 
 impl WarehouseSim for Files {
     fn body(&self) -> Value {
-        let platform = match self.server {
-            FileServer::Folder => "folder",
-            FileServer::Sftp(_) => "sftp",
-            FileServer::Ftp(_) => "ftp",
-        };
-        json!({"name": platform, "platform": platform, "adapter": self.with_password(self.password())})
+        json!({"name": self.platform, "platform": self.platform, "adapter": self.with_password(self.password())})
     }
     fn config(&self) -> Vec<(&'static str, String)> {
         vec![]
@@ -301,15 +309,17 @@ impl WarehouseSim for Files {
         files_in(&self.root.join(self.dirs.0)).iter().map(|name| self.ids_in(name).len()).sum()
     }
     fn slow_down(&self, _: bool) {}
+    fn leave_stale(&self, name: &str) {
+        self.write(self.dirs.0, name, "stale");
+    }
 }
 
 /// A rig over the warehouse platform `platform`, passes 10 s apart (a wait up to that is
 /// taken inside a pass).
-pub async fn rig_for(platform: &str, orders: usize) -> WarehouseRig<dyn WarehouseSim> {
+pub async fn rig_for(platform: &'static str, orders: usize) -> WarehouseRig<dyn WarehouseSim> {
     let waits = |f: Figment| f.merge(("sync_interval_secs", 10));
     let wh: Box<dyn WarehouseSim> = match platform {
-        "sftp" => Box::new(Files::served(false).await),
-        "ftp" => Box::new(Files::served(true).await),
+        "sftp" | "ftp" | "dropstream" => Box::new(Files::served(platform).await),
         "shipbob" => {
             let sb = shipbob::Simulator::start().await;
             sb.add_account(PAT);
@@ -346,8 +356,9 @@ async fn until<W: WarehouseSim + ?Sized>(
     panic!("{what}: {}", t.sync().await);
 }
 
-pub async fn orders_go_once_and_shipments_come_back(platform: &str) {
+pub async fn orders_go_once_and_shipments_come_back(platform: &'static str) {
     let t = rig_for(platform, 3).await;
+    t.wh.leave_stale(&format!("orders-{}-1.csv", t.connection_id));
     let run = t.sync().await;
     assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(3), Some(3)), "{run}");
     let ids: Vec<i64> = t.rig.orders().await.iter().map(id).collect();
@@ -375,7 +386,7 @@ pub async fn orders_go_once_and_shipments_come_back(platform: &str) {
     assert!(ids.iter().all(|id| t.wh.held(*id) == 1), "nothing created again");
 }
 
-pub async fn a_lost_create_answer_never_creates_twice(platform: &str) {
+pub async fn a_lost_create_answer_never_creates_twice(platform: &'static str) {
     let t = rig_for(platform, 2).await;
     assert!(t.wh.lose_next_create_answer());
     until(&t, "the orders reach the warehouse", |r| r["status"] == "succeeded" && r["orders_sent"] == 0)
@@ -386,7 +397,7 @@ pub async fn a_lost_create_answer_never_creates_twice(platform: &str) {
     }
 }
 
-pub async fn refused_credentials_are_never_shown(platform: &str) {
+pub async fn refused_credentials_are_never_shown(platform: &'static str) {
     let t = rig_for(platform, 1).await;
     let (wrong, secrets) = t.wh.wrong_credentials().expect("credentials to refuse");
     let path = format!("/warehouses/{}", t.warehouse_id);
@@ -406,7 +417,7 @@ pub async fn refused_credentials_are_never_shown(platform: &str) {
     }
 }
 
-pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(platform: &str) {
+pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(platform: &'static str) {
     let t = rig_for(platform, 2).await;
     assert!(t.wh.ask_to_wait(1));
     let started = Instant::now();
@@ -425,7 +436,7 @@ pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(platform: &str) {
     assert_eq!(t.wh.request_count(), asked, "no request before the warehouse's wait ends");
 }
 
-pub async fn stock_is_read_and_sent_once(platform: &str) {
+pub async fn stock_is_read_and_sent_once(platform: &'static str) {
     let t = rig_for(platform, 0).await;
     for sku in ["MUG", "TEA"] {
         let body = json!({"customer_id": t.rig.customer_id, "sku": sku});
@@ -461,6 +472,7 @@ warehouse_suite! {
     on_folder: "folder" => [orders_go_once_and_shipments_come_back, stock_is_read_and_sent_once];
     on_sftp: "sftp" => [orders_go_once_and_shipments_come_back, refused_credentials_are_never_shown,
                         stock_is_read_and_sent_once];
+    on_dropstream: "dropstream" => [orders_go_once_and_shipments_come_back, refused_credentials_are_never_shown];
     on_ftp: "ftp" => [orders_go_once_and_shipments_come_back, refused_credentials_are_never_shown,
                       stock_is_read_and_sent_once];
     on_shipbob: "shipbob" => [orders_go_once_and_shipments_come_back, a_lost_create_answer_never_creates_twice,
