@@ -124,40 +124,6 @@ async fn a_package_amazon_already_has_and_a_cancelled_order_send_nothing() {
 }
 
 #[rocket::async_test]
-async fn a_walk_stopped_by_the_rate_limit_goes_on_at_the_next_pass_from_its_page() {
-    let rig = Rig::with_store(StoreKind::Amazon, 0, |f| f.merge(("ping_timeout_secs", 1))).await;
-    let id = id(&rig);
-    rig.amazon().generate_listings(&id, 16, 3);
-    rig.amazon().generate_orders(&id, 1_200, 11);
-    // Two requests at once, then one every 2 s: the third page waits longer than the pass may.
-    rig.amazon().set_rate(&id, Operation::SearchOrders, 0.5, 2);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "a paced pull is not a failure: {run}");
-    let first = run["orders_pulled"].as_i64().unwrap();
-    assert!(first > 0, "{run}");
-    assert_eq!(cursor(&rig), None, "the cursor moves only when the walk ends");
-    let searched = rig.amazon().requests(Operation::SearchOrders);
-    assert_eq!(searched, 3, "two pages and a 429");
-    rig.amazon().set_rate(&id, Operation::SearchOrders, 100.0, 1000);
-    tokio::time::sleep(Duration::from_millis(2100)).await;
-    let run = rig.sync_ok().await;
-    let total = rig.orders().await.len() as i64;
-    assert_eq!(first + run["orders_pulled"].as_i64().unwrap(), total, "nothing read twice: {run}");
-    let pages = rig.amazon().requests(Operation::SearchOrders) - searched;
-    // The walk went on from page 3: its pages, not a new walk from the start.
-    let matching = rig
-        .amazon()
-        .order_ids(&id)
-        .iter()
-        .filter_map(|o| rig.amazon().order(&id, o))
-        .filter(|o| !o.fulfilled_by_amazon && matches!(o.status, "UNSHIPPED" | "PARTIALLY_SHIPPED"))
-        .count();
-    let expected_pages = matching.div_ceil(100) - 2;
-    assert_eq!(pages, expected_pages, "the walk continued where it stopped");
-    assert!(cursor(&rig).is_some(), "the walk ended");
-}
-
-#[rocket::async_test]
 async fn the_cursor_follows_amazons_clock_not_ours() {
     let rig = amazon().await;
     let id = id(&rig);

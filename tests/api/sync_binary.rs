@@ -2,6 +2,7 @@
 //! `orderbridge sync` (the command that runs a pass in the foreground), a stock send killed
 //! with SIGKILL, and `serve --demo`.
 
+use std::process::Command;
 use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
@@ -104,6 +105,33 @@ pub(crate) fn envs(folders: &str) -> Vec<(&str, &str)> {
     ]
 }
 
+/// `orderbridge sync` with `args` over `db`, its folder warehouses under `folders` and a
+/// BigCommerce at `base`, with `sync_mode` off (which the command ignores).
+pub(crate) fn sync_command(
+    db: &std::path::Path,
+    base: &str,
+    folders: &std::path::Path,
+    args: &[&str],
+) -> Command {
+    let mut command = crate::process::command(db);
+    command
+        .arg("sync")
+        .args(args)
+        .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
+        .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
+        .env("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1")
+        .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
+        .env("ORDERBRIDGE_SYNC_MODE", "off");
+    command
+}
+
+/// Runs `command` off the async threads: whether it succeeded, and its stdout and stderr.
+pub(crate) async fn run(mut command: Command) -> (bool, String, String) {
+    let out = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
 /// A switched-on connection written straight into a new database file, for the CLI.
 pub(crate) fn connection_in(db: &std::path::Path, root: &std::path::Path, token: &str) {
     let pool = orderbridge::db::open(db).unwrap();
@@ -145,26 +173,8 @@ async fn the_sync_command_runs_a_pass_prints_each_step_and_fails_when_the_pass_d
     let root = dir.path().join("folders/wh");
     std::fs::create_dir_all(&root).unwrap();
     connection_in(&db, &root, TOKEN);
-    let base = sim.base_url();
-    let folders = dir.path().join("folders").display().to_string();
-    let run = |db: std::path::PathBuf, base: String, folders: String| {
-        tokio::task::spawn_blocking(move || {
-            let mut cmd = crate::process::command(&db);
-            cmd.args(["sync", "--connection", "1"])
-                .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
-                .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
-                .env("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1")
-                .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
-                .env("ORDERBRIDGE_SYNC_MODE", "off");
-            let out = cmd.output().unwrap();
-            (
-                out.status.success(),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            )
-        })
-    };
-    let (ok, out, err) = run(db.clone(), base.clone(), folders.clone()).await.unwrap();
+    let cli = || sync_command(&db, &sim.base_url(), &dir.path().join("folders"), &["--connection", "1"]);
+    let (ok, out, err) = run(cli()).await;
     assert!(ok, "sync_mode off does not stop the command: {out}\n{err}");
     assert!(out.contains("run 1 succeeded"), "{out}");
     assert!(out.contains("5 order(s) pulled from the store"), "{out}");
@@ -173,7 +183,7 @@ async fn the_sync_command_runs_a_pass_prints_each_step_and_fails_when_the_pass_d
 
     // The store now refuses the token: the pass fails, and so does the command.
     sim.add_store(HASH, "another-token");
-    let (ok, out, err) = run(db, base, folders).await.unwrap();
+    let (ok, out, err) = run(cli()).await;
     assert!(!ok, "{out}");
     assert!(out.contains("failed at pull_orders (adapter_authentication_failed)"), "{out}");
     assert!(err.contains("a sync pass failed"), "{err}");

@@ -165,6 +165,30 @@ pub struct Rig {
     _folders: TempDir,
 }
 
+/// The rig's simulator of one platform (a rig of another store has none: a panic).
+macro_rules! simulator {
+    ($($name:ident -> $ty:ty: $pattern:pat => $found:expr;)*) => {$(
+        pub fn $name(&self) -> &$ty {
+            match &self.store {
+                $pattern => $found,
+                _ => panic!("not a {} rig", stringify!($name)),
+            }
+        }
+    )*};
+}
+
+impl Rig {
+    simulator! {
+        bc -> Simulator: StoreSimulator::BigCommerce(sim) => sim;
+        sb -> sellbrite::Simulator: StoreSimulator::Sellbrite(sim, _) => sim;
+        sb_warehouse -> str: StoreSimulator::Sellbrite(_, warehouse) => warehouse;
+        woo -> woocommerce::Simulator: StoreSimulator::WooCommerce(sim) => sim;
+        shop -> shopify::Simulator: StoreSimulator::Shopify(sim) => sim;
+        amazon -> amazon::Simulator: StoreSimulator::Amazon(amazon) => &amazon.sim;
+        seller -> Seller: StoreSimulator::Amazon(amazon) => &amazon.seller;
+    }
+}
+
 impl Rig {
     /// A switched-on connection over a simulated BigCommerce store with `orders` orders
     /// awaiting fulfillment.
@@ -185,58 +209,6 @@ impl Rig {
     /// orders.
     pub async fn woocommerce(orders: usize) -> Rig {
         Rig::with_store(StoreKind::WooCommerce, orders, |f| f).await
-    }
-
-    /// The BigCommerce simulator (a rig of another store has none).
-    pub fn bc(&self) -> &Simulator {
-        match &self.store {
-            StoreSimulator::BigCommerce(sim) => sim,
-            _ => panic!("not a BigCommerce rig"),
-        }
-    }
-
-    pub fn sb(&self) -> &sellbrite::Simulator {
-        match &self.store {
-            StoreSimulator::Sellbrite(sim, _) => sim,
-            _ => panic!("not a Sellbrite rig"),
-        }
-    }
-
-    /// The simulated Sellbrite account's warehouse.
-    pub fn sb_warehouse(&self) -> &str {
-        match &self.store {
-            StoreSimulator::Sellbrite(_, warehouse) => warehouse,
-            _ => panic!("not a Sellbrite rig"),
-        }
-    }
-
-    /// The simulated WooCommerce shop (its own address: there is no config base).
-    pub fn woo(&self) -> &woocommerce::Simulator {
-        match &self.store {
-            StoreSimulator::WooCommerce(sim) => sim,
-            _ => panic!("not a WooCommerce rig"),
-        }
-    }
-
-    pub fn shop(&self) -> &shopify::Simulator {
-        match &self.store {
-            StoreSimulator::Shopify(sim) => sim,
-            _ => panic!("not a Shopify rig"),
-        }
-    }
-
-    pub fn amazon(&self) -> &amazon::Simulator {
-        match &self.store {
-            StoreSimulator::Amazon(amazon) => &amazon.sim,
-            _ => panic!("not an Amazon rig"),
-        }
-    }
-
-    pub fn seller(&self) -> &Seller {
-        match &self.store {
-            StoreSimulator::Amazon(amazon) => &amazon.seller,
-            _ => panic!("not an Amazon rig"),
-        }
     }
 
     /// Changes the store's adapter (a PATCH merging `adapter` into it).

@@ -155,6 +155,11 @@ async fn kill_9_in_the_middle_of_shopify_passes_loses_and_doubles_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_in_the_middle_of_woocommerce_passes_loses_and_doubles_nothing() {
+    crash_round(StoreKind::WooCommerce, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_amazon_passes_writes_each_order_once_and_confirms_each_shipment_once() {
     crash_round(StoreKind::Amazon, false).await;
 }

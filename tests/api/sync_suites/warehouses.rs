@@ -24,7 +24,9 @@ pub trait WarehouseSim {
     /// The warehouse's create body (platform and adapter).
     fn body(&self) -> Value;
     /// The configuration that points orderbridge at it.
-    fn config(&self) -> Vec<(&'static str, String)>;
+    fn config(&self) -> Vec<(&'static str, String)> {
+        vec![]
+    }
     /// How many times orderbridge's order `id` is at the warehouse.
     fn held(&self, id: i64) -> usize;
     /// The warehouse ships these orders whole; their tracking numbers.
@@ -32,16 +34,22 @@ pub trait WarehouseSim {
     /// The warehouse counts these levels.
     fn count_stock(&self, levels: &[(&str, i64)]);
     /// The next create is applied and its answer lost; false when there is no answer to lose.
-    fn lose_next_create_answer(&self) -> bool;
+    fn lose_next_create_answer(&self) -> bool {
+        false
+    }
     /// An adapter the warehouse refuses and every credential never to be shown.
     fn wrong_credentials(&self) -> Option<(Value, Vec<String>)>;
     /// The next request is answered 429 naming a wait of `secs`; false without rate limits.
-    fn ask_to_wait(&self, secs: u64) -> bool;
-    fn request_count(&self) -> usize;
+    fn ask_to_wait(&self, _secs: u64) -> bool {
+        false
+    }
+    fn request_count(&self) -> usize {
+        0
+    }
     /// Orders at the warehouse, all told.
     fn orders_held(&self) -> usize;
     /// Every answer slow enough (or not) that a pass is under way when a kill comes.
-    fn slow_down(&self, slow: bool);
+    fn slow_down(&self, _slow: bool) {}
     /// A file warehouse holds an order file of this name already (a crash after an earlier
     /// write); others hold no files.
     fn leave_stale(&self, _name: &str) {}
@@ -180,7 +188,6 @@ impl WarehouseSim for shipstation::Simulator {
     fn orders_held(&self) -> usize {
         self.shipment_count(KEY)
     }
-    fn slow_down(&self, _: bool) {}
 }
 
 enum FileServer {
@@ -263,9 +270,6 @@ impl WarehouseSim for Files {
     fn body(&self) -> Value {
         json!({"name": self.platform, "platform": self.platform, "adapter": self.with_password(self.password())})
     }
-    fn config(&self) -> Vec<(&'static str, String)> {
-        vec![]
-    }
     fn held(&self, id: i64) -> usize {
         let files = files_in(&self.root.join(self.dirs.0));
         assert!(
@@ -291,24 +295,14 @@ impl WarehouseSim for Files {
         let rows: String = levels.iter().map(|(sku, units)| format!("{sku},{units}\n")).collect();
         self.write("inventory", "stock.csv", &format!("sku,quantity\n{rows}"));
     }
-    fn lose_next_create_answer(&self) -> bool {
-        false
-    }
     fn wrong_credentials(&self) -> Option<(Value, Vec<String>)> {
         let wrong = "WRONG-password-77";
         let secrets = vec![self.password().to_string(), wrong.to_string()];
         (!matches!(self.server, FileServer::Folder)).then(|| (self.with_password(wrong), secrets))
     }
-    fn ask_to_wait(&self, _: u64) -> bool {
-        false
-    }
-    fn request_count(&self) -> usize {
-        0
-    }
     fn orders_held(&self) -> usize {
         files_in(&self.root.join(self.dirs.0)).iter().map(|name| self.ids_in(name).len()).sum()
     }
-    fn slow_down(&self, _: bool) {}
     fn leave_stale(&self, name: &str) {
         self.write(self.dirs.0, name, "stale");
     }
@@ -438,10 +432,7 @@ pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(platform: &'static
 
 pub async fn stock_is_read_and_sent_once(platform: &'static str) {
     let t = rig_for(platform, 0).await;
-    for sku in ["MUG", "TEA"] {
-        let body = json!({"customer_id": t.rig.customer_id, "sku": sku});
-        t.rig.app.post_json("/products", t.rig.admin(), body).await.id();
-    }
+    t.rig.add_products(&["MUG", "TEA"]).await;
     t.wh.count_stock(&[("MUG", 7), ("TEA", 0), ("GHOST", 3)]);
     crate::sync_rig::enable_channel(&t.rig.app, t.connection_id, "inventory").await;
     let run = until(&t, "the levels are read", |r| r["stock_levels_sent"] == 2).await;
