@@ -3,10 +3,9 @@
 //! whatever answer is lost, refusals errored and the rest sent, shipments read back and told to
 //! the store, cancellations carried to ShipBob, and fulfillable stock sent to the store.
 
-use orderbridge::simulate::shipbob::{AutoShip, Operation, Parcel};
-use serde_json::{Value, json};
+use orderbridge::simulate::shipbob::Operation;
+use serde_json::json;
 
-use crate::sync_rig::HASH;
 use crate::sync_suites::warehouses::{PAT, WarehouseRig, id, shipbob_rig};
 
 type ShipBobRig = WarehouseRig<orderbridge::simulate::shipbob::Simulator>;
@@ -50,67 +49,19 @@ async fn lost_answers_duplicates_and_5xx_leave_one_order_each_and_a_refusal_erro
     assert_eq!(t.wh.order_count(PAT), 4);
 }
 
+/// The suite pings the right and the wrong credentials; the adapter names each bad key.
 #[rocket::async_test]
-async fn a_store_cancellation_cancels_at_shipbob_until_it_has_shipped() {
-    let t = shipbob(2).await;
-    assert_eq!(t.sync().await["orders_sent"], 2);
-    let orders = t.rig.orders().await;
-    let (open, shipped) = (&orders[0], &orders[1]);
-    t.wh.ship_order(PAT, at_shipbob(&t, id(shipped)).unwrap(), Parcel::default()).unwrap();
-    assert_eq!(t.sync().await["shipments_pulled"], 1);
-    for order in [open, shipped] {
-        t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
-    }
-    t.sync_ok().await;
-    let at = at_shipbob(&t, id(open)).unwrap();
-    assert_eq!(t.wh.order_status(PAT, at), Some("Cancelled"));
-    let orders = t.rig.orders().await;
-    assert_eq!(orders[0]["fulfillment_state"], "canceled", "{}", orders[0]);
-    assert_eq!(
-        orders[1]["fulfillment_state"], "shipped",
-        "ShipBob had shipped it: the conflict is reported, not hidden"
-    );
-    // The conflict is settled once: no cancel is tried again.
-    let cancels = t.wh.requests(Operation::CancelOrder);
-    t.sync().await;
-    assert_eq!(t.wh.requests(Operation::CancelOrder), cancels);
-}
-
-#[rocket::async_test]
-async fn the_ping_and_the_adapter_name_what_is_wrong() {
+async fn the_adapter_names_what_is_wrong() {
     let t = shipbob(0).await;
-    let admin = t.rig.admin().to_string();
-    let create = |adapter: Value| json!({"customer_id": t.rig.customer_id, "name": "SB", "platform": "shipbob", "adapter": adapter});
-    let r = t.rig.app.post_json("/warehouses", &admin, create(json!({}))).await;
-    assert_eq!(r.status.code, 422, "{r:?}");
-    assert!(r.body.to_string().contains("adapter[access_token]"), "{}", r.body);
-    let r = t
-        .rig
-        .app
-        .post_json("/warehouses", &admin, create(json!({"access_token": PAT, "channel_id": "x"})))
-        .await;
-    assert_eq!(r.status.code, 422, "{r:?}");
-    assert!(r.body.to_string().contains("adapter[channel_id]"), "{}", r.body);
-
-    let ping = t.rig.app.post_json("/warehouses/ping", &admin, create(json!({"access_token": PAT}))).await;
-    assert_eq!(ping.status.code, 204, "{ping:?}");
-    let ping =
-        t.rig.app.post_json("/warehouses/ping", &admin, create(json!({"access_token": "pat-unknown"}))).await;
-    assert_eq!(ping.status.code, 422, "{ping:?}");
-    assert_eq!(ping.body["error"]["code"], "adapter_authentication_failed", "{}", ping.body);
-    assert!(ping.body.to_string().contains("ShipBob refused the token (HTTP 401)"), "{}", ping.body);
-    assert!(!ping.body.to_string().contains("pat-unknown"));
-}
-
-#[rocket::async_test]
-async fn an_order_shipbob_ships_by_itself_comes_back_in_the_pass_that_sent_it() {
-    // The other tests ship on request; the demo and the benchmark let ShipBob ship by itself.
-    let t = shipbob(1).await;
-    t.wh.set_auto_ship(Some(AutoShip::immediately()));
-    // Shipped by the time the same pass walks the shipments, after it sent the order.
-    let run = t.sync().await;
-    assert_eq!((run["orders_sent"].as_i64(), run["shipments_pulled"].as_i64()), (Some(1), Some(1)), "{run}");
-    assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "shipped");
+    for (adapter, key) in
+        [(json!({}), "access_token"), (json!({"access_token": PAT, "channel_id": "x"}), "channel_id")]
+    {
+        let body =
+            json!({"customer_id": t.rig.customer_id, "name": "W", "platform": "shipbob", "adapter": adapter});
+        let r = t.rig.app.post_json("/warehouses", t.rig.admin(), body).await;
+        assert_eq!(r.status.code, 422, "{r:?}");
+        assert!(r.text.contains(&format!("adapter[{key}]")), "{}", r.body);
+    }
 }
 
 #[rocket::async_test]

@@ -37,8 +37,20 @@ pub trait WarehouseSim {
     fn lose_next_create_answer(&self) -> bool {
         false
     }
-    /// An adapter the warehouse refuses and every credential never to be shown.
-    fn wrong_credentials(&self) -> Option<(Value, Vec<String>)>;
+    /// An adapter the warehouse refuses, what its refusal says, and every credential never
+    /// to be shown.
+    fn wrong_credentials(&self) -> Option<(Value, &'static str, Vec<String>)>;
+    /// Whether order `id` is cancelled at the warehouse; None where orders are not cancelled.
+    fn cancelled(&self, _id: i64) -> Option<bool> {
+        None
+    }
+    fn cancel_requests(&self) -> usize {
+        0
+    }
+    /// From now on the warehouse ships each order as soon as it has it; false if it cannot.
+    fn ship_at_once(&self) -> bool {
+        false
+    }
     /// The next request is answered 429 naming a wait of `secs`; false without rate limits.
     fn ask_to_wait(&self, _secs: u64) -> bool {
         false
@@ -132,8 +144,20 @@ impl WarehouseSim for shipbob::Simulator {
         self.lose_answers(PAT, shipbob::Operation::CreateOrder, 1);
         true
     }
-    fn wrong_credentials(&self) -> Option<(Value, Vec<String>)> {
-        Some((json!({"access_token": "pat-WRONG-000000"}), vec![PAT.into(), "pat-WRONG-000000".into()]))
+    fn wrong_credentials(&self) -> Option<(Value, &'static str, Vec<String>)> {
+        let secrets = vec![PAT.into(), "pat-WRONG-000000".into()];
+        Some((json!({"access_token": "pat-WRONG-000000"}), "ShipBob refused the token (HTTP 401)", secrets))
+    }
+    fn cancelled(&self, id: i64) -> Option<bool> {
+        let at = self.order_by_reference(PAT, &format!("ob-{id}"))?;
+        Some(self.order_status(PAT, at) == Some("Cancelled"))
+    }
+    fn cancel_requests(&self) -> usize {
+        self.requests(shipbob::Operation::CancelOrder)
+    }
+    fn ship_at_once(&self) -> bool {
+        self.set_auto_ship(Some(shipbob::AutoShip::immediately()));
+        true
     }
     fn ask_to_wait(&self, secs: u64) -> bool {
         self.rate_limit_next(PAT, 1, secs);
@@ -175,8 +199,19 @@ impl WarehouseSim for shipstation::Simulator {
         self.lose_creates(KEY, 1);
         true
     }
-    fn wrong_credentials(&self) -> Option<(Value, Vec<String>)> {
-        Some((json!({"access_token": "ss-WRONG-000000"}), vec![KEY.into(), "ss-WRONG-000000".into()]))
+    fn wrong_credentials(&self) -> Option<(Value, &'static str, Vec<String>)> {
+        let secrets = vec![KEY.into(), "ss-WRONG-000000".into()];
+        Some((json!({"access_token": "ss-WRONG-000000"}), "The API key is invalid.", secrets))
+    }
+    fn cancelled(&self, id: i64) -> Option<bool> {
+        Some(self.shipment(KEY, &format!("ob-{id}"))?.1 == "cancelled")
+    }
+    fn cancel_requests(&self) -> usize {
+        self.requests(shipstation::Operation::CancelShipment)
+    }
+    fn ship_at_once(&self) -> bool {
+        self.set_label_after(Some(Duration::ZERO));
+        true
     }
     fn ask_to_wait(&self, secs: u64) -> bool {
         self.rate_limit_next(KEY, None, 1, secs);
@@ -295,10 +330,10 @@ impl WarehouseSim for Files {
         let rows: String = levels.iter().map(|(sku, units)| format!("{sku},{units}\n")).collect();
         self.write("inventory", "stock.csv", &format!("sku,quantity\n{rows}"));
     }
-    fn wrong_credentials(&self) -> Option<(Value, Vec<String>)> {
+    fn wrong_credentials(&self) -> Option<(Value, &'static str, Vec<String>)> {
         let wrong = "WRONG-password-77";
         let secrets = vec![self.password().to_string(), wrong.to_string()];
-        (!matches!(self.server, FileServer::Folder)).then(|| (self.with_password(wrong), secrets))
+        (!matches!(self.server, FileServer::Folder)).then(|| (self.with_password(wrong), "", secrets))
     }
     fn orders_held(&self) -> usize {
         files_in(&self.root.join(self.dirs.0)).iter().map(|name| self.ids_in(name).len()).sum()
@@ -311,7 +346,7 @@ impl WarehouseSim for Files {
 /// A rig over the warehouse platform `platform`, passes 10 s apart (a wait up to that is
 /// taken inside a pass).
 pub async fn rig_for(platform: &'static str, orders: usize) -> WarehouseRig<dyn WarehouseSim> {
-    let waits = |f: Figment| f.merge(("sync_interval_secs", 10));
+    let waits = |f: Figment| f.merge(("sync_interval_secs", 10)).merge(("ping_mode", "live"));
     let wh: Box<dyn WarehouseSim> = match platform {
         "sftp" | "ftp" | "dropstream" => Box::new(Files::served(platform).await),
         "shipbob" => {
@@ -393,7 +428,16 @@ pub async fn a_lost_create_answer_never_creates_twice(platform: &'static str) {
 
 pub async fn refused_credentials_are_never_shown(platform: &'static str) {
     let t = rig_for(platform, 1).await;
-    let (wrong, secrets) = t.wh.wrong_credentials().expect("credentials to refuse");
+    let (wrong, says, secrets) = t.wh.wrong_credentials().expect("credentials to refuse");
+    // The ping of the right credentials passes, of the wrong ones names the refusal.
+    let mut body = t.wh.body();
+    body["customer_id"] = json!(t.rig.customer_id);
+    let ping = t.rig.app.post_json("/warehouses/ping", t.rig.admin(), body.clone()).await;
+    assert_eq!(ping.status.code, 204, "{ping:?}");
+    body["adapter"] = wrong.clone();
+    let ping = t.rig.app.post_json("/warehouses/ping", t.rig.admin(), body).await;
+    assert_eq!((ping.status.code, ping.code()), (422, "adapter_authentication_failed".into()), "{ping:?}");
+    assert!(ping.text.contains(says), "{ping:?}");
     let path = format!("/warehouses/{}", t.warehouse_id);
     let r = t.rig.app.patch_json(&path, t.rig.admin(), json!({"adapter": wrong})).await;
     assert_eq!(r.status.code, 204, "{r:?}");
@@ -401,14 +445,47 @@ pub async fn refused_credentials_are_never_shown(platform: &'static str) {
     assert_eq!(run["status"], "failed", "{run}");
     assert_eq!(run["error"]["step"], "send_orders", "{run}");
     assert_eq!(run["error"]["code"], "adapter_authentication_failed", "{run}");
+    assert!(run["error"]["message"].as_str().unwrap().contains(says), "{run}");
     assert!(t.rig.orders().await.iter().all(|o| o["fulfillment_state"] == "new"));
     let runs = t.rig.app.get(&format!("/connections/{}/sync_runs", t.connection_id), t.rig.admin()).await;
     let warehouse = t.rig.app.get(&path, t.rig.admin()).await;
-    for shown in [run.to_string(), runs.text, warehouse.text] {
+    for shown in [run.to_string(), runs.text, warehouse.text, ping.text] {
         for secret in &secrets {
             assert!(!shown.contains(secret.as_str()), "a credential shown: {shown}");
         }
     }
+}
+
+pub async fn a_store_cancellation_is_carried_until_the_warehouse_shipped(platform: &'static str) {
+    let t = rig_for(platform, 2).await;
+    assert_eq!(t.sync().await["orders_sent"], 2);
+    let ids: Vec<i64> = t.rig.orders().await.iter().map(id).collect();
+    t.wh.ship(&ids[1..]);
+    until(&t, "the shipment comes back", |r| r["shipments_pulled"] == 1).await;
+    for order in t.rig.orders().await {
+        t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
+    }
+    t.sync_ok().await;
+    assert_eq!(t.wh.cancelled(ids[0]), Some(true), "the open order is cancelled at the warehouse");
+    let orders = t.rig.orders().await;
+    assert_eq!(orders[0]["fulfillment_state"], "canceled", "{}", orders[0]);
+    assert_eq!(
+        orders[1]["fulfillment_state"], "shipped",
+        "the warehouse had shipped it: the conflict is reported"
+    );
+    // The conflict is settled once: no cancel is tried again.
+    let cancels = t.wh.cancel_requests();
+    t.sync().await;
+    assert_eq!(t.wh.cancel_requests(), cancels, "each order cancelled at most once");
+}
+
+pub async fn an_order_shipped_at_once_comes_back_in_the_pass_that_sent_it(platform: &'static str) {
+    // The other scenarios ship on request; the demo and the benchmark let the warehouse ship.
+    let t = rig_for(platform, 1).await;
+    assert!(t.wh.ship_at_once());
+    let run = t.sync().await;
+    assert_eq!((run["orders_sent"].as_i64(), run["shipments_pulled"].as_i64()), (Some(1), Some(1)), "{run}");
+    assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "shipped");
 }
 
 pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(platform: &'static str) {
@@ -468,8 +545,11 @@ warehouse_suite! {
                       stock_is_read_and_sent_once];
     on_shipbob: "shipbob" => [orders_go_once_and_shipments_come_back, a_lost_create_answer_never_creates_twice,
                               refused_credentials_are_never_shown, a_429_is_waited_out_and_a_long_wait_carries_over,
-                              stock_is_read_and_sent_once];
+                              stock_is_read_and_sent_once, a_store_cancellation_is_carried_until_the_warehouse_shipped,
+                              an_order_shipped_at_once_comes_back_in_the_pass_that_sent_it];
     on_shipstation: "shipstation" => [orders_go_once_and_shipments_come_back, a_lost_create_answer_never_creates_twice,
                                       refused_credentials_are_never_shown,
-                                      a_429_is_waited_out_and_a_long_wait_carries_over, stock_is_read_and_sent_once];
+                                      a_429_is_waited_out_and_a_long_wait_carries_over, stock_is_read_and_sent_once,
+                                      a_store_cancellation_is_carried_until_the_warehouse_shipped,
+                                      an_order_shipped_at_once_comes_back_in_the_pass_that_sent_it];
 }
