@@ -33,7 +33,7 @@ async fn a_slow_warehouse_holds_up_no_other_connection_and_a_lost_lease_stops_it
     let started = rig.app.post_json(&format!("/connections/{slow}/sync"), rig.admin(), json!({})).await;
     assert_eq!(started.status.code, 202, "{started:?}");
     let run_id = started.body["run_id"].as_i64().unwrap();
-    creates_grow(&sb, 310).await;
+    creates_grow(sb, 310).await;
 
     // Another connection (the folder warehouse, switched on again) gets its pass at once.
     let other = rig.connection_id;
