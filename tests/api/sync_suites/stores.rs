@@ -418,8 +418,14 @@ pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(kind: StoreKind) {
     );
     assert!(sim.request_count() >= asked + 3, "{kind:?}: the refused request, its retry and the next pass");
 
+    let asked = sim.request_count();
     if sim.ask_long_wait(30) {
         let run = rig.sync().await;
+        assert_eq!(
+            sim.request_count(),
+            asked + 1,
+            "{kind:?}: the refused request, not tried again in the wait"
+        );
         assert_eq!(run["status"], "failed", "{kind:?}: {run}");
         assert_eq!(run["error"]["code"], "adapter_unreachable", "{kind:?}: {run}");
         assert!(run["error"]["message"].as_str().unwrap().contains("not to call again before"), "{run}");

@@ -65,6 +65,8 @@ pub trait WarehouseSim {
     /// A file warehouse holds an order file of this name already (a crash after an earlier
     /// write); others hold no files.
     fn leave_stale(&self, _name: &str) {}
+    /// A file warehouse's shipment files were each taken once: moved to `processed`.
+    fn shipment_files_taken(&self) {}
 }
 
 /// A rig whose store's orders go to the warehouse `wh` through their own connection.
@@ -192,7 +194,9 @@ impl WarehouseSim for shipstation::Simulator {
     }
     fn count_stock(&self, levels: &[(&str, i64)]) {
         for (sku, units) in levels {
-            self.add_inventory(KEY, sku, "iw-1", units + 2, 2);
+            // Available is on hand less allocated, never below 0.
+            let (on_hand, allocated) = if *units == 0 { (1, 3) } else { (units + 2, 2) };
+            self.add_inventory(KEY, sku, "iw-1", on_hand, allocated);
         }
     }
     fn lose_next_create_answer(&self) -> bool {
@@ -341,6 +345,11 @@ impl WarehouseSim for Files {
     fn leave_stale(&self, name: &str) {
         self.write(self.dirs.0, name, "stale");
     }
+    fn shipment_files_taken(&self) {
+        let inbox = self.root.join(self.dirs.1);
+        assert!(files_in(&inbox).is_empty(), "{:?}", files_in(&inbox));
+        assert_eq!(files_in(&inbox.join("processed")).len(), 1, "the confirmation, moved once");
+    }
 }
 
 /// A rig over the warehouse platform `platform`, passes 10 s apart (a wait up to that is
@@ -406,6 +415,7 @@ pub async fn orders_go_once_and_shipments_come_back(platform: &'static str) {
     assert!(t.rig.orders().await.iter().all(|o| o["fulfillment_state"] == "shipped"));
     let shipments = t.rig.shipments().await;
     assert!(shipments.iter().all(|s| s["state"] == "notified_shipped" && s["carrier_name"].is_string()));
+    t.wh.shipment_files_taken();
     // Read again (the overlap): nothing written, created or told twice.
     let run = t.sync().await;
     let again =
@@ -413,6 +423,7 @@ pub async fn orders_go_once_and_shipments_come_back(platform: &'static str) {
     assert_eq!(again, (Some(0), Some(0), Some(0)), "{run}");
     assert_eq!(t.rig.bc().shipments(HASH).len(), 3);
     assert!(ids.iter().all(|id| t.wh.held(*id) == 1), "nothing created again");
+    assert_eq!(t.wh.orders_held(), 3, "no order at the warehouse twice");
 }
 
 pub async fn a_lost_create_answer_never_creates_twice(platform: &'static str) {
@@ -424,6 +435,7 @@ pub async fn a_lost_create_answer_never_creates_twice(platform: &'static str) {
         assert_eq!(order["fulfillment_state"], "pending_shipment", "{order}");
         assert_eq!(t.wh.held(id(&order)), 1, "created once whatever answer was lost: {order}");
     }
+    assert_eq!(t.wh.orders_held(), 2, "no order created twice");
 }
 
 pub async fn refused_credentials_are_never_shown(platform: &'static str) {
