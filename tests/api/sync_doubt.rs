@@ -107,30 +107,10 @@ async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_com
     let (second_hash, second_token) = ("second-h4sh", "bc-token-second-0123");
     t.rig.bc().add_store(second_hash, second_token);
     t.rig.bc().add_orders(second_hash, 1, 11);
+    let adapter = json!({"access_token": second_token, "store_hash": second_hash});
+    let second =
+        t.rig.connect_store(json!({"platform": "big_commerce", "adapter": adapter}), t.warehouse_id).await;
     let admin = t.rig.admin();
-    let store = t
-        .rig
-        .app
-        .post_json(
-            "/stores",
-            admin,
-            json!({"customer_id": t.rig.customer_id, "name": "Second shop", "platform": "big_commerce",
-                   "adapter": {"access_token": second_token, "store_hash": second_hash}, "enabled_at": "now"}),
-        )
-        .await
-        .id();
-    let second = t
-        .rig
-        .app
-        .post_json(
-            "/connections",
-            admin,
-            json!({"name": "second shop", "customer_id": t.rig.customer_id, "store_id": store,
-                   "warehouse_id": t.warehouse_id, "enabled_at": "now"}),
-        )
-        .await
-        .id();
-    crate::sync_rig::enable_channel(&t.rig.app, second, "sales").await;
 
     // The second connection's create is in doubt; ShipStation has the order and labels it.
     t.wh.lose_creates(KEY, 1);

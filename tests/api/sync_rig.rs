@@ -339,6 +339,19 @@ impl Rig {
         connection
     }
 
+    /// A second store of the customer (`store` is its platform and adapter) with its own
+    /// switched-on connection to the warehouse `warehouse_id`; the connection's id.
+    pub async fn connect_store(&self, store: Value, warehouse_id: i64) -> i64 {
+        let mut body = json!({"customer_id": self.customer_id, "name": "Second shop", "enabled_at": "now"});
+        body.as_object_mut().unwrap().extend(store.as_object().unwrap().clone());
+        let store_id = self.app.post_json("/stores", self.admin(), body).await.id();
+        let connection = json!({"name": "second shop", "customer_id": self.customer_id, "store_id": store_id,
+                                "warehouse_id": warehouse_id, "enabled_at": "now"});
+        let connection_id = self.app.post_json("/connections", self.admin(), connection).await.id();
+        enable_channel(&self.app, connection_id, "sales").await;
+        connection_id
+    }
+
     pub async fn wait_for(&self, connection_id: i64, run_id: i64) -> Value {
         wait_for(&self.app, connection_id, run_id).await
     }

@@ -202,39 +202,9 @@ async fn one_warehouse_serves_a_bigcommerce_and_a_sellbrite_store_from_one_shipm
     sb.add_orders(SB_TOKEN, 2, 3);
     let base = sb.base_url();
     let rig = Rig::with_store(StoreKind::BigCommerce, 2, |f| f.merge(("sellbrite_api_base", base))).await;
-    let admin = rig.admin().to_string();
-    let store = rig
-        .app
-        .post_json(
-            "/stores",
-            &admin,
-            json!({"customer_id": rig.customer_id, "name": "Marketplaces", "platform": "sellbrite", "enabled_at": "now",
-                   "adapter": {"auth_token": SB_TOKEN, "secret_key": SB_SECRET}}),
-        )
-        .await
-        .id();
-    let connection = rig
-        .app
-        .post_json(
-            "/connections",
-            &admin,
-            json!({"name": "Marketplaces to Main", "customer_id": rig.customer_id, "store_id": store,
-                   "warehouse_id": rig.warehouse_id, "enabled_at": "now"}),
-        )
-        .await
-        .id();
-    let channels = rig.app.get(&format!("/connections/{connection}/channels"), &admin).await;
-    let sales =
-        channels.body.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].clone();
-    let on = rig
-        .app
-        .patch_json(
-            &format!("/connections/{connection}/channels/{sales}"),
-            &admin,
-            json!({"enabled_at": "now"}),
-        )
-        .await;
-    assert_eq!(on.status.code, 204);
+    let adapter = json!({"auth_token": SB_TOKEN, "secret_key": SB_SECRET});
+    let connection =
+        rig.connect_store(json!({"platform": "sellbrite", "adapter": adapter}), rig.warehouse_id).await;
     assert_eq!(rig.sync().await["orders_sent"], 2);
     let run = rig.sync_connection(connection).await;
     assert_eq!(run["orders_sent"], 2, "{run}");
