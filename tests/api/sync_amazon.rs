@@ -3,168 +3,44 @@
 //! driven through the HTTP API as a user would.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use figment::Figment;
-use orderbridge::simulate::amazon::{FeedEnd, Listing, NewOrder, Operation, OrderStatus, Seller, Simulator};
-use serde_json::{Value, json};
-use tempfile::TempDir;
+use orderbridge::simulate::amazon::{FeedEnd, Listing, NewOrder, Operation, OrderStatus};
+use serde_json::json;
 
-use crate::common::{TestApp, spawn_app_with};
+use crate::sync_rig::{MARKETPLACE, Rig, StoreKind, amazon_adapter};
 
-const MARKETPLACE: &str = "ATVPDKIKX0DER";
-
-/// A seller id of its own for each rig: the client's rate-limit buckets are kept per
-/// account for the whole process, as they are in the server.
-fn seller_id() -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(1);
-    format!("A2OBTEST{:06}", NEXT.fetch_add(1, Ordering::Relaxed))
+async fn amazon() -> Rig {
+    Rig::with_store(StoreKind::Amazon, 0, |f| f).await
 }
 
-struct Rig {
-    app: TestApp,
-    amazon: Simulator,
-    seller: Seller,
-    root: PathBuf,
-    customer_id: i64,
-    store_id: i64,
-    connection_id: i64,
-    _folders: TempDir,
+/// The rig's seller id.
+fn id(rig: &Rig) -> String {
+    rig.seller().seller_id.clone()
 }
 
-impl Rig {
-    async fn new() -> Rig {
-        Rig::with(|f| f).await
-    }
-
-    async fn with(adjust: impl FnOnce(Figment) -> Figment) -> Rig {
-        let amazon = Simulator::start().await;
-        let seller = Seller::new(&seller_id(), "na", &[MARKETPLACE]);
-        amazon.add_seller(seller.clone());
-        for (sku, kind, quantity) in
-            [("MUG-BLU", "DRINKING_CUP", 20), ("TEA-GRN", "TEA", 0), ("MUG,XL", "DRINKING_CUP", 1)]
-        {
-            amazon.add_listing(&seller.seller_id, Listing::mfn(sku, kind, quantity));
-        }
-        amazon.add_listing(&seller.seller_id, Listing::fba("FBA-ONLY", "TEA", 12));
-        let folders = tempfile::tempdir().expect("temp dir");
-        let root = folders.path().join("wh");
-        std::fs::create_dir_all(&root).unwrap();
-        let (api, lwa, folder_root) = (amazon.api_base(), amazon.lwa_base(), folders.path().to_path_buf());
-        let app = spawn_app_with(move |f| {
-            adjust(
-                f.merge(("ping_mode", "live"))
-                    .merge(("amazon_api_base", api))
-                    .merge(("amazon_lwa_base", lwa))
-                    .merge(("folder_warehouse_root", folder_root))
-                    .merge(("sync_retry_base_secs", 1))
-                    .merge(("sync_interval_secs", 86_400))
-                    .merge(("ping_timeout_secs", 5)),
-            )
-        })
-        .await;
-        let admin = app.admin.clone();
-        let customer_id = app.post_json("/customers", &admin, json!({"company_name": "Acme"})).await.id();
-        let store = app
-            .post_json(
-                "/stores",
-                &admin,
-                json!({"customer_id": customer_id, "name": "Acme on Amazon", "platform": "amazon",
-                       "adapter": adapter(&seller), "enabled_at": "now"}),
-            )
-            .await;
-        assert_eq!(store.status.code, 201, "{store:?}");
-        let store_id = store.id();
-        let warehouse_id = app
-            .post_json(
-                "/warehouses",
-                &admin,
-                json!({"customer_id": customer_id, "name": "Main", "platform": "folder",
-                       "adapter": {"connection_string": format!("file://{}", root.display())},
-                       "enabled_at": "now"}),
-            )
-            .await
-            .id();
-        let connection_id = app
-            .post_json(
-                "/connections",
-                &admin,
-                json!({"name": "Amazon to Main", "customer_id": customer_id, "store_id": store_id,
-                       "warehouse_id": warehouse_id, "enabled_at": "now"}),
-            )
-            .await
-            .id();
-        let rig = Rig { app, amazon, seller, root, customer_id, store_id, connection_id, _folders: folders };
-        rig.enable_channel("sales").await;
-        rig
-    }
-
-    fn id(&self) -> &str {
-        &self.seller.seller_id
-    }
-
-    async fn enable_channel(&self, kind: &str) {
-        crate::sync_rig::enable_channel(&self.app, self.connection_id, kind).await;
-    }
-
-    /// Asks for a pass and waits until it has finished; returns the run.
-    async fn sync(&self) -> Value {
-        crate::sync_rig::pass(&self.app, self.connection_id).await
-    }
-
-    async fn list(&self, key: &str) -> Vec<Value> {
-        let r = self.app.get(&format!("/{key}?limit=1000&sort=id"), &self.app.admin).await;
-        assert_eq!(r.status.code, 200, "{r:?}");
-        r.body[key].as_array().cloned().unwrap_or_default()
-    }
-
-    /// Orders by Amazon order id.
-    async fn orders(&self) -> BTreeMap<String, Value> {
-        self.list("orders")
-            .await
-            .into_iter()
-            .map(|o| (o["external_id"].as_str().unwrap().to_string(), o))
-            .collect()
-    }
-
-    fn drop_file(&self, dir: &str, name: &str, text: &str) {
-        let dir = self.root.join(dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(name), text).unwrap();
-    }
-
-    fn cursor(&self) -> Option<i64> {
-        let conn = self.app.pool().get().unwrap();
-        conn.query_row("SELECT cursor FROM store_cursors WHERE store_id = ?1", [self.store_id], |r| r.get(0))
-            .ok()
-    }
-}
-
-fn adapter(seller: &Seller) -> Value {
-    json!({"region": seller.region.to_uppercase(), "marketplace_ids": [MARKETPLACE], "seller_id": seller.seller_id,
-           "client_id": seller.client_id, "client_secret": seller.client_secret, "refresh_token": seller.refresh_token})
+fn cursor(rig: &Rig) -> Option<i64> {
+    let conn = rig.app.pool().get().unwrap();
+    conn.query_row("SELECT cursor FROM store_cursors WHERE store_id = ?1", [rig.store_id], |r| r.get(0)).ok()
 }
 
 #[rocket::async_test]
 async fn merchant_orders_flow_to_the_warehouse_and_their_confirmations_back_once() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
+    let rig = amazon().await;
+    let id = id(&rig);
     let two_lines =
-        rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 2), ("TEA-GRN", 1)]).gift("Happy birthday!"));
-    let easy = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]).program("AMAZON_EASY_SHIP"));
-    let fba = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]).fba());
-    let pending = rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]).status(OrderStatus::Pending));
-    let pick_up = rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]).program("IN_STORE_PICK_UP"));
+        rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 2), ("TEA-GRN", 1)]).gift("Happy birthday!"));
+    let easy = rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]).program("AMAZON_EASY_SHIP"));
+    let fba = rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]).fba());
+    let pending = rig.amazon().add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]).status(OrderStatus::Pending));
+    let pick_up = rig.amazon().add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]).program("IN_STORE_PICK_UP"));
     let cancelled =
-        rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]).status(OrderStatus::Cancelled));
-    let shipped = rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]).status(OrderStatus::Shipped));
+        rig.amazon().add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]).status(OrderStatus::Cancelled));
+    let shipped = rig.amazon().add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]).status(OrderStatus::Shipped));
 
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(2), Some(2)), "{run}");
-    let orders = rig.orders().await;
+    let orders = rig.orders_by_external().await;
     assert_eq!(orders.keys().cloned().collect::<Vec<_>>(), {
         let mut ids = vec![two_lines.clone(), easy.clone()];
         ids.sort();
@@ -177,33 +53,30 @@ async fn merchant_orders_flow_to_the_warehouse_and_their_confirmations_back_once
     assert_eq!(mine["gift_message"], "Happy birthday!");
     assert_eq!(mine["external_source_id"], MARKETPLACE);
     assert_eq!(orders[&easy]["external_tags"], "AMAZON_EASY_SHIP");
-    assert_eq!(rig.amazon.requests(Operation::SearchOrders), 1, "one page");
+    assert_eq!(rig.amazon().requests(Operation::SearchOrders), 1, "one page");
 
     // The pending order becomes ready, the Easy Ship order is cancelled by the buyer.
-    rig.amazon.set_order_status(&id, &pending, OrderStatus::Unshipped).unwrap();
-    rig.amazon.set_order_status(&id, &easy, OrderStatus::Cancelled).unwrap();
+    rig.amazon().set_order_status(&id, &pending, OrderStatus::Unshipped).unwrap();
+    rig.amazon().set_order_status(&id, &easy, OrderStatus::Cancelled).unwrap();
     // Amazon's times are whole seconds and the change is stamped after the last one.
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    let orders = rig.orders().await;
+    rig.sync_ok().await;
+    let orders = rig.orders_by_external().await;
     assert!(orders.contains_key(&pending), "written once it is ready to ship");
     assert_eq!(orders[&easy]["fulfillment_state"], "canceled", "Amazon cancelled it");
 
     // The warehouse ships the two-line order in two parcels; each is confirmed once, keyed by
     // the shipment's id, with Amazon's carrier code.
     let order_id = mine["id"].as_i64().unwrap();
-    rig.drop_file(
-        "shipments",
+    rig.drop_shipments(
         "s1.csv",
         &format!("order_id,tracking_number,carrier_name,service_level,sku,quantity\n{order_id},1Z999AA10123456784,ups,UPS Ground,MUG-BLU,2\n{order_id},SF-000123,Speedy Freight Ltd,,TEA-GRN,1\n"),
     );
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = rig.sync_ok().await;
     assert_eq!(run["shipments_notified"], 2, "{run}");
-    let view = rig.amazon.order(&id, &two_lines).unwrap();
+    let view = rig.amazon().order(&id, &two_lines).unwrap();
     assert_eq!(view.status, "SHIPPED");
-    let shipments = rig.list("shipments").await;
+    let shipments = rig.shipments().await;
     let by_tracking =
         |t: &str| shipments.iter().find(|s| s["tracking_number"] == t).unwrap()["id"].to_string();
     let mut packages: Vec<(String, String, String)> = view
@@ -219,53 +92,23 @@ async fn merchant_orders_flow_to_the_warehouse_and_their_confirmations_back_once
     expected.sort();
     assert_eq!(packages, expected);
     assert!(view.packages.iter().all(|p| p.confirmations == 1));
-    assert_eq!(rig.amazon.requests(Operation::ConfirmShipment), 2);
-    assert_eq!(rig.amazon.requests(Operation::GetOrder), 2, "one check each");
-}
-
-#[rocket::async_test]
-async fn a_lost_confirmation_is_found_by_the_check_and_never_sent_twice() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
-    let amazon_id = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
-    assert_eq!(rig.sync().await["orders_sent"], 1);
-    let order_id = rig.orders().await[&amazon_id]["id"].as_i64().unwrap();
-    rig.amazon.lose_confirmations(&id, 1);
-    rig.drop_file(
-        "shipments",
-        "s.csv",
-        &format!("order_id,tracking_number,carrier_name\n{order_id},9400100000000000000001,USPS\n"),
-    );
-    let run = rig.sync().await;
-    assert_eq!(run["shipments_notified"], 0, "{run}");
-    let shipment = &rig.list("shipments").await[0];
-    assert_eq!(shipment["state"], "delayed_notifying_of_shipment", "{shipment}");
-    // The next try finds the package Amazon applied and sends nothing.
-    let path = format!("/shipments/{}/retry", shipment["id"]);
-    let _ = rig.app.post_json(&path, &rig.app.admin, json!({})).await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let run = rig.sync().await;
-    assert_eq!(run["shipments_notified"], 1, "{run}");
-    let view = rig.amazon.order(&id, &amazon_id).unwrap();
-    assert_eq!(view.packages.len(), 1);
-    assert_eq!(view.packages[0].confirmations, 1, "never confirmed twice");
-    assert_eq!(rig.amazon.requests(Operation::ConfirmShipment), 1);
+    assert_eq!(rig.amazon().requests(Operation::ConfirmShipment), 2);
+    assert_eq!(rig.amazon().requests(Operation::GetOrder), 2, "one check each");
 }
 
 #[rocket::async_test]
 async fn a_package_amazon_already_has_and_a_cancelled_order_send_nothing() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
-    let easy = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]).program("AMAZON_EASY_SHIP"));
-    let gone = rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
+    let rig = amazon().await;
+    let id = id(&rig);
+    let easy = rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]).program("AMAZON_EASY_SHIP"));
+    let gone = rig.amazon().add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
     assert_eq!(rig.sync().await["orders_sent"], 2);
-    let orders = rig.orders().await;
-    let package = rig.amazon.ship_by_amazon(&id, &easy).unwrap();
+    let orders = rig.orders_by_external().await;
+    let package = rig.amazon().ship_by_amazon(&id, &easy).unwrap();
     // Amazon cancels the other after it went to the warehouse, which ships it anyway.
-    rig.amazon.set_order_status(&id, &gone, OrderStatus::Cancelled).unwrap();
+    rig.amazon().set_order_status(&id, &gone, OrderStatus::Cancelled).unwrap();
     let (easy_id, gone_id) = (orders[&easy]["id"].as_i64().unwrap(), orders[&gone]["id"].as_i64().unwrap());
-    rig.drop_file(
-        "shipments",
+    rig.drop_shipments(
         "s.csv",
         &format!(
             "order_id,tracking_number,carrier_name\n{easy_id},{},Amazon Shipping\n{gone_id},1Z1,UPS\n",
@@ -274,69 +117,34 @@ async fn a_package_amazon_already_has_and_a_cancelled_order_send_nothing() {
     );
     let run = rig.sync().await;
     assert_eq!(run["shipments_notified"], 1, "{run}");
-    assert_eq!(rig.amazon.requests(Operation::ConfirmShipment), 0, "nothing confirmed");
-    let shipments = rig.list("shipments").await;
+    assert_eq!(rig.amazon().requests(Operation::ConfirmShipment), 0, "nothing confirmed");
+    let shipments = rig.shipments().await;
     let errored = shipments.iter().find(|s| s["tracking_number"] == "1Z1").unwrap();
     assert_eq!(errored["state"], "errored_notifying_of_shipment", "{errored}");
 }
 
 #[rocket::async_test]
-async fn a_walk_stopped_by_the_rate_limit_goes_on_at_the_next_pass_from_its_page() {
-    let rig = Rig::with(|f| f.merge(("ping_timeout_secs", 1))).await;
-    let id = rig.id().to_string();
-    rig.amazon.generate_listings(&id, 16, 3);
-    rig.amazon.generate_orders(&id, 1_200, 11);
-    // Two requests at once, then one every 2 s: the third page waits longer than the pass may.
-    rig.amazon.set_rate(&id, Operation::SearchOrders, 0.5, 2);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "a paced pull is not a failure: {run}");
-    let first = run["orders_pulled"].as_i64().unwrap();
-    assert!(first > 0, "{run}");
-    assert_eq!(rig.cursor(), None, "the cursor moves only when the walk ends");
-    let searched = rig.amazon.requests(Operation::SearchOrders);
-    assert_eq!(searched, 3, "two pages and a 429");
-    rig.amazon.set_rate(&id, Operation::SearchOrders, 100.0, 1000);
-    tokio::time::sleep(Duration::from_millis(2100)).await;
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    let total = rig.orders().await.len() as i64;
-    assert_eq!(first + run["orders_pulled"].as_i64().unwrap(), total, "nothing read twice: {run}");
-    let pages = rig.amazon.requests(Operation::SearchOrders) - searched;
-    // The walk went on from page 3: its pages, not a new walk from the start.
-    let matching = rig
-        .amazon
-        .order_ids(&id)
-        .iter()
-        .filter_map(|o| rig.amazon.order(&id, o))
-        .filter(|o| !o.fulfilled_by_amazon && matches!(o.status, "UNSHIPPED" | "PARTIALLY_SHIPPED"))
-        .count();
-    let expected_pages = matching.div_ceil(100) - 2;
-    assert_eq!(pages, expected_pages, "the walk continued where it stopped");
-    assert!(rig.cursor().is_some(), "the walk ended");
-}
-
-#[rocket::async_test]
 async fn the_cursor_follows_amazons_clock_not_ours() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
+    let rig = amazon().await;
+    let id = id(&rig);
     // Amazon's clock an hour behind ours: a cursor from our clock would skip its next hour.
-    rig.amazon.set_clock_skew(-3600);
-    rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
+    rig.amazon().set_clock_skew(-3600);
+    rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
     assert_eq!(rig.sync().await["orders_pulled"], 1);
-    let cursor = rig.cursor().expect("cursor");
-    assert!(cursor <= rig.amazon.now() * 1000 + 1000, "never past Amazon's Date");
-    let later = rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
+    let cursor = cursor(&rig).expect("cursor");
+    assert!(cursor <= rig.amazon().now() * 1000 + 1000, "never past Amazon's Date");
+    let later = rig.amazon().add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
     let run = rig.sync().await;
     assert_eq!(run["orders_pulled"], 1, "{run}");
-    assert!(rig.orders().await.contains_key(&later));
+    assert!(rig.orders_by_external().await.contains_key(&later));
 }
 
 #[rocket::async_test]
 async fn orders_without_an_address_fail_the_pull_naming_the_role_and_write_nothing() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
-    rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
-    rig.amazon.hide_recipients(&id, true);
+    let rig = amazon().await;
+    let id = id(&rig);
+    rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
+    rig.amazon().hide_recipients(&id, true);
     let run = rig.sync().await;
     assert_eq!(run["status"], "failed", "{run}");
     assert_eq!(run["error"]["code"], "adapter_authentication_failed", "{run}");
@@ -344,40 +152,40 @@ async fn orders_without_an_address_fail_the_pull_naming_the_role_and_write_nothi
         run["error"]["message"].as_str().unwrap().contains("Direct-to-Consumer Delivery (Restricted)"),
         "{run}"
     );
-    assert!(rig.orders().await.is_empty());
+    assert!(rig.orders_by_external().await.is_empty());
 }
 
 #[rocket::async_test]
 async fn an_expired_token_is_renewed_and_a_revoked_refresh_token_fails_without_secrets() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
-    rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
+    let rig = amazon().await;
+    let id = id(&rig);
+    rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
     assert_eq!(rig.sync().await["status"], "succeeded");
-    let tokens = rig.amazon.requests(Operation::Token);
-    rig.amazon.expire_tokens(&id);
-    rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
+    let tokens = rig.amazon().requests(Operation::Token);
+    rig.amazon().expire_tokens(&id);
+    rig.amazon().add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
     let run = rig.sync().await;
     assert_eq!(
         (run["status"].as_str(), run["orders_pulled"].as_i64()),
         (Some("succeeded"), Some(1)),
         "{run}"
     );
-    assert_eq!(rig.amazon.requests(Operation::Token), tokens + 1, "one new token after the 403");
-    rig.amazon.expire_tokens(&id);
-    rig.amazon.revoke_refresh_token(&id);
+    assert_eq!(rig.amazon().requests(Operation::Token), tokens + 1, "one new token after the 403");
+    rig.amazon().expire_tokens(&id);
+    rig.amazon().revoke_refresh_token(&id);
     let run = rig.sync().await;
     assert_eq!(run["error"]["code"], "adapter_authentication_failed", "{run}");
     let text = run.to_string();
     assert!(text.contains("invalid_grant"), "{run}");
-    for secret in [&rig.seller.client_secret, &rig.seller.refresh_token] {
+    for secret in [&rig.seller().client_secret, &rig.seller().refresh_token] {
         assert!(!text.contains(secret.as_str()), "a secret in the run: {run}");
     }
 }
 
 #[rocket::async_test]
 async fn stock_goes_as_one_feed_of_changed_merchant_listings_and_refusals_are_read_later() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
+    let rig = amazon().await;
+    let id = id(&rig);
     for sku in ["MUG-BLU", "TEA-GRN", "FBA-ONLY", "NOPE-1", "MUG,XL"] {
         let r = rig
             .app
@@ -390,18 +198,16 @@ async fn stock_goes_as_one_feed_of_changed_merchant_listings_and_refusals_are_re
         assert_eq!(r.status.code, 201, "{r:?}");
     }
     rig.enable_channel("inventory").await;
-    rig.drop_file(
-        "inventory",
+    rig.drop_stock(
         "stock.csv",
         "sku,quantity\nMUG-BLU,17\nTEA-GRN,0\nFBA-ONLY,5\nNOPE-1,3\nMUG,XL,4\n"
             .replace("MUG,XL", "\"MUG,XL\"")
             .as_str(),
     );
-    rig.amazon.hold_feeds(&id, 1);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    rig.amazon().hold_feeds(&id, 1);
+    let run = rig.sync_ok().await;
     assert_eq!(run["stock_levels_sent"], 2, "MUG-BLU and MUG,XL: {run}");
-    let feeds = rig.amazon.feeds(&id);
+    let feeds = rig.amazon().feeds(&id);
     assert_eq!(feeds.len(), 1);
     let messages = feeds[0].document.as_ref().unwrap()["messages"].as_array().unwrap().clone();
     let sent: BTreeMap<String, i64> = messages
@@ -414,15 +220,14 @@ async fn stock_goes_as_one_feed_of_changed_merchant_listings_and_refusals_are_re
         })
         .collect();
     assert_eq!(sent, BTreeMap::from([("MUG-BLU".to_string(), 17), ("MUG,XL".to_string(), 4)]));
-    assert_eq!(rig.amazon.requests(Operation::SearchListingsItems), 1);
-    assert_eq!(rig.amazon.requests(Operation::GetListingsItem), 1);
+    assert_eq!(rig.amazon().requests(Operation::SearchListingsItems), 1);
+    assert_eq!(rig.amazon().requests(Operation::GetListingsItem), 1);
     // The seller changes MUG-BLU's product type before Amazon processes the feed, which
     // then refuses that level. The next pass finds the feed still queued; the one after
     // reads its report.
-    rig.amazon.add_listing(&id, Listing::mfn("MUG-BLU", "TEA", 20));
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(rig.amazon.requests(Operation::GetFeedDocument), 0, "still queued");
+    rig.amazon().add_listing(&id, Listing::mfn("MUG-BLU", "TEA", 20));
+    rig.sync_ok().await;
+    assert_eq!(rig.amazon().requests(Operation::GetFeedDocument), 0, "still queued");
     let run = rig.sync().await;
     assert_eq!(run["status"], "failed", "{run}");
     assert_eq!(run["error"]["code"], "bad_data", "{run}");
@@ -434,33 +239,32 @@ async fn stock_goes_as_one_feed_of_changed_merchant_listings_and_refusals_are_re
         "{run}"
     );
     assert!(run["problems"].as_array().unwrap().iter().any(|p| p["ref"] == "MUG-BLU"), "{run}");
-    assert_eq!(rig.amazon.listing(&id, "MUG,XL").unwrap().quantity, 4, "the other level stands");
-    assert_eq!(rig.amazon.listing(&id, "FBA-ONLY").unwrap().quantity, 12, "FBA untouched");
+    assert_eq!(rig.amazon().listing(&id, "MUG,XL").unwrap().quantity, 4, "the other level stands");
+    assert_eq!(rig.amazon().listing(&id, "FBA-ONLY").unwrap().quantity, 12, "FBA untouched");
     // The refused level went again in the same step, with the listing's product type now.
     assert_eq!(run["stock_levels_sent"], 1, "{run}");
-    rig.amazon.process_feeds(&id);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(rig.amazon.listing(&id, "MUG-BLU").unwrap().quantity, 17);
+    rig.amazon().process_feeds(&id);
+    rig.sync_ok().await;
+    assert_eq!(rig.amazon().listing(&id, "MUG-BLU").unwrap().quantity, 17);
     // A feed Amazon did not process sends its levels again.
-    rig.drop_file("inventory", "stock2.csv", "sku,quantity\nMUG-BLU,9\n");
+    rig.drop_stock("stock2.csv", "sku,quantity\nMUG-BLU,9\n");
     let run = rig.sync().await;
     assert_eq!(run["stock_levels_sent"], 1, "{run}");
-    let feed = rig.amazon.feeds(&id).last().unwrap().feed_id.clone();
-    assert!(rig.amazon.end_feed(&id, &feed, FeedEnd::Fatal));
+    let feed = rig.amazon().feeds(&id).last().unwrap().feed_id.clone();
+    assert!(rig.amazon().end_feed(&id, &feed, FeedEnd::Fatal));
     let run = rig.sync().await;
     assert_eq!(run["status"], "failed", "{run}");
     assert_eq!(run["error"]["code"], "bad_data", "{run}");
     assert!(run["error"]["message"].as_str().unwrap().contains(&feed), "{run}");
     assert_eq!(run["stock_levels_sent"], 1, "its level went again in a new feed at once: {run}");
-    assert_eq!(rig.amazon.feeds(&id).len(), 4);
+    assert_eq!(rig.amazon().feeds(&id).len(), 4);
 }
 
 async fn ping(rig: &Rig) -> crate::common::Reply {
     let body = json!({"customer_id": rig.customer_id, "name": "Acme on Amazon", "platform": "amazon",
-                      "adapter": adapter(&rig.seller)});
+                      "adapter": amazon_adapter(rig.seller())});
     let r = rig.app.post_json("/stores/ping", &rig.app.admin, body).await;
-    for secret in [&rig.seller.client_secret, &rig.seller.refresh_token] {
+    for secret in [&rig.seller().client_secret, &rig.seller().refresh_token] {
         assert!(!r.text.contains(secret.as_str()), "a credential in the answer: {r:?}");
     }
     r
@@ -468,32 +272,32 @@ async fn ping(rig: &Rig) -> crate::common::Reply {
 
 #[rocket::async_test]
 async fn the_ping_checks_token_participations_and_listings_and_names_what_is_wrong() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
+    let rig = amazon().await;
+    let id = id(&rig);
     let ok = ping(&rig).await;
     assert_eq!(ok.status.code, 204, "{ok:?}");
-    rig.amazon.set_participation(&id, MARKETPLACE, false);
+    rig.amazon().set_participation(&id, MARKETPLACE, false);
     let r = ping(&rig).await;
     assert_eq!(r.status.code, 422, "{r:?}");
     assert!(
         r.body.to_string().contains("ATVPDKIKX0DER is not a marketplace of this seller in region na"),
         "{r:?}"
     );
-    rig.amazon.set_participation(&id, MARKETPLACE, true);
-    rig.amazon.fail_next(&id, Some(Operation::GetMarketplaceParticipations), 503, 1);
+    rig.amazon().set_participation(&id, MARKETPLACE, true);
+    rig.amazon().fail_next(&id, Some(Operation::GetMarketplaceParticipations), 503, 1);
     let r = ping(&rig).await;
     assert_eq!(r.status.code, 502, "{r:?}");
-    rig.amazon.revoke_refresh_token(&id);
+    rig.amazon().revoke_refresh_token(&id);
     let r = ping(&rig).await;
     assert_eq!(r.status.code, 422, "{r:?}");
     assert!(r.body.to_string().contains("invalid_grant"), "{r:?}");
-    assert!(!r.body.to_string().contains(&rig.seller.refresh_token));
+    assert!(!r.body.to_string().contains(&rig.seller().refresh_token));
 }
 
 #[rocket::async_test]
 async fn each_adapter_key_is_checked_and_the_secrets_come_back_masked() {
-    let rig = Rig::new().await;
-    let mut bad = adapter(&rig.seller);
+    let rig = amazon().await;
+    let mut bad = amazon_adapter(rig.seller());
     bad["marketplace_ids"] = json!(["nope"]);
     bad["region"] = json!("us");
     let r = rig
@@ -512,7 +316,7 @@ async fn each_adapter_key_is_checked_and_the_secrets_come_back_masked() {
     );
     let store = rig.app.get(&format!("/stores/{}", rig.store_id), &rig.app.admin).await;
     let shown = &store.body["adapter"];
-    assert_eq!(shown["seller_id"], json!(rig.seller.seller_id));
+    assert_eq!(shown["seller_id"], json!(rig.seller().seller_id));
     assert_eq!(shown["marketplace_ids"], json!([MARKETPLACE]));
     for key in ["client_secret", "refresh_token"] {
         assert!(shown[key].as_str().unwrap().starts_with("********"), "{shown}");
@@ -521,17 +325,16 @@ async fn each_adapter_key_is_checked_and_the_secrets_come_back_masked() {
 
 #[rocket::async_test]
 async fn a_shipment_paced_to_a_later_pass_waits_for_it_without_spinning_the_pass() {
-    let rig = Rig::with(|f| f.merge(("ping_timeout_secs", 1))).await;
-    let id = rig.id().to_string();
-    let first = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
-    let second = rig.amazon.add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
+    let rig = Rig::with_store(StoreKind::Amazon, 0, |f| f.merge(("ping_timeout_secs", 1))).await;
+    let id = id(&rig);
+    let first = rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
+    let second = rig.amazon().add_order(&id, NewOrder::mfn(&[("TEA-GRN", 1)]));
     assert_eq!(rig.sync().await["orders_sent"], 2);
-    let orders = rig.orders().await;
+    let orders = rig.orders_by_external().await;
     let (a, b) = (orders[&first]["id"].as_i64().unwrap(), orders[&second]["id"].as_i64().unwrap());
     // One getOrder, then one every 100 s: the second shipment's check is for a later pass.
-    rig.amazon.set_rate(&id, Operation::GetOrder, 0.01, 1);
-    rig.drop_file(
-        "shipments",
+    rig.amazon().set_rate(&id, Operation::GetOrder, 0.01, 1);
+    rig.drop_shipments(
         "s.csv",
         &format!("order_id,tracking_number,carrier_name\n{a},9400100000000000000001,USPS\n{b},9400100000000000000002,USPS\n"),
     );
@@ -541,7 +344,7 @@ async fn a_shipment_paced_to_a_later_pass_waits_for_it_without_spinning_the_pass
     assert_eq!(run["problems_count"], 1, "one problem saying until when: {run}");
     let problem = run["problems"][0]["message"].as_str().unwrap_or_default();
     assert!(problem.contains("later pass") && problem.contains("getOrder"), "{run}");
-    let shipments = rig.list("shipments").await;
+    let shipments = rig.shipments().await;
     let waiting = shipments.iter().find(|s| s["tracking_number"] == "9400100000000000000002").unwrap();
     assert_eq!(waiting["state"], "ready_for_shipment_notification", "it keeps its state: {waiting}");
     let conn = rig.app.pool().get().unwrap();
@@ -557,11 +360,11 @@ async fn a_shipment_paced_to_a_later_pass_waits_for_it_without_spinning_the_pass
 
 #[rocket::async_test]
 async fn an_access_token_amazon_quotes_back_is_never_in_the_run() {
-    let rig = Rig::new().await;
-    let id = rig.id().to_string();
-    let amazon_id = rig.amazon.add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
+    let rig = amazon().await;
+    let id = id(&rig);
+    let amazon_id = rig.amazon().add_order(&id, NewOrder::mfn(&[("MUG-BLU", 1)]));
     // The pull's refusal quotes the token it was sent.
-    rig.amazon.echo_token_next(&id, Operation::SearchOrders, 400, 1);
+    rig.amazon().echo_token_next(&id, Operation::SearchOrders, 400, 1);
     let run = rig.sync().await;
     assert_eq!(run["error"]["code"], "bad_data", "{run}");
     let text = run.to_string();
@@ -569,23 +372,22 @@ async fn an_access_token_amazon_quotes_back_is_never_in_the_run() {
     assert!(!text.contains("Atza|"), "the access token in the run: {run}");
     assert_eq!(rig.sync().await["orders_sent"], 1);
     // So do the notify's check and its confirmation.
-    let order_id = rig.orders().await[&amazon_id]["id"].as_i64().unwrap();
-    rig.drop_file(
-        "shipments",
+    let order_id = rig.orders_by_external().await[&amazon_id]["id"].as_i64().unwrap();
+    rig.drop_shipments(
         "s.csv",
         &format!("order_id,tracking_number,carrier_name\n{order_id},9400100000000000000001,USPS\n"),
     );
-    rig.amazon.echo_token_next(&id, Operation::GetOrder, 400, 1);
+    rig.amazon().echo_token_next(&id, Operation::GetOrder, 400, 1);
     let run = rig.sync().await;
     let text = run.to_string();
     assert!(text.contains("was rejected") && !text.contains("Atza|"), "{run}");
-    let shipment = &rig.list("shipments").await[0];
+    let shipment = &rig.shipments().await[0];
     let path = format!("/shipments/{}/retry", shipment["id"]);
     let _ = rig.app.post_json(&path, &rig.app.admin, json!({})).await;
-    rig.amazon.echo_token_next(&id, Operation::ConfirmShipment, 400, 1);
+    rig.amazon().echo_token_next(&id, Operation::ConfirmShipment, 400, 1);
     let run = rig.sync().await;
     let text = run.to_string();
     assert!(text.contains("was rejected") && !text.contains("Atza|"), "{run}");
-    let shipment = &rig.list("shipments").await[0];
+    let shipment = &rig.shipments().await[0];
     assert!(!shipment.to_string().contains("Atza|"), "{shipment}");
 }

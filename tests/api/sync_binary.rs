@@ -1,15 +1,11 @@
-//! Sync through the real binary. Crash safety (CONTRACT §11): the server is killed with
-//! SIGKILL in the middle of sync passes, again and again, and started over the same file.
-//! When it has caught up, nothing is lost or doubled: every order once, in exactly one order
-//! file, every shipment once, and the store told of each shipment once, for a BigCommerce
-//! and for a Shopify store. And `orderbridge
-//! sync`, the command that runs a pass in the foreground.
+//! Sync through the real binary: the calls the crash round (`sync_suites::crash`) makes,
+//! `orderbridge sync` (the command that runs a pass in the foreground), a stock send killed
+//! with SIGKILL, and `serve --demo`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
 use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
-use orderbridge::simulate::shopify;
 use serde_json::{Value, json};
 
 use crate::process::{Server, http, start, token};
@@ -109,174 +105,31 @@ pub(crate) fn envs(folders: &str) -> Vec<(&str, &str)> {
     ]
 }
 
-/// The store a crash test syncs: its create body, how to slow it down, the tracking numbers
-/// it was told, and the credential that must never be logged.
-struct CrashStore {
-    body: Value,
-    slow: Box<dyn Fn(Duration)>,
-    told: Box<dyn Fn() -> Vec<String>>,
-    secret: &'static str,
+/// `orderbridge sync` with `args` over `db`, its folder warehouses under `folders` and a
+/// BigCommerce at `base`, with `sync_mode` off (which the command ignores).
+pub(crate) fn sync_command(
+    db: &std::path::Path,
+    base: &str,
+    folders: &std::path::Path,
+    args: &[&str],
+) -> Command {
+    let mut command = crate::process::command(db);
+    command
+        .arg("sync")
+        .args(args)
+        .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
+        .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
+        .env("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1")
+        .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
+        .env("ORDERBRIDGE_SYNC_MODE", "off");
+    command
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_in_the_middle_of_passes_loses_and_doubles_nothing() {
-    let sim = Simulator::start().await;
-    sim.add_store(HASH, TOKEN);
-    sim.add_orders(HASH, ORDERS, 11);
-    let (slow, told) = (sim.handle(), sim.handle());
-    let store = CrashStore {
-        body: json!({"platform": "big_commerce", "adapter": {"access_token": TOKEN, "store_hash": HASH}}),
-        slow: Box::new(move |delay| slow.set_delay(HASH, delay)),
-        told: Box::new(move || told.shipments(HASH).into_iter().map(|s| s.tracking_number).collect()),
-        secret: TOKEN,
-    };
-    crash_and_catch_up(store, &[("ORDERBRIDGE_BIGCOMMERCE_API_BASE", &sim.base_url())]).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_9_in_the_middle_of_shopify_passes_loses_and_doubles_nothing() {
-    const SHOP: &str = "crash.myshopify.com";
-    const SHOP_TOKEN: &str = "shpat_crash_TOKEN_0001";
-    let sim = shopify::Simulator::start().await;
-    sim.add_shop(SHOP, SHOP_TOKEN, &shopify::ALL_SCOPES);
-    sim.add_orders(SHOP, ORDERS, 11);
-    // Shopify's pace is not what this test is about: a bucket that never runs dry.
-    sim.set_bucket(SHOP, 1e9, 1e9, 1e9);
-    let (slow, told) = (sim.handle(), sim.handle());
-    let store = CrashStore {
-        body: json!({"platform": "shopify", "adapter": {"shop": SHOP, "access_token": SHOP_TOKEN}}),
-        slow: Box::new(move |delay| slow.set_delay(SHOP, delay)),
-        told: Box::new(move || {
-            told.fulfillments(SHOP).into_iter().filter_map(|f| f.tracking_number).collect()
-        }),
-        secret: SHOP_TOKEN,
-    };
-    crash_and_catch_up(store, &[("ORDERBRIDGE_SHOPIFY_API_BASE", &sim.base_url())]).await;
-}
-
-/// Passes killed with SIGKILL at different moments, six times, then passes until one finds
-/// nothing to do: every order once, in one file; every shipment once, the store told once.
-async fn crash_and_catch_up(store: CrashStore, platform_env: &[(&str, &str)]) {
-    // Slow enough that a pass is well under way when the kill comes.
-    (store.slow)(Duration::from_millis(3));
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("crash.db");
-    let folders = dir.path().join("folders");
-    let root = folders.join("wh");
-    std::fs::create_dir_all(&root).unwrap();
-    let folders_text = folders.display().to_string();
-    let mut env = envs(&folders_text);
-    env.extend(platform_env.iter().copied());
-
-    let boot = {
-        let (db, env) =
-            (db.clone(), env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
-        move || {
-            let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            start(&db, &pairs).0
-        }
-    };
-    let server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
-    let api = Api::new(&server);
-    let customer = api.create("/customers", json!({"company_name": "Crash Co"}));
-    let mut body = store.body.clone();
-    body["customer_id"] = json!(customer);
-    body["name"] = json!("Shop");
-    body["enabled_at"] = json!("now");
-    let store_id = api.create("/stores", body);
-    let warehouse = api.create(
-        "/warehouses",
-        json!({"customer_id": customer, "platform": "folder", "enabled_at": "now",
-               "adapter": {"connection_string": format!("file://{}", root.display())}}),
-    );
-    let connection = api.create(
-        "/connections",
-        json!({"name": "c", "customer_id": customer, "store_id": store_id, "warehouse_id": warehouse, "enabled_at": "now"}),
-    );
-    let (_, channels) = api.call("GET", &format!("/connections/{connection}/channels"), Value::Null);
-    let sales =
-        channels.as_array().unwrap().iter().find(|c| c["type"] == "sales").unwrap()["id"].as_i64().unwrap();
-    api.call("PATCH", &format!("/connections/{connection}/channels/{sales}"), json!({"enabled_at": "now"}));
-
-    let mut server = Some(server);
-    let mut shipped = BTreeSet::new();
-    // Kills at different moments: during the pull, the send, the shipment read and the notify.
-    for (round, after_ms) in [400u64, 1_500, 900, 2_500, 300, 1_200].into_iter().enumerate() {
-        let running = server.take().unwrap_or_else(|| panic!("round {round}: no server"));
-        let api = Api::new(&running);
-        if round >= 2 {
-            // The warehouse confirms what it has, so later kills land in shipment steps too.
-            let orders = api.all("orders");
-            let mut file = String::from("order_id,tracking_number,carrier_name\n");
-            for order in orders.iter().filter(|o| o["fulfillment_state"] == "pending_shipment").take(150) {
-                let id = order["id"].as_i64().unwrap();
-                if shipped.insert(id) {
-                    file.push_str(&format!("{id},TRK-{id},UPS\n"));
-                }
-            }
-            std::fs::create_dir_all(root.join("shipments")).unwrap();
-            std::fs::write(root.join(format!("shipments/confirm-{round}.csv")), file).unwrap();
-        }
-        let (status, started) = api.call("POST", &format!("/connections/{connection}/sync"), json!({}));
-        assert_eq!(status, 202, "{started}");
-        tokio::time::sleep(Duration::from_millis(after_ms)).await;
-        let mut dead = running;
-        dead.child.kill().expect("SIGKILL"); // Child::kill sends SIGKILL on Unix.
-        let _ = dead.child.wait();
-        server = Some(tokio::task::spawn_blocking(boot.clone()).await.unwrap());
-    }
-
-    // Caught up: passes until one finds nothing to do (bounded).
-    let running = server.take().unwrap();
-    let api = Api::new(&running);
-    (store.slow)(Duration::ZERO);
-    assert!(api.settle(connection, 8).await, "the passes settle");
-
-    // The kills did land in passes: those runs say they were interrupted.
-    let (_, runs) = api.call("GET", &format!("/connections/{connection}/sync_runs"), Value::Null);
-    let interrupted = runs.as_array().unwrap().iter().filter(|r| r["error"]["code"] == "interrupted").count();
-    assert!(interrupted >= 2, "{interrupted} of 6 kills interrupted a pass: {runs}");
-
-    // Every order once.
-    let orders = api.all("orders");
-    assert_eq!(orders.len(), ORDERS);
-    let external: BTreeSet<&str> = orders.iter().map(|o| o["external_id"].as_str().unwrap()).collect();
-    assert_eq!(external.len(), ORDERS, "no order twice");
-    assert!(orders.iter().all(|o| o["fulfillment_state"] != "new"), "every order reached the warehouse");
-
-    // Every order in exactly one file, and no half-written file left.
-    let names = files_in(&root.join("orders"));
-    assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
-    let mut files_of: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
-    for name in &names {
-        let mut reader = csv::Reader::from_path(root.join("orders").join(name)).unwrap();
-        for record in reader.records() {
-            let id: i64 = record.unwrap()[0].parse().unwrap();
-            files_of.entry(id).or_default().insert(name.clone());
-        }
-    }
-    assert_eq!(files_of.len(), ORDERS);
-    assert!(files_of.values().all(|f| f.len() == 1), "no order in two files");
-
-    // Every shipment once, notified once.
-    let shipments = api.all("shipments");
-    assert_eq!(shipments.len(), shipped.len());
-    assert!(
-        shipments.iter().all(|s| s["state"] == "notified_shipped"),
-        "{:?}",
-        shipments.iter().map(|s| s["state"].to_string()).collect::<BTreeSet<_>>()
-    );
-    let posted = (store.told)();
-    let mut seen = BTreeSet::new();
-    for tracking in &posted {
-        assert!(seen.insert(tracking.clone()), "{tracking} told twice");
-    }
-    assert_eq!(seen.len(), shipped.len());
-    // Nothing the last server logged, at debug level over several passes, carries the
-    // store's token.
-    let (out, err) = running.stop();
-    assert!(out.len() + err.len() > 1000, "the server logged at debug level");
-    assert!(!out.contains(store.secret) && !err.contains(store.secret), "the token was logged");
+/// Runs `command` off the async threads: whether it succeeded, and its stdout and stderr.
+pub(crate) async fn run(mut command: Command) -> (bool, String, String) {
+    let out = tokio::task::spawn_blocking(move || command.output().unwrap()).await.unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
 }
 
 /// A switched-on connection written straight into a new database file, for the CLI.
@@ -320,26 +173,8 @@ async fn the_sync_command_runs_a_pass_prints_each_step_and_fails_when_the_pass_d
     let root = dir.path().join("folders/wh");
     std::fs::create_dir_all(&root).unwrap();
     connection_in(&db, &root, TOKEN);
-    let base = sim.base_url();
-    let folders = dir.path().join("folders").display().to_string();
-    let run = |db: std::path::PathBuf, base: String, folders: String| {
-        tokio::task::spawn_blocking(move || {
-            let mut cmd = crate::process::command(&db);
-            cmd.args(["sync", "--connection", "1"])
-                .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
-                .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
-                .env("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1")
-                .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
-                .env("ORDERBRIDGE_SYNC_MODE", "off");
-            let out = cmd.output().unwrap();
-            (
-                out.status.success(),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            )
-        })
-    };
-    let (ok, out, err) = run(db.clone(), base.clone(), folders.clone()).await.unwrap();
+    let cli = || sync_command(&db, &sim.base_url(), &dir.path().join("folders"), &["--connection", "1"]);
+    let (ok, out, err) = run(cli()).await;
     assert!(ok, "sync_mode off does not stop the command: {out}\n{err}");
     assert!(out.contains("run 1 succeeded"), "{out}");
     assert!(out.contains("5 order(s) pulled from the store"), "{out}");
@@ -348,7 +183,7 @@ async fn the_sync_command_runs_a_pass_prints_each_step_and_fails_when_the_pass_d
 
     // The store now refuses the token: the pass fails, and so does the command.
     sim.add_store(HASH, "another-token");
-    let (ok, out, err) = run(db, base, folders).await.unwrap();
+    let (ok, out, err) = run(cli()).await;
     assert!(!ok, "{out}");
     assert!(out.contains("failed at pull_orders (adapter_authentication_failed)"), "{out}");
     assert!(err.contains("a sync pass failed"), "{err}");
@@ -533,78 +368,30 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
     assert!(runs.iter().all(|r| r["status"] != "failed"), "every Shopify pass succeeds: {runs:?}");
 
     // The demo's WooCommerce store moves too: a new order of it ships and the shop is told.
-    assert!(printed.contains("WooCommerce at http://127.0.0.1:"), "{printed}");
-    let (_, connections) = api.call("GET", "/connections", Value::Null);
-    let woo = connections
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "WooCommerce fulfillment")
-        .unwrap_or_else(|| panic!("the demo's WooCommerce connection: {connections}"))["id"]
-        .as_i64()
-        .unwrap();
-    let runs_path = format!("/connections/{woo}/sync_runs");
-    let mut told = false;
-    for _ in 0..180 {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let (_, runs) = api.call("GET", &runs_path, Value::Null);
-        let runs = runs.as_array().cloned().unwrap_or_default();
-        assert!(runs.iter().all(|r| r["status"] != "failed"), "every WooCommerce pass succeeds: {runs:?}");
-        if runs.iter().any(|r| r["shipments_notified"].as_i64().unwrap_or(0) > 0) {
-            told = true;
-            break;
+    // The demo's ShipStation warehouse buys labels 20 s after an order arrives; the store
+    // hears. The demo's Amazon seller: its merchant orders reach the folder warehouse, whose
+    // worker ships them, and Amazon hears (its FBA order never leaves Amazon).
+    for name in ["WooCommerce", "ShipStation", "Amazon"] {
+        assert!(printed.contains(&format!("{name} at http://127.0.0.1:")), "{printed}");
+        let (_, connections) = api.call("GET", "/connections", Value::Null);
+        let connection =
+            connections.as_array().unwrap().iter().find(|c| c["name"] == format!("{name} fulfillment"));
+        let id =
+            connection.unwrap_or_else(|| panic!("the demo's {name} connection: {connections}"))["id"].clone();
+        let runs_path = format!("/connections/{id}/sync_runs");
+        let mut told = false;
+        for _ in 0..180 {
+            let (_, runs) = api.call("GET", &runs_path, Value::Null);
+            let runs = runs.as_array().cloned().unwrap_or_default();
+            assert!(runs.iter().all(|r| r["status"] != "failed"), "every {name} pass succeeds: {runs:?}");
+            if runs.iter().any(|r| r["shipments_notified"].as_i64().unwrap_or(0) > 0) {
+                told = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
         }
+        assert!(told, "no {name} shipment came back to its store within 90 s");
     }
-    assert!(told, "no WooCommerce order was shipped and notified within 90 s");
-
-    // The demo's ShipStation warehouse buys labels 20 s after an order arrives; the store hears.
-    assert!(printed.contains("ShipStation at http://127.0.0.1:"), "{printed}");
-    let ss = connections
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "ShipStation fulfillment")
-        .unwrap_or_else(|| panic!("the demo's ShipStation connection: {connections}"))["id"]
-        .as_i64()
-        .unwrap();
-    let runs_path = format!("/connections/{ss}/sync_runs");
-    let mut told = false;
-    for _ in 0..180 {
-        let (_, runs) = api.call("GET", &runs_path, Value::Null);
-        let runs = runs.as_array().cloned().unwrap_or_default();
-        assert!(runs.iter().all(|r| r["status"] != "failed"), "every ShipStation pass succeeds: {runs:?}");
-        if runs.iter().any(|r| r["shipments_notified"].as_i64().unwrap_or(0) > 0) {
-            told = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    assert!(told, "no ShipStation label came back to its store within 90 s");
-
-    // The demo's Amazon seller: its merchant orders reach the folder warehouse, whose worker
-    // ships them, and Amazon hears; its FBA order never leaves Amazon.
-    assert!(printed.contains("Amazon at http://127.0.0.1:"), "{printed}");
-    let amazon = connections
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "Amazon fulfillment")
-        .unwrap_or_else(|| panic!("the demo's Amazon connection: {connections}"))["id"]
-        .as_i64()
-        .unwrap();
-    let runs_path = format!("/connections/{amazon}/sync_runs");
-    let mut told = false;
-    for _ in 0..180 {
-        let (_, runs) = api.call("GET", &runs_path, Value::Null);
-        let runs = runs.as_array().cloned().unwrap_or_default();
-        assert!(runs.iter().all(|r| r["status"] != "failed"), "every Amazon pass succeeds: {runs:?}");
-        if runs.iter().any(|r| r["shipments_notified"].as_i64().unwrap_or(0) > 0) {
-            told = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    assert!(told, "no Amazon order was shipped and confirmed within 90 s");
     let (out, err) = server.stop();
     let said = out + &err;
     assert!(printed.contains("Shopify at http://127.0.0.1:"), "{printed}");

@@ -10,54 +10,23 @@ use orderbridge::simulate::shipbob::{self, Parcel};
 use orderbridge::simulate::shipstation::{self, Operation};
 use serde_json::{Value, json};
 
-use crate::sync_rig::{HASH, Rig};
+use crate::sync_rig::HASH;
+use crate::sync_suites::warehouses::{KEY, PAT, WarehouseRig, id, shipbob_rig, shipstation_rig};
 
-const KEY: &str = "ss-key-doubt-0123456789";
-const PAT: &str = "pat-shipbob-doubt-0123456789";
-
-/// A rig whose store's orders go to a ShipStation warehouse.
-struct ShipStationRig {
-    rig: Rig,
-    ss: shipstation::Simulator,
-    connection_id: i64,
-    warehouse_id: i64,
+async fn shipstation(orders: usize) -> WarehouseRig<shipstation::Simulator> {
+    shipstation_rig(orders, |f| f).await
 }
 
-impl ShipStationRig {
-    async fn new(orders: usize) -> ShipStationRig {
-        let ss = shipstation::Simulator::start().await;
-        ss.add_account(KEY);
-        let base = ss.base_url();
-        let rig = Rig::with(orders, move |f| f.merge(("shipstation_api_base", base))).await;
-        let connection_id = rig
-            .connect_warehouse(
-                json!({"name": "ShipStation", "platform": "shipstation", "adapter": {"access_token": KEY}}),
-            )
-            .await;
-        let connection = rig.app.get(&format!("/connections/{connection_id}"), rig.admin()).await;
-        let warehouse_id = connection.body["warehouse_id"].as_i64().unwrap();
-        ShipStationRig { rig, ss, connection_id, warehouse_id }
-    }
-
-    async fn sync(&self) -> Value {
-        self.rig.sync_connection(self.connection_id).await
-    }
-
-    /// A pass whose create of every order is applied by ShipStation while its answer is lost,
-    /// and whose lookups all fail: it ends with the orders `new` and their creates in doubt.
-    async fn sync_leaving_creates_in_doubt(&self) -> Value {
-        self.ss.lose_creates(KEY, 100);
-        self.ss.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
-        let run = self.sync().await;
-        assert_eq!(run["status"], "failed", "{run}");
-        self.ss.clear_faults(KEY);
-        self.ss.lose_creates(KEY, 0);
-        run
-    }
-}
-
-fn id(order: &Value) -> i64 {
-    order["id"].as_i64().unwrap()
+/// A pass whose create of every order is applied by ShipStation while its answer is lost,
+/// and whose lookups all fail: it ends with the orders `new` and their creates in doubt.
+async fn sync_leaving_creates_in_doubt(t: &WarehouseRig<shipstation::Simulator>) -> Value {
+    t.wh.lose_creates(KEY, 100);
+    t.wh.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
+    let run = t.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    t.wh.clear_faults(KEY);
+    t.wh.lose_creates(KEY, 0);
+    run
 }
 
 fn problem_refs(run: &Value) -> Vec<String> {
@@ -71,147 +40,122 @@ fn problem_refs(run: &Value) -> Vec<String> {
 
 #[rocket::async_test]
 async fn a_create_in_doubt_is_looked_up_before_the_next_pass_creates_it_again() {
-    let t = ShipStationRig::new(1).await;
-    t.sync_leaving_creates_in_doubt().await;
+    let t = shipstation(1).await;
+    sync_leaving_creates_in_doubt(&t).await;
     let order = &t.rig.orders().await[0];
     assert_eq!(order["fulfillment_state"], "new", "{order}");
-    assert_eq!(t.ss.shipments_under(KEY, "ob-1"), 1, "ShipStation applied the lost create");
-    let creates = t.ss.requests(Operation::CreateShipments);
+    assert_eq!(t.wh.shipments_under(KEY, "ob-1"), 1, "ShipStation applied the lost create");
+    let creates = t.wh.requests(Operation::CreateShipments);
 
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(t.ss.requests(Operation::CreateShipments), creates, "looked up, not created again");
-    assert_eq!(t.ss.shipments_under(KEY, "ob-1"), 1);
+    t.sync_ok().await;
+    assert_eq!(t.wh.requests(Operation::CreateShipments), creates, "looked up, not created again");
+    assert_eq!(t.wh.shipments_under(KEY, "ob-1"), 1);
     let order = &t.rig.orders().await[0];
     assert_eq!(order["fulfillment_state"], "pending_shipment", "{order}");
-    assert_eq!(order["external_warehouse_order_id"], t.ss.shipment(KEY, "ob-1").unwrap().0, "{order}");
+    assert_eq!(order["external_warehouse_order_id"], t.wh.shipment(KEY, "ob-1").unwrap().0, "{order}");
 }
 
 #[rocket::async_test]
 async fn an_order_cancelled_while_its_create_is_in_doubt_is_cancelled_at_shipstation() {
-    let t = ShipStationRig::new(2).await;
-    t.sync_leaving_creates_in_doubt().await;
+    let t = shipstation(2).await;
+    sync_leaving_creates_in_doubt(&t).await;
     let orders = t.rig.orders().await;
     assert!(orders.iter().all(|o| o["fulfillment_state"] == "new"), "{orders:?}");
     for order in &orders {
-        t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+        t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     }
-    let creates = t.ss.requests(Operation::CreateShipments);
+    let creates = t.wh.requests(Operation::CreateShipments);
 
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     assert_eq!(
-        t.ss.requests(Operation::CreateShipments),
+        t.wh.requests(Operation::CreateShipments),
         creates,
         "nothing is created for a cancelled order"
     );
     for order in t.rig.orders().await {
         assert_eq!(order["fulfillment_state"], "canceled", "{order}");
         let reference = format!("ob-{}", id(&order));
-        let (_, status) = t.ss.shipment(KEY, &reference).expect("the lost create was applied");
+        let (_, status) = t.wh.shipment(KEY, &reference).expect("the lost create was applied");
         assert_eq!(status, "cancelled", "ShipStation no longer holds {reference} for shipping");
     }
 }
 
 #[rocket::async_test]
 async fn an_order_cancelled_while_a_create_that_never_arrived_is_in_doubt_is_cancelled_with_no_request() {
-    let t = ShipStationRig::new(1).await;
+    let t = shipstation(1).await;
     // The create is refused before ShipStation applies it, and every lookup fails.
-    t.ss.fail_next(KEY, Some(Operation::CreateShipments), 503, 3);
-    t.ss.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
+    t.wh.fail_next(KEY, Some(Operation::CreateShipments), 503, 3);
+    t.wh.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
     let run = t.sync().await;
     assert_eq!(run["status"], "failed", "{run}");
-    t.ss.clear_faults(KEY);
+    t.wh.clear_faults(KEY);
     let order = &t.rig.orders().await[0];
-    t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
-    let creates = t.ss.requests(Operation::CreateShipments);
+    t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
+    let creates = t.wh.requests(Operation::CreateShipments);
 
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "canceled");
-    assert_eq!(t.ss.shipment_count(KEY), 0, "never created");
-    assert_eq!(t.ss.requests(Operation::CreateShipments), creates);
-    assert_eq!(t.ss.requests(Operation::CancelShipment), 0, "nothing to cancel");
+    assert_eq!(t.wh.shipment_count(KEY), 0, "never created");
+    assert_eq!(t.wh.requests(Operation::CreateShipments), creates);
+    assert_eq!(t.wh.requests(Operation::CancelShipment), 0, "nothing to cancel");
 }
 
 #[rocket::async_test]
 async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_comes_back() {
     // Two stores of one customer share one ShipStation warehouse.
-    let t = ShipStationRig::new(0).await;
+    let t = shipstation(0).await;
     let (second_hash, second_token) = ("second-h4sh", "bc-token-second-0123");
-    t.rig.sim.add_store(second_hash, second_token);
-    t.rig.sim.add_orders(second_hash, 1, 11);
+    t.rig.bc().add_store(second_hash, second_token);
+    t.rig.bc().add_orders(second_hash, 1, 11);
+    let adapter = json!({"access_token": second_token, "store_hash": second_hash});
+    let second =
+        t.rig.connect_store(json!({"platform": "big_commerce", "adapter": adapter}), t.warehouse_id).await;
     let admin = t.rig.admin();
-    let store = t
-        .rig
-        .app
-        .post_json(
-            "/stores",
-            admin,
-            json!({"customer_id": t.rig.customer_id, "name": "Second shop", "platform": "big_commerce",
-                   "adapter": {"access_token": second_token, "store_hash": second_hash}, "enabled_at": "now"}),
-        )
-        .await
-        .id();
-    let second = t
-        .rig
-        .app
-        .post_json(
-            "/connections",
-            admin,
-            json!({"name": "second shop", "customer_id": t.rig.customer_id, "store_id": store,
-                   "warehouse_id": t.warehouse_id, "enabled_at": "now"}),
-        )
-        .await
-        .id();
-    crate::sync_rig::enable_channel(&t.rig.app, second, "sales").await;
 
     // The second connection's create is in doubt; ShipStation has the order and labels it.
-    t.ss.lose_creates(KEY, 1);
-    t.ss.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
+    t.wh.lose_creates(KEY, 1);
+    t.wh.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
     let run = t.rig.sync_connection(second).await;
     assert_eq!(run["status"], "failed", "{run}");
-    t.ss.clear_faults(KEY);
+    t.wh.clear_faults(KEY);
     let order = t.rig.orders().await.into_iter().next().expect("the second shop's order");
     assert_eq!(order["fulfillment_state"], "new", "{order}");
-    let label = t.ss.buy_label(KEY, &format!("ob-{}", id(&order)), None).unwrap();
+    let label = t.wh.buy_label(KEY, &format!("ob-{}", id(&order)), None).unwrap();
     // The second shop now fails at its pull, pass after pass.
-    t.rig.sim.fail_next(second_hash, "", 500, 1000);
+    t.rig.bc().fail_next(second_hash, "", 500, 1000);
 
     // The first connection reads the warehouse's labels: the order is ours.
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    let run = t.sync_ok().await;
     assert!(problem_refs(&run).is_empty(), "not named a stranger: {run}");
     assert_eq!(run["shipments_pulled"], 1, "{run}");
     let order = t.rig.app.get(&format!("/orders/{}", id(&order)), admin).await.body["order"].clone();
     assert_eq!(order["fulfillment_state"], "shipped", "{order}");
     assert_eq!(
         order["external_warehouse_order_id"],
-        t.ss.shipment(KEY, &format!("ob-{}", id(&order))).unwrap().0
+        t.wh.shipment(KEY, &format!("ob-{}", id(&order))).unwrap().0
     );
     let shipments = t.rig.shipments().await;
     assert_eq!(shipments.len(), 1, "{shipments:?}");
     assert_eq!(shipments[0]["tracking_number"], label.tracking_number.as_str());
 
     // The second shop recovers: nothing is created again, and its store hears of the parcel.
-    t.rig.sim.fail_next(second_hash, "", 500, 0);
-    let creates = t.ss.requests(Operation::CreateShipments);
-    let run = t.rig.sync_connection(second).await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.rig.bc().fail_next(second_hash, "", 500, 0);
+    let creates = t.wh.requests(Operation::CreateShipments);
+    let run = t.rig.sync_connection_ok(second).await;
     assert_eq!(run["shipments_notified"], 1, "{run}");
-    assert_eq!(t.ss.requests(Operation::CreateShipments), creates);
-    assert_eq!(t.ss.shipments_under(KEY, &format!("ob-{}", id(&order))), 1);
+    assert_eq!(t.wh.requests(Operation::CreateShipments), creates);
+    assert_eq!(t.wh.shipments_under(KEY, &format!("ob-{}", id(&order))), 1);
 }
 
 #[rocket::async_test]
 async fn one_cancel_that_cannot_be_sent_holds_back_no_other_order() {
-    let t = ShipStationRig::new(1).await;
+    let t = shipstation(1).await;
     let run = t.sync().await;
     assert_eq!(run["orders_sent"], 1, "{run}");
     let held = &t.rig.orders().await[0];
-    t.rig.sim.cancel_order(HASH, held["external_id"].as_str().unwrap());
-    t.rig.sim.add_orders(HASH, 2, 23);
-    t.ss.fail_next(KEY, Some(Operation::CancelShipment), 500, 1000);
+    t.rig.bc().cancel_order(HASH, held["external_id"].as_str().unwrap());
+    t.rig.bc().add_orders(HASH, 2, 23);
+    t.wh.fail_next(KEY, Some(Operation::CancelShipment), 500, 1000);
 
     let run = t.sync().await;
     assert_eq!(run["orders_sent"], 2, "the other orders still go: {run}");
@@ -227,73 +171,45 @@ async fn one_cancel_that_cannot_be_sent_holds_back_no_other_order() {
     assert!(sync["last_error"]["message"].as_str().is_some_and(|m| m.contains("cancel")), "{sync}");
 
     // ShipStation answers again: the cancel goes, once.
-    t.ss.clear_faults(KEY);
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.wh.clear_faults(KEY);
+    t.sync_ok().await;
     let order = t.rig.app.get(&format!("/orders/{}", id(held)), t.rig.admin()).await.body["order"].clone();
     assert_eq!(order["fulfillment_state"], "canceled", "{order}");
-    assert_eq!(t.ss.shipment(KEY, &format!("ob-{}", id(held))).unwrap().1, "cancelled");
-}
-
-/// A rig whose store's orders go to a ShipBob warehouse.
-struct ShipBobRig {
-    rig: Rig,
-    sb: shipbob::Simulator,
-    connection_id: i64,
-}
-
-impl ShipBobRig {
-    async fn new(orders: usize) -> ShipBobRig {
-        let sb = shipbob::Simulator::start().await;
-        sb.add_account(PAT);
-        let base = sb.base_url();
-        let rig = Rig::with(orders, move |f| f.merge(("shipbob_api_base", base))).await;
-        let connection_id = rig
-            .connect_warehouse(
-                json!({"name": "ShipBob", "platform": "shipbob", "adapter": {"access_token": PAT}}),
-            )
-            .await;
-        ShipBobRig { rig, sb, connection_id }
-    }
-
-    async fn sync(&self) -> Value {
-        self.rig.sync_connection(self.connection_id).await
-    }
+    assert_eq!(t.wh.shipment(KEY, &format!("ob-{}", id(held))).unwrap().1, "cancelled");
 }
 
 #[rocket::async_test]
 async fn an_order_cancelled_while_its_shipbob_create_is_in_doubt_is_cancelled_at_shipbob() {
-    let t = ShipBobRig::new(1).await;
-    t.sb.lose_answers(PAT, shipbob::Operation::CreateOrder, 1);
-    t.sb.fail_next(PAT, Some(shipbob::Operation::GetOrders), 503, 1000);
+    let t = shipbob_rig(1, |f| f).await;
+    t.wh.lose_answers(PAT, shipbob::Operation::CreateOrder, 1);
+    t.wh.fail_next(PAT, Some(shipbob::Operation::GetOrders), 503, 1000);
     let run = t.sync().await;
     assert_eq!(run["status"], "failed", "{run}");
-    t.sb.clear_faults(PAT);
+    t.wh.clear_faults(PAT);
     let order = &t.rig.orders().await[0];
     assert_eq!(order["fulfillment_state"], "new", "{order}");
-    let at = t.sb.order_by_reference(PAT, "ob-1").expect("the lost create was applied");
-    t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+    let at = t.wh.order_by_reference(PAT, "ob-1").expect("the lost create was applied");
+    t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
 
-    let run = t.sync().await;
-    assert_eq!(run["status"], "succeeded", "{run}");
+    t.sync_ok().await;
     assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "canceled");
-    assert_eq!(t.sb.order_status(PAT, at), Some("Cancelled"), "ShipBob will not ship it");
-    assert_eq!(t.sb.order_count(PAT), 1, "created once");
+    assert_eq!(t.wh.order_status(PAT, at), Some("Cancelled"), "ShipBob will not ship it");
+    assert_eq!(t.wh.order_count(PAT), 1, "created once");
 }
 
 #[rocket::async_test]
 async fn a_cancellation_after_shipbob_shipped_is_reported_once() {
-    let t = ShipBobRig::new(1).await;
+    let t = shipbob_rig(1, |f| f).await;
     let run = t.sync().await;
     assert_eq!(run["orders_sent"], 1, "{run}");
     let order = t.rig.orders().await.remove(0);
-    let at = t.sb.order_by_reference(PAT, "ob-1").unwrap();
-    t.sb.ship_order(PAT, at, Parcel::default()).unwrap();
+    let at = t.wh.order_by_reference(PAT, "ob-1").unwrap();
+    t.wh.ship_order(PAT, at, Parcel::default()).unwrap();
     let run = t.sync().await;
     assert_eq!(run["shipments_pulled"], 1, "{run}");
     assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "shipped");
 
-    t.rig.sim.cancel_order(HASH, order["external_id"].as_str().unwrap());
+    t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     let run = t.sync().await;
     let conflicts: Vec<&Value> = run["problems"]
         .as_array()

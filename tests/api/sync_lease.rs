@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
 
-use crate::sync_binary::connection_in;
+use crate::sync_binary::{connection_in, run, sync_command};
 use crate::sync_rig::{HASH, TOKEN};
 
 /// A store of three orders whose every answer takes 1.5 s (a pass is still under way when
@@ -28,24 +28,9 @@ async fn slow_store_and_connection(name: &str) -> (Simulator, tempfile::TempDir,
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_process_finds_the_pass_under_way_and_runs_nothing() {
     let (sim, dir, db) = slow_store_and_connection("lease.db").await;
-    let sync = |db: std::path::PathBuf, base: String, folders: String| {
-        tokio::task::spawn_blocking(move || {
-            let out = crate::process::command(&db)
-                .args(["sync", "--connection", "1"])
-                .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
-                .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
-                .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
-                .env("ORDERBRIDGE_SYNC_MODE", "off")
-                .output()
-                .unwrap();
-            (
-                out.status.success(),
-                String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-            )
-        })
-    };
-    let folders = dir.path().join("folders").display().to_string();
-    let first = sync(db.clone(), sim.base_url(), folders.clone());
+    let folders = dir.path().join("folders");
+    let cli = || sync_command(&db, &sim.base_url(), &folders, &["--connection", "1"]);
+    let first = tokio::spawn(run(cli()));
     // Wait (bounded) until the first process holds the connection's lease.
     let pool = orderbridge::db::open(&db).unwrap();
     let mut held = false;
@@ -59,14 +44,16 @@ async fn a_second_process_finds_the_pass_under_way_and_runs_nothing() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(held, "the first process took the lease");
-    let (ok, out) = sync(db.clone(), sim.base_url(), folders).await.unwrap();
+    let (ok, out, err) = run(cli()).await;
+    let out = out + &err;
     // Skipped and said so; the pass under way is no failure of this process.
     assert!(ok, "{out}");
     assert!(
         out.contains("connection 1: skipped: another orderbridge process runs its pass now (run 1)"),
         "{out}"
     );
-    let (ok, out) = first.await.unwrap();
+    let (ok, out, err) = first.await.unwrap();
+    let out = out + &err;
     assert!(ok, "{out}");
     assert!(out.contains("run 1 succeeded") && out.contains("3 order(s) pulled"), "{out}");
     let conn = pool.get().unwrap();
@@ -116,24 +103,8 @@ async fn the_sync_command_skips_a_connection_another_process_runs_and_syncs_the_
         )
         .unwrap();
     }
-    let folders = dir.path().join("folders").display().to_string();
-    let base = sim.base_url();
-    let (ok, out) = tokio::task::spawn_blocking(move || {
-        let out = crate::process::command(&db)
-            .args(["sync"])
-            .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", base)
-            .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders)
-            .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
-            .env("ORDERBRIDGE_SYNC_MODE", "off")
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
-        )
-    })
-    .await
-    .unwrap();
+    let (ok, out, err) = run(sync_command(&db, &sim.base_url(), &dir.path().join("folders"), &[])).await;
+    let out = out + &err;
     assert!(ok, "{out}");
     assert!(out.contains("connection 1: skipped") && out.contains("(run 41)"), "{out}");
     assert!(out.contains("connection 2: run") && out.contains("succeeded"), "{out}");
@@ -154,17 +125,8 @@ async fn the_sync_command_skips_a_connection_another_process_runs_and_syncs_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_whose_lease_was_taken_over_stops_its_pass_and_leaves_the_run_closed() {
     let (sim, dir, db) = slow_store_and_connection("lapsed.db").await;
-    let folders = dir.path().join("folders").display().to_string();
-    let command = |db: &std::path::Path| {
-        let mut command = crate::process::command(db);
-        command
-            .args(["sync", "--connection", "1"])
-            .env("ORDERBRIDGE_BIGCOMMERCE_API_BASE", sim.base_url())
-            .env("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", &folders)
-            .env("ORDERBRIDGE_FILE_SETTLE_SECS", "1")
-            .env("ORDERBRIDGE_SYNC_MODE", "off");
-        command
-    };
+    let folders = dir.path().join("folders");
+    let command = |db: &std::path::Path| sync_command(db, &sim.base_url(), &folders, &["--connection", "1"]);
     let mut first =
         command(&db).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let pool = orderbridge::db::open(&db).unwrap();
@@ -185,15 +147,9 @@ async fn a_process_whose_lease_was_taken_over_stops_its_pass_and_leaves_the_run_
     // Stopped past its lease: another process finds it lapsed, takes it over and closes run 1.
     signal("-STOP", first.id());
     tokio::time::sleep(Duration::from_secs(31)).await;
-    let second = tokio::task::spawn_blocking({
-        let mut command = command(&db);
-        move || command.output().unwrap()
-    })
-    .await
-    .unwrap();
-    let said =
-        String::from_utf8_lossy(&second.stdout).into_owned() + &String::from_utf8_lossy(&second.stderr);
-    assert!(second.status.success() && said.contains("run 2 succeeded"), "{said}");
+    let (ok, out, err) = run(command(&db)).await;
+    let said = out + &err;
+    assert!(ok && said.contains("run 2 succeeded"), "{said}");
     signal("-CONT", first.id());
     let mut ended = false;
     for _ in 0..300 {

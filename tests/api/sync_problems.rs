@@ -59,15 +59,26 @@ async fn a_tracking_number_the_store_refuses_is_a_problem_of_the_run_and_the_shi
     assert_eq!(why.body, json!({"attempts": 0, "last_error": null, "next_attempt_at": null}));
 }
 
+/// A store that fails delays the notification, saying when it is tried next (a delay is no
+/// problem yet), then errors it after the last attempt (a problem now); a retry notifies it,
+/// and only an errored shipment can be retried.
 #[rocket::async_test]
 async fn a_shipment_that_used_up_its_tries_is_a_problem_and_a_delayed_one_says_when_it_is_tried_next() {
     let rig = Rig::with(1, |f| f.merge(("sync_max_attempts", 2))).await;
     rig.sync().await;
     let order = first_order(&rig).await;
     rig.drop_shipments("s.csv", &format!("order_id,tracking_number\n{order},1Z-1\n"));
-    rig.sim.fail_next(HASH, "/shipments", 500, 100);
+    rig.bc().fail_next(HASH, "/shipments", 500, 100);
     let run = rig.sync().await;
-    let id = rig.shipments().await[0]["id"].as_i64().unwrap();
+    assert_eq!(
+        (run["status"].as_str(), run["error"]["step"].as_str()),
+        (Some("failed"), Some("notify")),
+        "{run}"
+    );
+    assert_eq!(run["error"]["code"], "adapter_unreachable");
+    let shipment = &rig.shipments().await[0];
+    assert_eq!(shipment["state"], "delayed_notifying_of_shipment");
+    let id = shipment["id"].as_i64().unwrap();
     assert_eq!(run["problems_count"], 0, "a delay is not a problem yet: {run}");
     let why = rig.app.get(&format!("/shipments/{id}/sync"), rig.admin()).await;
     assert_eq!(why.body["attempts"], 1, "{why:?}");
@@ -76,13 +87,25 @@ async fn a_shipment_that_used_up_its_tries_is_a_problem_and_a_delayed_one_says_w
 
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let run = rig.sync().await;
-    assert_eq!(rig.shipments().await[0]["state"], "errored_notifying_of_shipment");
+    assert_eq!(
+        rig.shipments().await[0]["state"],
+        "errored_notifying_of_shipment",
+        "after sync_max_attempts = 2"
+    );
     assert_eq!(run["problems_count"], 1, "{run}");
     assert_eq!(run["problems"][0]["ref"], id.to_string());
     assert!(run["problems"][0]["message"].as_str().unwrap().contains("2 tries"), "{run}");
     let why = rig.app.get(&format!("/shipments/{id}/sync"), rig.admin()).await;
     assert_eq!(why.body["attempts"], 2, "{why:?}");
     assert!(why.body["next_attempt_at"].is_null(), "{why:?}");
+
+    rig.bc().fail_next(HASH, "", 500, 0);
+    let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
+    assert_eq!(r.status.code, 204);
+    rig.sync_ok().await;
+    assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
+    let again = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
+    assert_error(&again, 409, "conflict");
 }
 
 #[rocket::async_test]

@@ -1,11 +1,14 @@
-//! A connection between a simulated store (BigCommerce, Sellbrite or a Shopify shop) and a
-//! `folder` warehouse, switched on, and
-//! the calls the sync tests make through the HTTP API. Only this file knows the simulator's
-//! API, so the tests read as what a user does.
+//! A connection between a simulated store (BigCommerce, Sellbrite, WooCommerce, Shopify or
+//! Amazon) and a `folder` warehouse, switched on, and the calls the sync tests make through the
+//! HTTP API. A rig starts only the simulator of its store; only this file and the suites'
+//! adapters know the simulators' APIs, so the tests read as what a user does.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use orderbridge::simulate::amazon::{self, Listing, Seller};
 use orderbridge::simulate::big_commerce::Simulator;
 use orderbridge::simulate::{sellbrite, shopify, woocommerce};
 use rocket::figment::Figment;
@@ -24,9 +27,10 @@ pub const SHOP: &str = "acme-rig.myshopify.com";
 pub const SHOP_TOKEN: &str = "shpat_rig_token_0123456789";
 pub const APP_ID: &str = "rig-app-client-id";
 pub const APP_SECRET: &str = "rig-app-client-SECRET-42";
+pub const MARKETPLACE: &str = "ATVPDKIKX0DER";
 
 /// The store a rig's connection pulls from.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum StoreKind {
     BigCommerce,
     /// Sellbrite's order list.
@@ -39,17 +43,119 @@ pub enum StoreKind {
     Shopify,
     /// A Shopify shop opened with an app's client credentials.
     ShopifyApp,
+    /// An Amazon seller (a seller id of its own, with four listings: see [`amazon_seller`]).
+    Amazon,
+}
+
+/// The one simulator a rig started for its store.
+pub enum StoreSimulator {
+    BigCommerce(Simulator),
+    /// The simulator and the account's warehouse.
+    Sellbrite(sellbrite::Simulator, String),
+    WooCommerce(woocommerce::Simulator),
+    Shopify(shopify::Simulator),
+    Amazon(AmazonStore),
+}
+
+/// An Amazon simulator and the rig's seller in it.
+pub struct AmazonStore {
+    pub sim: amazon::Simulator,
+    pub seller: Seller,
+}
+
+/// A seller id of its own for each rig: the client's rate-limit buckets are kept per
+/// account for the whole process, as they are in the server.
+pub fn amazon_seller() -> Seller {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    Seller::new(&format!("A2OBTEST{:06}", NEXT.fetch_add(1, Ordering::Relaxed)), "na", &[MARKETPLACE])
+}
+
+pub fn amazon_adapter(seller: &Seller) -> Value {
+    json!({"region": seller.region.to_uppercase(), "marketplace_ids": [MARKETPLACE], "seller_id": seller.seller_id,
+           "client_id": seller.client_id, "client_secret": seller.client_secret, "refresh_token": seller.refresh_token})
+}
+
+impl StoreSimulator {
+    /// Starts the simulator of `kind` with `orders` orders ready to ship; its store's
+    /// create body and the configuration that points orderbridge at it.
+    pub async fn start(
+        kind: StoreKind,
+        orders: usize,
+    ) -> (StoreSimulator, Value, Vec<(&'static str, String)>) {
+        match kind {
+            StoreKind::BigCommerce => {
+                let sim = Simulator::start().await;
+                sim.add_store(HASH, TOKEN);
+                sim.add_orders(HASH, orders, 7);
+                let config = vec![("bigcommerce_api_base", sim.base_url())];
+                let body = json!({"platform": "big_commerce", "adapter": {"access_token": TOKEN, "store_hash": HASH}});
+                (StoreSimulator::BigCommerce(sim), body, config)
+            }
+            StoreKind::Sellbrite | StoreKind::SellbriteWarehouse => {
+                let sb = sellbrite::Simulator::start().await;
+                let warehouse = sb.add_account(SB_TOKEN, SB_SECRET);
+                sb.add_orders(SB_TOKEN, orders, 7);
+                let mut adapter = json!({"auth_token": SB_TOKEN, "secret_key": SB_SECRET});
+                if kind == StoreKind::SellbriteWarehouse {
+                    adapter["warehouse_uuid"] = json!(warehouse);
+                }
+                let config = vec![("sellbrite_api_base", sb.base_url())];
+                (
+                    StoreSimulator::Sellbrite(sb, warehouse),
+                    json!({"platform": "sellbrite", "adapter": adapter}),
+                    config,
+                )
+            }
+            StoreKind::WooCommerce => {
+                let woo = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
+                woo.add_orders(orders, 7);
+                let body = json!({"platform": "woocommerce", "adapter": {"url": woo.url(), "consumer_key": WOO_KEY,
+                                                                         "consumer_secret": WOO_SECRET}});
+                (StoreSimulator::WooCommerce(woo), body, vec![])
+            }
+            StoreKind::Shopify | StoreKind::ShopifyApp => {
+                let shop = shopify::Simulator::start().await;
+                shop.add_shop(SHOP, SHOP_TOKEN, &shopify::ALL_SCOPES);
+                shop.add_app(SHOP, APP_ID, APP_SECRET, &shopify::ALL_SCOPES, 86_399);
+                shop.add_orders(SHOP, orders, 7);
+                let adapter = if kind == StoreKind::Shopify {
+                    json!({"shop": SHOP, "access_token": SHOP_TOKEN})
+                } else {
+                    json!({"shop": SHOP, "client_id": APP_ID, "client_secret": APP_SECRET})
+                };
+                let config = vec![("shopify_api_base", shop.base_url())];
+                (StoreSimulator::Shopify(shop), json!({"platform": "shopify", "adapter": adapter}), config)
+            }
+            StoreKind::Amazon => {
+                let sim = amazon::Simulator::start().await;
+                let seller = amazon_seller();
+                sim.add_seller(seller.clone());
+                let id = seller.seller_id.as_str();
+                for (sku, kind, quantity) in
+                    [("MUG-BLU", "DRINKING_CUP", 20), ("TEA-GRN", "TEA", 0), ("MUG,XL", "DRINKING_CUP", 1)]
+                {
+                    sim.add_listing(id, Listing::mfn(sku, kind, quantity));
+                }
+                sim.add_listing(id, Listing::fba("FBA-ONLY", "TEA", 12));
+                for _ in 0..orders {
+                    sim.add_order(id, amazon::NewOrder::mfn(&[("MUG-BLU", 1)]));
+                }
+                let config = vec![
+                    ("amazon_api_base", sim.api_base()),
+                    ("amazon_lwa_base", sim.lwa_base()),
+                    ("ping_mode", "live".to_string()),
+                ];
+                let body = json!({"platform": "amazon", "adapter": amazon_adapter(&seller)});
+                (StoreSimulator::Amazon(AmazonStore { sim, seller }), body, config)
+            }
+        }
+    }
 }
 
 pub struct Rig {
     pub app: TestApp,
-    pub sim: Simulator,
-    pub sb: sellbrite::Simulator,
-    pub shop: shopify::Simulator,
-    /// The simulated Sellbrite account's warehouse.
-    pub sb_warehouse: String,
-    /// The simulated WooCommerce shop (its own address: there is no config base).
-    pub woo: woocommerce::Simulator,
+    /// The simulator of the rig's store, the only one it started.
+    pub store: StoreSimulator,
     /// The folder warehouse's root, inside the configured `folder_warehouse_root`.
     pub root: PathBuf,
     pub customer_id: i64,
@@ -59,9 +165,33 @@ pub struct Rig {
     _folders: TempDir,
 }
 
+/// The rig's simulator of one platform (a rig of another store has none: a panic).
+macro_rules! simulator {
+    ($($name:ident -> $ty:ty: $pattern:pat => $found:expr;)*) => {$(
+        pub fn $name(&self) -> &$ty {
+            match &self.store {
+                $pattern => $found,
+                _ => panic!("not a {} rig", stringify!($name)),
+            }
+        }
+    )*};
+}
+
 impl Rig {
-    /// A switched-on connection over a simulated store with `orders` orders awaiting
-    /// fulfillment.
+    simulator! {
+        bc -> Simulator: StoreSimulator::BigCommerce(sim) => sim;
+        sb -> sellbrite::Simulator: StoreSimulator::Sellbrite(sim, _) => sim;
+        sb_warehouse -> str: StoreSimulator::Sellbrite(_, warehouse) => warehouse;
+        woo -> woocommerce::Simulator: StoreSimulator::WooCommerce(sim) => sim;
+        shop -> shopify::Simulator: StoreSimulator::Shopify(sim) => sim;
+        amazon -> amazon::Simulator: StoreSimulator::Amazon(amazon) => &amazon.sim;
+        seller -> Seller: StoreSimulator::Amazon(amazon) => &amazon.seller;
+    }
+}
+
+impl Rig {
+    /// A switched-on connection over a simulated BigCommerce store with `orders` orders
+    /// awaiting fulfillment.
     pub async fn new(orders: usize) -> Rig {
         Rig::with(orders, |f| f).await
     }
@@ -93,53 +223,15 @@ impl Rig {
     }
 
     pub async fn with_store(kind: StoreKind, orders: usize, adjust: impl FnOnce(Figment) -> Figment) -> Rig {
-        let sim = Simulator::start().await;
-        sim.add_store(HASH, TOKEN);
-        let sb = sellbrite::Simulator::start().await;
-        let sb_warehouse = sb.add_account(SB_TOKEN, SB_SECRET);
-        let woo = woocommerce::Simulator::start(WOO_KEY, WOO_SECRET).await;
-        let shop = shopify::Simulator::start().await;
-        shop.add_shop(SHOP, SHOP_TOKEN, &shopify::ALL_SCOPES);
-        shop.add_app(SHOP, APP_ID, APP_SECRET, &shopify::ALL_SCOPES, 86_399);
-        let store = match kind {
-            StoreKind::BigCommerce => {
-                sim.add_orders(HASH, orders, 7);
-                json!({"platform": "big_commerce", "adapter": {"access_token": TOKEN, "store_hash": HASH}})
-            }
-            StoreKind::Sellbrite => {
-                sb.add_orders(SB_TOKEN, orders, 7);
-                json!({"platform": "sellbrite", "adapter": {"auth_token": SB_TOKEN, "secret_key": SB_SECRET}})
-            }
-            StoreKind::SellbriteWarehouse => {
-                sb.add_orders(SB_TOKEN, orders, 7);
-                json!({"platform": "sellbrite", "adapter": {"auth_token": SB_TOKEN, "secret_key": SB_SECRET,
-                                                            "warehouse_uuid": sb_warehouse}})
-            }
-            StoreKind::WooCommerce => {
-                woo.add_orders(orders, 7);
-                json!({"platform": "woocommerce", "adapter": {"url": woo.url(), "consumer_key": WOO_KEY,
-                                                              "consumer_secret": WOO_SECRET}})
-            }
-            StoreKind::Shopify => {
-                shop.add_orders(SHOP, orders, 7);
-                json!({"platform": "shopify", "adapter": {"shop": SHOP, "access_token": SHOP_TOKEN}})
-            }
-            StoreKind::ShopifyApp => {
-                shop.add_orders(SHOP, orders, 7);
-                json!({"platform": "shopify", "adapter": {"shop": SHOP, "client_id": APP_ID, "client_secret": APP_SECRET}})
-            }
-        };
+        let (store_sim, store, config) = StoreSimulator::start(kind, orders).await;
         let folders = tempfile::tempdir().expect("temp dir");
         let root = folders.path().join("wh");
         std::fs::create_dir_all(&root).unwrap();
-        let (base, sb_base, shop_base) = (sim.base_url(), sb.base_url(), shop.base_url());
         let folder_root = folders.path().to_path_buf();
         let app = spawn_app_with(move |f| {
+            let f = config.into_iter().fold(f, |f, (key, value)| f.merge((key, value)));
             adjust(
-                f.merge(("bigcommerce_api_base", base))
-                    .merge(("sellbrite_api_base", sb_base))
-                    .merge(("shopify_api_base", shop_base))
-                    .merge(("folder_warehouse_root", folder_root))
+                f.merge(("folder_warehouse_root", folder_root))
                     .merge(("sync_retry_base_secs", 1))
                     .merge(("sync_interval_secs", 86_400))
                     .merge(("ping_timeout_secs", 5)),
@@ -178,11 +270,7 @@ impl Rig {
             .id();
         let rig = Rig {
             app,
-            sim,
-            sb,
-            shop,
-            sb_warehouse,
-            woo,
+            store: store_sim,
             root,
             customer_id,
             store_id,
@@ -209,6 +297,17 @@ impl Rig {
 
     pub async fn sync_connection(&self, connection_id: i64) -> Value {
         pass(&self.app, connection_id).await
+    }
+
+    /// A pass that must succeed; the run.
+    pub async fn sync_ok(&self) -> Value {
+        self.sync_connection_ok(self.connection_id).await
+    }
+
+    pub async fn sync_connection_ok(&self, connection_id: i64) -> Value {
+        let run = pass(&self.app, connection_id).await;
+        assert_eq!(run["status"], "succeeded", "{run}");
+        run
     }
 
     /// A second warehouse (`warehouse` is its create body, less the customer) with its own
@@ -240,6 +339,19 @@ impl Rig {
         connection
     }
 
+    /// A second store of the customer (`store` is its platform and adapter) with its own
+    /// switched-on connection to the warehouse `warehouse_id`; the connection's id.
+    pub async fn connect_store(&self, store: Value, warehouse_id: i64) -> i64 {
+        let mut body = json!({"customer_id": self.customer_id, "name": "Second shop", "enabled_at": "now"});
+        body.as_object_mut().unwrap().extend(store.as_object().unwrap().clone());
+        let store_id = self.app.post_json("/stores", self.admin(), body).await.id();
+        let connection = json!({"name": "second shop", "customer_id": self.customer_id, "store_id": store_id,
+                                "warehouse_id": warehouse_id, "enabled_at": "now"});
+        let connection_id = self.app.post_json("/connections", self.admin(), connection).await.id();
+        enable_channel(&self.app, connection_id, "sales").await;
+        connection_id
+    }
+
     pub async fn wait_for(&self, connection_id: i64, run_id: i64) -> Value {
         wait_for(&self.app, connection_id, run_id).await
     }
@@ -247,6 +359,12 @@ impl Rig {
     /// Every order, oldest first (session mode, so there is no cap).
     pub async fn orders(&self) -> Vec<Value> {
         self.list("orders").await
+    }
+
+    /// Every order by its id at the store.
+    pub async fn orders_by_external(&self) -> BTreeMap<String, Value> {
+        let orders = self.orders().await.into_iter();
+        orders.map(|o| (o["external_id"].as_str().unwrap().to_string(), o)).collect()
     }
 
     pub async fn shipments(&self) -> Vec<Value> {
@@ -289,6 +407,26 @@ impl Rig {
         std::fs::write(dir.join(name), text).unwrap();
     }
 
+    /// Ships the whole of each (order, tracking, carrier) through the shipment file `name`.
+    pub fn ship_whole(&self, name: &str, orders: &[(i64, &str, &str)]) {
+        let mut file = String::from("order_id,tracking_number,carrier_name,service_level,shipped_at\n");
+        for (order, tracking, carrier) in orders {
+            file.push_str(&format!("{order},{tracking},{carrier},Priority,2024-03-05T10:00:00Z\n"));
+        }
+        self.drop_shipments(name, &file);
+    }
+
+    /// Products of the rig's customer with these SKUs.
+    pub async fn add_products(&self, skus: &[&str]) {
+        for sku in skus {
+            let r = self
+                .app
+                .post_json("/products", self.admin(), json!({"customer_id": self.customer_id, "sku": sku}))
+                .await;
+            assert_eq!(r.status.code, 201, "{r:?}");
+        }
+    }
+
     pub fn drop_stock(&self, name: &str, text: &str) {
         let dir = self.dir("inventory");
         std::fs::create_dir_all(&dir).unwrap();
@@ -296,7 +434,7 @@ impl Rig {
     }
 
     /// The stock levels recorded as sent for the connection, by SKU.
-    pub fn stock_sent(&self) -> std::collections::BTreeMap<String, i64> {
+    pub fn stock_sent(&self) -> BTreeMap<String, i64> {
         let conn = self.app.pool().get().unwrap();
         let mut stmt = conn.prepare("SELECT sku, quantity FROM stock_sent WHERE connection_id = ?1").unwrap();
         stmt.query_map([self.connection_id], |r| Ok((r.get(0)?, r.get(1)?)))

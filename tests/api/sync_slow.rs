@@ -8,9 +8,7 @@ use std::time::Duration;
 use orderbridge::simulate::shipbob::{self, Operation};
 use serde_json::{Value, json};
 
-use crate::sync_rig::Rig;
-
-const PAT: &str = "pat-shipbob-slow-0123456789";
+use crate::sync_suites::warehouses::{PAT, shipbob_rig};
 
 async fn creates_grow(sb: &shipbob::Simulator, more_than: usize) {
     for _ in 0..200 {
@@ -24,25 +22,18 @@ async fn creates_grow(sb: &shipbob::Simulator, more_than: usize) {
 
 #[rocket::async_test]
 async fn a_slow_warehouse_holds_up_no_other_connection_and_a_lost_lease_stops_its_pass() {
-    let sb = shipbob::Simulator::start().await;
-    sb.add_account(PAT);
+    let t = shipbob_rig(300, |f| f).await;
+    let (rig, sb, slow) = (&t.rig, &t.wh, t.connection_id);
     sb.set_rate_limit(PAT, 1_000_000);
-    let base = sb.base_url();
-    let rig = Rig::with(300, move |f| f.merge(("shipbob_api_base", base))).await;
-    let slow = rig
-        .connect_warehouse(
-            json!({"name": "ShipBob", "platform": "shipbob", "adapter": {"access_token": PAT}}),
-        )
-        .await;
     // The orders are pulled first, then the send crawls: each create takes a second.
     let run = rig.sync_connection(slow).await;
     assert_eq!(run["orders_sent"], 300, "{run}");
-    rig.sim.add_orders(crate::sync_rig::HASH, 300, 41);
+    rig.bc().add_orders(crate::sync_rig::HASH, 300, 41);
     sb.set_latency(PAT, Duration::from_millis(1000));
     let started = rig.app.post_json(&format!("/connections/{slow}/sync"), rig.admin(), json!({})).await;
     assert_eq!(started.status.code, 202, "{started:?}");
     let run_id = started.body["run_id"].as_i64().unwrap();
-    creates_grow(&sb, 310).await;
+    creates_grow(sb, 310).await;
 
     // Another connection (the folder warehouse, switched on again) gets its pass at once.
     let other = rig.connection_id;
