@@ -367,3 +367,11 @@ pub fn element_fields(parent: &Fields, key: &str, index: usize, item: Value) -> 
 pub fn finish(f: Fields) -> Result<(), Details> {
     f.finish().map_err(|Invalid(details)| details)
 }
+
+/// The keys `validate` names as wrong in `adapter`: how a platform's tests read its rules.
+#[cfg(test)]
+pub fn problems(validate: impl FnOnce(&mut Fields), adapter: serde_json::Value) -> Vec<String> {
+    let mut fields = Fields::new(adapter.as_object().cloned().unwrap_or_default());
+    validate(&mut fields);
+    finish(fields).err().unwrap_or_default().into_keys().collect()
+}

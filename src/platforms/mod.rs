@@ -6,7 +6,7 @@
 //! every check runs under.
 
 pub mod amazon;
-pub mod api_key;
+pub mod api;
 pub mod big_commerce;
 pub mod error;
 pub mod files;

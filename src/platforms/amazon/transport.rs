@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::NAME;
 use super::pacing::{self, Operation};
-use crate::platforms::api_key;
+use crate::platforms::api::{self, Api, Auth};
 use crate::platforms::retry::{self, Account, RetryPolicy};
 use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
 
@@ -40,16 +40,13 @@ pub struct Seller {
     client_id: String,
     client_secret: String,
     refresh_token: String,
-    /// The SP-API base with the region filled in, without a trailing `/`.
-    base: String,
+    /// The SP-API base with the region filled in, spending (with the buckets of `pacing`)
+    /// the account of `client_id`, `seller_id` and region (no secret). The access token goes
+    /// on each request; its policy's `request_timeout` bounds one answer and a wait for a
+    /// rate-limit token.
+    api: Api,
     /// The token endpoint.
     token_url: String,
-    /// The bound on one answer, and on a wait for a rate-limit token.
-    timeout: Duration,
-    policy: RetryPolicy,
-    max_body: usize,
-    /// Whose buckets requests spend: `client_id`, `seller_id` and region (no secret).
-    account: String,
     /// Whose access token requests carry: a fingerprint of the three credentials.
     credentials: String,
 }
@@ -149,15 +146,11 @@ impl Seller {
         let (client_secret, refresh_token) = (text("client_secret")?, text("refresh_token")?);
         let base = settings.amazon_api_base.replace("{region}", &region).trim_end_matches('/').to_string();
         let token_url = format!("{}/auth/o2/token", settings.amazon_lwa_base.trim_end_matches('/'));
-        let policy = policy.unwrap_or(RetryPolicy {
-            tries: 1,
-            base: Duration::from_secs(1),
-            request_timeout: settings.timeout,
-            longest_wait: settings.timeout,
-        });
+        let policy = policy.unwrap_or_else(|| api::one_try(settings.timeout));
+        let account = format!("amazon:{client_id}:{seller_id}:{region}");
         Ok(Seller {
-            account: format!("amazon:{client_id}:{seller_id}:{region}"),
-            credentials: api_key::account(
+            api: Api::new(NAME, &base, Auth::None, account, policy, settings.max_body_bytes),
+            credentials: api::account(
                 "amazon-lwa",
                 &token_url,
                 &format!("{client_id}\n{client_secret}\n{refresh_token}"),
@@ -168,16 +161,12 @@ impl Seller {
             client_id,
             client_secret,
             refresh_token,
-            base,
             token_url,
-            timeout: settings.timeout,
-            policy,
-            max_body: settings.max_body_bytes,
         })
     }
 
     pub fn max_body(&self) -> usize {
-        self.max_body
+        self.api.max_body
     }
 
     /// What a message never shows: the secrets, the access token named and the one in memory.
@@ -214,14 +203,17 @@ impl Seller {
             .append_pair("client_id", &self.client_id)
             .append_pair("client_secret", &self.client_secret)
             .finish();
-        let request = http::client()
-            .post(&self.token_url)
+        let request = self
+            .api
+            .bare(Method::POST, &self.token_url)
             .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
             .header(ACCEPT, "application/json")
             .body(body);
-        let response = http::send(request, self.timeout, "Login with Amazon", &self.token_url).await?;
+        let response =
+            http::send(request, self.api.policy.request_timeout, "Login with Amazon", &self.token_url)
+                .await?;
         let status = response.status();
-        let body = read_bounded(response, 64 * 1024, "the token exchange").await?;
+        let body = http::read_answer(response, 64 * 1024, NAME, "the token exchange").await?;
         if status.is_success() {
             #[derive(Deserialize)]
             struct Granted {
@@ -270,7 +262,7 @@ impl Seller {
     /// Whether `op` may be sent now without waiting: a ping never waits (annex §3).
     pub fn may_ask_now(&self, ops: &[Operation]) -> Result<(), PlatformError> {
         for &op in ops {
-            let wait = pacing::wait(&self.account, op);
+            let wait = pacing::wait(&self.api.account, op);
             if !wait.is_zero() {
                 return Err(PlatformError::unreachable(format!(
                     "Amazon allows the next {} at {}; nothing was sent.",
@@ -290,42 +282,35 @@ impl Seller {
         token: &str,
         target: &str,
     ) -> Result<(StatusCode, Vec<u8>), PlatformError> {
-        if let Err(wait) = pacing::take(&self.account, op) {
+        if let Err(wait) = pacing::take(&self.api.account, op) {
             return Err(PlatformError::unreachable(format!(
                 "Amazon allows the next {} at {}; nothing was sent.",
                 op.name(),
                 pacing::at(wait)
             )));
         }
-        let _permit = retry::permit(Account::from(self.account.as_str())).await;
-        let response = self.send_once(Method::GET, target, token, None).await?;
-        let status = response.status();
-        pacing::learn_rate(&self.account, op, header(response.headers(), "x-amzn-ratelimit-limit"));
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            pacing::empty(&self.account, op);
+        let _permit = retry::permit(Account::from(self.api.account.as_str())).await;
+        let answer = self.send_once(op, Method::GET, target, token, None).await?;
+        pacing::learn_rate(&self.api.account, op, header(&answer.headers, "x-amzn-ratelimit-limit"));
+        if answer.status == StatusCode::TOO_MANY_REQUESTS {
+            pacing::empty(&self.api.account, op);
         }
-        let body = read_bounded(response, self.max_body, op.name()).await?;
-        Ok((status, body))
+        Ok((answer.status, answer.body))
     }
 
-    /// The request itself, with Amazon's headers.
+    /// The request itself, with Amazon's headers, and its answer.
     async fn send_once(
         &self,
+        op: Operation,
         method: Method,
         target: &str,
         token: &str,
         body: Option<&Value>,
-    ) -> Result<reqwest::Response, PlatformError> {
-        let url = format!("{}{target}", self.base);
-        let mut request = http::client()
-            .request(method, &url)
-            .header("x-amz-access-token", token)
-            .header(ACCEPT, "application/json")
-            .header(reqwest::header::USER_AGENT, USER_AGENT);
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
-        }
-        http::send(request, self.timeout, NAME, &self.base).await
+    ) -> Result<api::Answer, PlatformError> {
+        let request = self.api.request(method, self.api.target(target), body);
+        let request =
+            request.header("x-amz-access-token", token).header(reqwest::header::USER_AGENT, USER_AGENT);
+        self.api.exchange(request, op.name()).await
     }
 
     /// One SP-API operation in a pass: paced by the account's bucket (waiting for a token at
@@ -346,30 +331,21 @@ impl Seller {
             // has accepted its credentials.
             let token = self.token(false).await?;
             self.pace(op).await?;
-            let permit = retry::permit(Account::from(self.account.as_str())).await;
-            let sent = self.send_once(method.clone(), target, &token, body).await;
-            let outcome = match sent {
-                Ok(response) => {
-                    let status = response.status();
-                    let headers = response.headers().clone();
-                    if status.is_success() {
-                        pacing::learn_rate(&self.account, op, header(&headers, "x-amzn-ratelimit-limit"));
-                    }
-                    let body = read_bounded(response, self.max_body, op.name()).await;
-                    body.map(|body| (status, headers, body))
-                }
-                Err(e) => Err(e),
-            };
+            let permit = retry::permit(Account::from(self.api.account.as_str())).await;
+            let outcome = self.send_once(op, method.clone(), target, &token, body).await;
             drop(permit);
             let failure = match outcome {
-                Ok((status, headers, body)) => {
+                Ok(api::Answer { status, headers, body }) => {
+                    if status.is_success() {
+                        pacing::learn_rate(&self.api.account, op, header(&headers, "x-amzn-ratelimit-limit"));
+                    }
                     let date = header(&headers, "date").and_then(http_date_ms);
                     match status {
                         StatusCode::TOO_MANY_REQUESTS => {
-                            pacing::empty(&self.account, op);
+                            pacing::empty(&self.api.account, op);
                             limited += 1;
                             if limited >= MAX_429 {
-                                let next = pacing::at(pacing::wait(&self.account, op));
+                                let next = pacing::at(pacing::wait(&self.api.account, op));
                                 return Err(PlatformError::rate_limited(
                                     format!(
                                         "Amazon answered {} with 429 QuotaExceeded {limited} times; it allows the next at {next}.",
@@ -414,11 +390,11 @@ impl Seller {
             };
             // A write whose outcome is unknown is not sent again here: the next try of the
             // step starts with its check (a confirmation's `getOrder`).
-            if tries >= self.policy.tries.max(1) || method != Method::GET {
+            if tries >= self.api.policy.tries.max(1) || method != Method::GET {
                 return Err(failure);
             }
             tries += 1;
-            tokio::time::sleep(retry::wait_before(&self.policy, tries, &failure)).await;
+            tokio::time::sleep(retry::wait_before(&self.api.policy, tries, &failure)).await;
         }
     }
 
@@ -426,9 +402,9 @@ impl Seller {
     async fn pace(&self, op: Operation) -> Result<(), PlatformError> {
         // Bounded: each round either takes a token or sleeps until one is due.
         for _ in 0..8 {
-            match pacing::take(&self.account, op) {
+            match pacing::take(&self.api.account, op) {
                 Ok(()) => return Ok(()),
-                Err(wait) if wait <= self.timeout => tokio::time::sleep(wait).await,
+                Err(wait) if wait <= self.api.policy.request_timeout => tokio::time::sleep(wait).await,
                 Err(wait) => {
                     return Err(PlatformError::NotYet(format!(
                         "Amazon allows the next {} at {}",
@@ -438,7 +414,7 @@ impl Seller {
                 }
             }
         }
-        let wait = pacing::wait(&self.account, op);
+        let wait = pacing::wait(&self.api.account, op);
         Err(PlatformError::NotYet(format!("Amazon allows the next {} at {}", op.name(), pacing::at(wait))))
     }
 
@@ -486,7 +462,7 @@ impl Seller {
     /// Whether anything of this seller's is kept in memory: a bucket or an access token.
     #[cfg(test)]
     pub fn keeps_anything(&self) -> bool {
-        pacing::holds(&self.account)
+        pacing::holds(&self.api.account)
             || tokens().lock().unwrap_or_else(|p| p.into_inner()).contains_key(&self.credentials)
     }
 
@@ -499,14 +475,16 @@ impl Seller {
         upload: Option<Vec<u8>>,
         what: &str,
     ) -> Result<(StatusCode, Vec<u8>), PlatformError> {
-        let mut request = http::client().request(method, url);
+        let mut request = self.api.bare(method, url);
         if let Some(bytes) = upload {
             request = request.header(CONTENT_TYPE, FEED_CONTENT_TYPE).body(bytes);
         }
-        let response = http::send(request, self.timeout, NAME, url).await?;
-        let status = response.status();
-        let body = read_bounded(response, self.max_body, what).await?;
-        Ok((status, body))
+        // Named by its own host in messages: a document is not at the SP-API base.
+        let answer = self
+            .api
+            .read(http::send(request, self.api.policy.request_timeout, NAME, url).await?, what)
+            .await?;
+        Ok((answer.status, answer.body))
     }
 }
 
@@ -529,15 +507,6 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 fn http_date_ms(text: &str) -> Option<i64> {
     let at = httpdate::parse_http_date(text.trim()).ok()?;
     at.duration_since(std::time::UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_millis()).ok())
-}
-
-/// Any answer's body (a 4xx's too), at most `limit` bytes.
-async fn read_bounded(
-    response: reqwest::Response,
-    limit: usize,
-    what: &str,
-) -> Result<Vec<u8>, PlatformError> {
-    http::read_answer(response, limit, NAME, what).await
 }
 
 /// A query value, percent-encoded (a pagination token may hold `+`, `/` and `=`).

@@ -27,8 +27,7 @@ async fn store(orders: usize) -> (Simulator, BigCommerce) {
         request_timeout: Duration::from_secs(10),
         longest_wait: Duration::from_secs(10),
     };
-    let client =
-        BigCommerce::new(crate::platforms::http::client().clone(), &sim.base_url(), &adapter, policy);
+    let client = BigCommerce::new(&sim.base_url(), &adapter, policy);
     (sim, client.unwrap())
 }
 

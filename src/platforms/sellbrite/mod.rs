@@ -7,7 +7,6 @@ pub mod client;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::ACCEPT;
 use serde_json::{Map, Value};
 
 use super::retry::RetryPolicy;
@@ -15,7 +14,7 @@ use super::seam::{Platform, StorePlatform};
 use super::store::{
     ListedOrder, Listing, Notified, PullPlan, PulledOrder, ShipmentNotice, StoreClient, Walk,
 };
-use super::{Adapter, PingError, PlatformError, Settings, http};
+use super::{Adapter, PingError, PlatformError, Settings, api};
 use crate::fields::Fields;
 
 pub const NAME: &str = "Sellbrite";
@@ -42,9 +41,7 @@ impl Platform for Sellbrite {
     }
 
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
-        check(http::client(), &settings.sellbrite_api_base, settings.timeout, adapter)
-            .await
-            .map_err(PingError::from)
+        check(&settings.sellbrite_api_base, settings.timeout, adapter).await.map_err(PingError::from)
     }
 }
 
@@ -55,9 +52,8 @@ impl StorePlatform for Sellbrite {
         adapter: &Adapter,
         policy: RetryPolicy,
     ) -> Result<Box<dyn StoreClient>, PlatformError> {
-        let client =
-            client::Sellbrite::new(http::client().clone(), &settings.sellbrite_api_base, adapter, policy)?
-                .with_body_limit(settings.max_body_bytes);
+        let client = client::Sellbrite::new(&settings.sellbrite_api_base, adapter, policy)?
+            .with_body_limit(settings.max_body_bytes);
         Ok(Box::new(client))
     }
 }
@@ -109,40 +105,15 @@ impl StoreClient for client::Sellbrite {
 
 /// Asks Sellbrite whether the account token and secret key authenticate.
 pub async fn check(
-    client: &reqwest::Client,
     api_base: &str,
     timeout: Duration,
     adapter: &Map<String, Value>,
 ) -> Result<(), PlatformError> {
-    let auth_token = field(adapter, "auth_token")?;
-    let secret_key = field(adapter, "secret_key")?;
-    let url = format!("{}/v1/warehouses", api_base.trim_end_matches('/'));
-    // reqwest marks the Authorization header it builds here as sensitive.
-    let request = client.get(url).basic_auth(auth_token, Some(secret_key)).header(ACCEPT, "application/json");
-    super::retry::ask_once(&account(api_base, auth_token), async {
-        let response = http::send(request, timeout, NAME, api_base).await?;
-        if response.status().is_success() {
-            return Ok(());
-        }
-        Err(http::error_from(NAME, response, &[auth_token, secret_key]).await)
-    })
-    .await
+    client::Sellbrite::new(api_base, adapter, api::one_try(timeout))?.ping().await
 }
 
 /// The account whose rate limit a request spends, named by a fingerprint of its token,
 /// never the token.
 pub(crate) fn account(api_base: &str, auth_token: &str) -> String {
-    format!(
-        "sellbrite:{}/v1:{:x}",
-        api_base.trim_end_matches('/'),
-        client::fingerprint(&Value::from(auth_token))
-    )
-}
-
-/// A string field of the validated adapter; missing answers as a refusal, never a panic.
-fn field<'a>(adapter: &'a Map<String, Value>, key: &str) -> Result<&'a str, PlatformError> {
-    adapter
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| PlatformError::Refused(format!("The {NAME} adapter has no {key}.")))
+    api::account("sellbrite", &format!("{}/v1", api_base.trim_end_matches('/')), auth_token)
 }

@@ -101,9 +101,7 @@ mod tests {
     use serde_json::json;
 
     fn problems(adapter: Value) -> Vec<String> {
-        let mut fields = Fields::new(adapter.as_object().cloned().unwrap_or_default());
-        validate(&mut fields);
-        crate::fields::finish(fields).err().unwrap_or_default().into_keys().collect()
+        crate::fields::problems(validate, adapter)
     }
 
     #[test]

@@ -13,14 +13,16 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::documents::{API_VERSION, Document};
+use crate::platforms::api::{self, Api, Auth};
 use crate::platforms::http::{self, status_text};
+use crate::platforms::retry::RetryPolicy;
 use crate::platforms::{PlatformError, quote_platform_text};
 
 pub const NAME: &str = "Shopify";
@@ -37,53 +39,45 @@ pub enum Credentials {
     App { client_id: String, client_secret: String },
 }
 
-/// One shop's Admin API, as one account.
+/// One shop's Admin API, as one account: the shared transport at the GraphQL endpoint, the
+/// token put on each request (the adapter's, or one fetched and kept here).
 pub struct Shop {
-    http: reqwest::Client,
     /// The shop's domain, as the adapter has it.
     pub domain: String,
-    endpoint: String,
+    /// At the GraphQL endpoint, spending the account of the app on the shop: Shopify limits
+    /// each app on each shop, and one shop's apps are told apart by how they open it.
+    pub api: Api,
     token_url: String,
     credentials: Credentials,
-    timeout: Duration,
-    /// The largest answer read (`max_platform_body_mib`).
-    max_body_bytes: usize,
 }
 
 impl Shop {
     /// `base` is `shopify_api_base`, whose `{shop}` becomes the domain in lower case.
     pub fn new(
-        http: reqwest::Client,
         base: &str,
         domain: &str,
         credentials: Credentials,
-        timeout: Duration,
+        policy: RetryPolicy,
+        max_body: usize,
     ) -> Shop {
         let base = base.replace("{shop}", &domain.to_ascii_lowercase());
         let base = base.trim_end_matches('/');
+        let endpoint = format!("{base}/admin/api/{API_VERSION}/graphql.json");
+        let account = match &credentials {
+            Credentials::Token(_) => format!("shopify:{endpoint}"),
+            Credentials::App { client_id, .. } => format!("shopify:{endpoint} app {client_id}"),
+        };
         Shop {
-            http,
             domain: domain.to_string(),
-            endpoint: format!("{base}/admin/api/{API_VERSION}/graphql.json"),
+            api: Api::new(NAME, &endpoint, Auth::None, account, policy, max_body),
             token_url: format!("{base}/admin/oauth/access_token"),
             credentials,
-            timeout,
-            max_body_bytes: http::DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 
-    /// The shop reading answers of at most `bytes` (`max_platform_body_mib`).
-    pub fn with_body_limit(self, bytes: usize) -> Shop {
-        Shop { max_body_bytes: bytes, ..self }
-    }
-
-    /// The account whose rate limit and gate this shop's requests share: Shopify limits each
-    /// app on each shop, and one shop's apps are told apart by how they open it.
+    /// The account whose rate limit and gate this shop's requests share.
     pub fn account(&self) -> String {
-        match &self.credentials {
-            Credentials::Token(_) => format!("shopify:{}", self.endpoint),
-            Credentials::App { client_id, .. } => format!("shopify:{} app {client_id}", self.endpoint),
-        }
+        self.api.account.clone()
     }
 
     /// Shopify's text as a message may quote it: without any credential.
@@ -112,26 +106,14 @@ impl Shop {
         variables: Value,
     ) -> Result<T, PlatformError> {
         let body = json!({"query": doc.text, "operationName": doc.name, "variables": variables}).to_string();
-        pace(&self.account(), doc.cost, self.timeout).await;
+        pace(&self.api.account, doc.cost, self.api.policy.request_timeout).await;
         let mut renewed = false;
         loop {
-            let token = self.token(renewed).await?;
-            let mut header = HeaderValue::from_str(&token).map_err(|_| {
-                PlatformError::Refused(
-                    "The Shopify access token has characters no HTTP header can carry.".into(),
-                )
-            })?;
-            header.set_sensitive(true);
-            let request = self
-                .http
-                .post(&self.endpoint)
-                .header("X-Shopify-Access-Token", header)
-                .header(CONTENT_TYPE, "application/json")
-                .header(ACCEPT, "application/json")
-                .body(body.clone());
-            let response = http::send(request, self.timeout, NAME, &self.endpoint).await?;
-            let status = response.status();
-            if status == StatusCode::UNAUTHORIZED
+            let token = Auth::header("x-shopify-access-token", &self.token(renewed).await?, NAME)?;
+            let request = token.apply(self.api.request(Method::POST, &self.api.base, None));
+            let request = request.header(CONTENT_TYPE, "application/json").body(body.clone());
+            let answer = self.api.exchange(request, doc.name).await?;
+            if answer.status == StatusCode::UNAUTHORIZED
                 && !renewed
                 && matches!(self.credentials, Credentials::App { .. })
             {
@@ -139,21 +121,20 @@ impl Shop {
                 renewed = true;
                 continue;
             }
-            if !status.is_success() {
-                return Err(self.refusal(response).await);
+            if !answer.status.is_success() {
+                return Err(self.refusal(&answer));
             }
-            let bytes = http::read_answer(response, self.max_body_bytes, "Shopify", doc.name).await?;
-            return self.read_answer(doc, &bytes);
+            return self.read_answer(doc, &answer.body);
         }
     }
 
     /// Sorts an HTTP answer that is not 2xx (annex, *Errors*).
-    async fn refusal(&self, response: reqwest::Response) -> PlatformError {
-        let status = response.status();
-        let retry_after = http::retry_after(response.headers(), "retry-after");
+    fn refusal(&self, answer: &api::Answer) -> PlatformError {
+        let status = answer.status;
+        let retry_after = http::retry_after(&answer.headers, "retry-after");
         let secrets = self.secrets();
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        let error = http::error_from(NAME, response, &secrets).await;
+        let error = http::classify(NAME, status, &answer.headers, &answer.body, &secrets);
         match status.as_u16() {
             404 => PlatformError::Refused(format!(
                 "There is no Shopify shop at {} (HTTP {}).",
@@ -257,16 +238,11 @@ impl Shop {
             .append_pair("client_id", client_id)
             .append_pair("client_secret", client_secret)
             .finish();
-        let request = self
-            .http
-            .post(&self.token_url)
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(ACCEPT, "application/json")
-            .body(form);
-        let response = http::send(request, self.timeout, NAME, &self.token_url).await?;
-        let status = response.status();
-        if !status.is_success() {
-            let error = self.refusal(response).await;
+        let request = self.api.bare(Method::POST, &self.token_url).header(ACCEPT, "application/json");
+        let request = request.header(CONTENT_TYPE, "application/x-www-form-urlencoded").body(form);
+        let answer = self.api.exchange(request, "the token request").await?;
+        if !answer.status.is_success() {
+            let error = self.refusal(&answer);
             return Err(match error {
                 PlatformError::Rejected { message, .. } => PlatformError::Refused(format!(
                     "Shopify refused the app's client credentials {}",
@@ -275,13 +251,12 @@ impl Shop {
                 other => other,
             });
         }
-        let bytes = http::read_answer(response, self.max_body_bytes, "Shopify", "the token request").await?;
         #[derive(Deserialize)]
         struct Grant {
             access_token: String,
             expires_in: Option<u64>,
         }
-        let grant: Grant = serde_json::from_slice(&bytes).map_err(|_| {
+        let grant: Grant = serde_json::from_slice(&answer.body).map_err(|_| {
             PlatformError::BadData("Shopify's answer to the token request holds no access token.".into())
         })?;
         Ok(Fetched {
@@ -459,22 +434,12 @@ mod tests {
 
     #[test]
     fn the_base_template_takes_the_shop_in_lower_case() {
-        let shop = Shop::new(
-            http::client().clone(),
-            "http://127.0.0.1:9/{shop}/",
-            "Acme.myshopify.com",
-            Credentials::Token("t".into()),
-            Duration::from_secs(1),
-        );
-        assert_eq!(shop.endpoint, "http://127.0.0.1:9/acme.myshopify.com/admin/api/2026-07/graphql.json");
+        let policy = api::one_try(Duration::from_secs(1));
+        let token = || Credentials::Token("t".into());
+        let shop = Shop::new("http://127.0.0.1:9/{shop}/", "Acme.myshopify.com", token(), policy, 1 << 20);
+        assert_eq!(shop.api.base, "http://127.0.0.1:9/acme.myshopify.com/admin/api/2026-07/graphql.json");
         assert_eq!(shop.token_url, "http://127.0.0.1:9/acme.myshopify.com/admin/oauth/access_token");
-        let fixed = Shop::new(
-            http::client().clone(),
-            "https://proxy.example",
-            "a.myshopify.com",
-            Credentials::Token("t".into()),
-            Duration::from_secs(1),
-        );
-        assert_eq!(fixed.endpoint, "https://proxy.example/admin/api/2026-07/graphql.json");
+        let fixed = Shop::new("https://proxy.example", "a.myshopify.com", token(), policy, 1 << 20);
+        assert_eq!(fixed.api.base, "https://proxy.example/admin/api/2026-07/graphql.json");
     }
 }

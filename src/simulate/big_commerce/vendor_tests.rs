@@ -203,8 +203,7 @@ fn client(sim: &Simulator, location_id: i64) -> BigCommerce {
         request_timeout: Duration::from_secs(10),
         longest_wait: Duration::from_secs(10),
     };
-    BigCommerce::new(crate::platforms::http::client().clone(), &sim.base_url(), &adapter(location_id), policy)
-        .unwrap()
+    BigCommerce::new(&sim.base_url(), &adapter(location_id), policy).unwrap()
 }
 
 async fn simulator(orders: usize) -> Simulator {
