@@ -21,6 +21,7 @@ pub mod shipbob;
 pub mod shipstation;
 pub mod shopify;
 pub mod store;
+pub mod token;
 pub mod warehouse;
 pub mod woocommerce;
 

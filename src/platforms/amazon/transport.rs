@@ -5,11 +5,9 @@
 //! pacing of [`super::pacing`], answers read up to a bound, and Amazon's `errors[].message`
 //! quoted without any credential.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
@@ -18,6 +16,7 @@ use super::NAME;
 use super::pacing::{self, Operation};
 use crate::platforms::api::{self, Api, Auth};
 use crate::platforms::retry::{self, Account, RetryPolicy};
+use crate::platforms::token::{self, Asked};
 use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
 
 /// `User-Agent`: Amazon asks for `AppId/AppVersion (Language=…)`.
@@ -28,9 +27,6 @@ const MAX_429: u32 = 3;
 
 /// The content type of a feed document, named at its creation and sent with its upload.
 pub const FEED_CONTENT_TYPE: &str = "application/json; charset=UTF-8";
-
-/// A token is fetched again this long before Amazon says it runs out.
-const TOKEN_MARGIN: Duration = Duration::from_secs(60);
 
 /// One seller account of a validated adapter, in one region.
 pub struct Seller {
@@ -45,8 +41,8 @@ pub struct Seller {
     /// on each request; its policy's `request_timeout` bounds one answer and a wait for a
     /// rate-limit token.
     api: Api,
-    /// The token endpoint.
-    token_url: String,
+    /// Login with Amazon's token endpoint, read up to 64 KiB.
+    lwa: Api,
     /// Whose access token requests carry: a fingerprint of the three credentials.
     credentials: String,
 }
@@ -71,36 +67,6 @@ impl Answer {
             ))
         })
     }
-}
-
-#[derive(Debug, Clone)]
-struct Cached {
-    token: String,
-    until: Instant,
-}
-
-/// The most access tokens kept at once: past it, those run out go first, then the soonest
-/// to run out.
-const MAX_TOKENS: usize = 4096;
-
-fn tokens() -> &'static Mutex<HashMap<String, Cached>> {
-    static TOKENS: OnceLock<Mutex<HashMap<String, Cached>>> = OnceLock::new();
-    TOKENS.get_or_init(Default::default)
-}
-
-/// Keeps the token Login with Amazon granted, making room first if the cache is full.
-fn keep_token(credentials: &str, cached: Cached) {
-    let mut all = tokens().lock().unwrap_or_else(|p| p.into_inner());
-    if !all.contains_key(credentials) && all.len() >= MAX_TOKENS {
-        let now = Instant::now();
-        all.retain(|_, c| c.until > now);
-        if all.len() >= MAX_TOKENS
-            && let Some(soonest) = all.iter().min_by_key(|(_, c)| c.until).map(|(k, _)| k.clone())
-        {
-            all.remove(&soonest);
-        }
-    }
-    all.insert(credentials.to_string(), cached);
 }
 
 /// Amazon's error body: `{"errors": [{"code", "message", "details"}]}`.
@@ -161,7 +127,7 @@ impl Seller {
             client_id,
             client_secret,
             refresh_token,
-            token_url,
+            lwa: Api::new("Login with Amazon", &token_url, Auth::None, String::new(), policy, 64 * 1024),
         })
     }
 
@@ -171,9 +137,8 @@ impl Seller {
 
     /// What a message never shows: the secrets, the access token named and the one in memory.
     fn secrets(&self, token: &str) -> Vec<String> {
-        let cached = tokens().lock().unwrap_or_else(|p| p.into_inner()).get(&self.credentials).cloned();
         let mut secrets = vec![self.client_secret.clone(), self.refresh_token.clone(), token.to_string()];
-        secrets.extend(cached.map(|c| c.token));
+        secrets.extend(token::held(&self.credentials));
         secrets
     }
 
@@ -191,46 +156,27 @@ impl Seller {
     /// An access token: the one in memory while it has more than a minute left, unless
     /// `fresh`, else a new one from Login with Amazon.
     pub async fn token(&self, fresh: bool) -> Result<String, PlatformError> {
-        if !fresh {
-            let cached = tokens().lock().unwrap_or_else(|p| p.into_inner()).get(&self.credentials).cloned();
-            if let Some(cached) = cached.filter(|c| c.until > Instant::now()) {
-                return Ok(cached.token);
-            }
+        if !fresh && let Some(token) = token::good(&self.credentials) {
+            return Ok(token);
         }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("grant_type", "refresh_token")
-            .append_pair("refresh_token", &self.refresh_token)
-            .append_pair("client_id", &self.client_id)
-            .append_pair("client_secret", &self.client_secret)
-            .finish();
-        let request = self
-            .api
-            .bare(Method::POST, &self.token_url)
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(ACCEPT, "application/json")
-            .body(body);
-        let response =
-            http::send(request, self.api.policy.request_timeout, "Login with Amazon", &self.token_url)
-                .await?;
-        let status = response.status();
-        let body = http::read_answer(response, 64 * 1024, NAME, "the token exchange").await?;
-        if status.is_success() {
-            #[derive(Deserialize)]
-            struct Granted {
-                access_token: String,
-                #[serde(default)]
-                expires_in: Option<u64>,
+        let form = [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", self.refresh_token.as_str()),
+            ("client_id", self.client_id.as_str()),
+            ("client_secret", self.client_secret.as_str()),
+        ];
+        let answer = match token::ask(&self.lwa, &self.lwa.base, &form, "the token exchange").await? {
+            Asked::Granted { token, expires_in } => {
+                token::keep(&self.credentials, &token, Some(Duration::from_secs(expires_in.unwrap_or(3600))));
+                return Ok(token);
             }
-            let granted: Granted = serde_json::from_slice(&body).map_err(|_| {
-                PlatformError::unreachable(
+            Asked::NoToken => {
+                return Err(PlatformError::unreachable(
                     "Login with Amazon answered the token exchange without an access_token.",
-                )
-            })?;
-            let lives = Duration::from_secs(granted.expires_in.unwrap_or(3600));
-            let until = Instant::now() + lives.saturating_sub(TOKEN_MARGIN);
-            keep_token(&self.credentials, Cached { token: granted.access_token.clone(), until });
-            return Ok(granted.access_token);
-        }
+                ));
+            }
+            Asked::Refused(answer) => answer,
+        };
         #[derive(Deserialize, Default)]
         struct Refusal {
             #[serde(default)]
@@ -238,7 +184,8 @@ impl Seller {
             #[serde(default)]
             error_description: Option<String>,
         }
-        let refusal: Refusal = serde_json::from_slice(&body).unwrap_or_default();
+        let (status, refusal) =
+            (answer.status, serde_json::from_slice::<Refusal>(&answer.body).unwrap_or_default());
         let reason =
             [refusal.error, refusal.error_description].into_iter().flatten().collect::<Vec<_>>().join(": ");
         let said = if reason.is_empty() {
@@ -252,11 +199,6 @@ impl Seller {
             )));
         }
         Err(PlatformError::unreachable(format!("Login with Amazon gave no token ({said}).")))
-    }
-
-    /// Forgets the access token in memory (Amazon refused it).
-    fn forget_token(&self) {
-        tokens().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.credentials);
     }
 
     /// Whether `op` may be sent now without waiting: a ping never waits (annex §3).
@@ -359,7 +301,7 @@ impl Seller {
                         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
                             if !refreshed {
                                 refreshed = true;
-                                self.forget_token();
+                                token::forget(&self.credentials);
                                 continue;
                             }
                             return Err(PlatformError::Refused(format!(
@@ -462,8 +404,7 @@ impl Seller {
     /// Whether anything of this seller's is kept in memory: a bucket or an access token.
     #[cfg(test)]
     pub fn keeps_anything(&self) -> bool {
-        pacing::holds(&self.api.account)
-            || tokens().lock().unwrap_or_else(|p| p.into_inner()).contains_key(&self.credentials)
+        pacing::holds(&self.api.account) || token::held(&self.credentials).is_some()
     }
 
     /// A request to a presigned document URL (annex §5, *Stock*): no SP-API header and no

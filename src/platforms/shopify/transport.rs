@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::CONTENT_TYPE;
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -23,12 +23,10 @@ use super::documents::{API_VERSION, Document};
 use crate::platforms::api::{self, Api, Auth};
 use crate::platforms::http::{self, status_text};
 use crate::platforms::retry::RetryPolicy;
+use crate::platforms::token::{self, Asked};
 use crate::platforms::{PlatformError, quote_platform_text};
 
 pub const NAME: &str = "Shopify";
-
-/// A fetched token is fetched again this long before Shopify said it expires.
-const REFRESH_BEFORE: Duration = Duration::from_secs(60);
 
 /// How the shop is opened.
 #[derive(Clone)]
@@ -88,14 +86,13 @@ impl Shop {
 
     /// The credentials to keep out of every message.
     fn secrets(&self) -> Vec<String> {
-        let mut secrets = match &self.credentials {
+        match &self.credentials {
             Credentials::Token(token) => vec![token.clone()],
-            Credentials::App { client_secret, .. } => vec![client_secret.clone()],
-        };
-        if let Some(token) = self.cached_token() {
-            secrets.push(token);
+            Credentials::App { client_id, client_secret } => {
+                let fetched = token::held(&self.token_key(client_id, client_secret));
+                [client_secret.clone()].into_iter().chain(fetched).collect()
+            }
         }
-        secrets
     }
 
     /// Sends `doc` once and reads its `data` as `T`. A 401 under a fetched token fetches a
@@ -202,85 +199,45 @@ impl Shop {
     }
 
     /// The token to send: the adapter's, or a fetched one still good for a minute
-    /// (`fresh`: a new one whatever the cache holds).
+    /// (`fresh`: a new one whatever memory holds).
     async fn token(&self, fresh: bool) -> Result<String, PlatformError> {
         let (client_id, client_secret) = match &self.credentials {
             Credentials::Token(token) => return Ok(token.clone()),
             Credentials::App { client_id, client_secret } => (client_id, client_secret),
         };
-        if !fresh && let Some(token) = self.cached_token() {
+        let key = self.token_key(client_id, client_secret);
+        if !fresh && let Some(token) = token::good(&key) {
             return Ok(token);
         }
-        let fetched = self.fetch_token(client_id, client_secret).await?;
-        let mut cache = tokens().lock().unwrap_or_else(|p| p.into_inner());
-        cache.insert(self.token_key(client_id), fetched.clone());
-        Ok(fetched.token)
-    }
-
-    fn token_key(&self, client_id: &str) -> String {
-        format!("{} {client_id}", self.token_url)
-    }
-
-    /// A fetched token of these credentials that is good for at least another minute.
-    fn cached_token(&self) -> Option<String> {
-        let Credentials::App { client_id, client_secret } = &self.credentials else { return None };
-        let cache = tokens().lock().unwrap_or_else(|p| p.into_inner());
-        let held = cache.get(&self.token_key(client_id))?;
-        let good = held.client_secret == *client_secret
-            && held.expires.is_none_or(|at| at.checked_duration_since(Instant::now()) > Some(REFRESH_BEFORE));
-        good.then(|| held.token.clone())
-    }
-
-    /// The client credentials grant: `POST {base}/admin/oauth/access_token`.
-    async fn fetch_token(&self, client_id: &str, client_secret: &str) -> Result<Fetched, PlatformError> {
-        let form = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("grant_type", "client_credentials")
-            .append_pair("client_id", client_id)
-            .append_pair("client_secret", client_secret)
-            .finish();
-        let request = self.api.bare(Method::POST, &self.token_url).header(ACCEPT, "application/json");
-        let request = request.header(CONTENT_TYPE, "application/x-www-form-urlencoded").body(form);
-        let answer = self.api.exchange(request, "the token request").await?;
-        if !answer.status.is_success() {
-            let error = self.refusal(&answer);
-            return Err(match error {
+        // The client credentials grant: `POST {base}/admin/oauth/access_token`.
+        let form = [
+            ("grant_type", "client_credentials"),
+            ("client_id", client_id),
+            ("client_secret", client_secret),
+        ];
+        match token::ask(&self.api, &self.token_url, &form, "the token request").await? {
+            Asked::Granted { token, expires_in } => {
+                token::keep(&key, &token, expires_in.map(Duration::from_secs));
+                Ok(token)
+            }
+            Asked::NoToken => Err(PlatformError::BadData(
+                "Shopify's answer to the token request holds no access token.".into(),
+            )),
+            Asked::Refused(answer) => Err(match self.refusal(&answer) {
                 PlatformError::Rejected { message, .. } => PlatformError::Refused(format!(
                     "Shopify refused the app's client credentials {}",
                     message.trim_start_matches("Shopify refused the request ")
                 )),
                 other => other,
-            });
+            }),
         }
-        #[derive(Deserialize)]
-        struct Grant {
-            access_token: String,
-            expires_in: Option<u64>,
-        }
-        let grant: Grant = serde_json::from_slice(&answer.body).map_err(|_| {
-            PlatformError::BadData("Shopify's answer to the token request holds no access token.".into())
-        })?;
-        Ok(Fetched {
-            client_secret: client_secret.to_string(),
-            token: grant.access_token,
-            // A lifetime past any clock is one that does not end.
-            expires: grant.expires_in.and_then(|s| Instant::now().checked_add(Duration::from_secs(s))),
-        })
     }
-}
 
-/// A token fetched with the client credentials grant, and the secret it was fetched with
-/// (a changed secret fetches anew).
-#[derive(Clone)]
-struct Fetched {
-    client_secret: String,
-    token: String,
-    expires: Option<Instant>,
-}
-
-/// Fetched tokens by token endpoint and client id: memory only, never the database.
-fn tokens() -> &'static Mutex<HashMap<String, Fetched>> {
-    static TOKENS: OnceLock<Mutex<HashMap<String, Fetched>>> = OnceLock::new();
-    TOKENS.get_or_init(Default::default)
+    /// Where a fetched token of the app's credentials is kept: the token endpoint and a
+    /// fingerprint of the client id and secret (a changed secret fetches anew).
+    fn token_key(&self, client_id: &str, client_secret: &str) -> String {
+        api::account("shopify-app", &self.token_url, &format!("{client_id}\n{client_secret}"))
+    }
 }
 
 /// A GraphQL answer.
