@@ -232,13 +232,27 @@ impl Api {
         url: &reqwest::Url,
         body: Option<&Value>,
         what: &str,
-        judge: impl FnOnce(&Answer) -> Option<PlatformError>,
+        judge: impl Fn(&Answer) -> Option<PlatformError>,
     ) -> Result<Option<Vec<u8>>, PlatformError> {
         let answer = self.exchange(self.request(method, url.clone(), body), what).await?;
         if !answer.status.is_success() {
             return Err(judge(&answer).unwrap_or_else(|| self.classify(&answer)));
         }
         Ok((!answer.is_empty()).then_some(answer.body))
+    }
+
+    /// [`once`](Self::once) at `{base}/{path}` with `query`, tried again on passing failures
+    /// under the account's gate and waits: a read, or a write that leaves the platform the same
+    /// however often it arrives.
+    pub async fn call(
+        &self,
+        method: Method,
+        (path, query): (&str, &[(String, String)]),
+        body: Option<&Value>,
+        judge: impl Fn(&Answer) -> Option<PlatformError>,
+    ) -> Result<Option<Vec<u8>>, PlatformError> {
+        let url = self.url(path, query)?;
+        self.send(|| self.once(method.clone(), &url, body, path, &judge)).await
     }
 
     /// A body's JSON (`what` names the request in the message when it is not).

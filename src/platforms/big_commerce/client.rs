@@ -13,7 +13,7 @@ use time::format_description::well_known::{Rfc2822, Rfc3339};
 use super::carriers;
 use super::wire::{self, Address, Line, Listed, Scalar};
 use crate::platforms::PlatformError;
-use crate::platforms::api::{Api, Auth, field};
+use crate::platforms::api::{Answer, Api, Auth, field};
 use crate::platforms::http::DEFAULT_MAX_ANSWER_BYTES;
 use crate::platforms::retry::{Created, RetryPolicy};
 use crate::platforms::store::{
@@ -98,7 +98,10 @@ impl BigCommerce {
     /// The ping: the token opens the store (`v2/store`), asked once.
     pub async fn ping(&self) -> Result<(), PlatformError> {
         let url = self.api.url("v2/store", &[])?;
-        self.api.ask_once(self.once(Method::GET, &url, "v2/store", None, Scope::Store)).await.map(|_| ())
+        self.api
+            .ask_once(self.api.once(Method::GET, &url, None, "v2/store", self.judge(Scope::Store)))
+            .await
+            .map(|_| ())
     }
 
     /// One page (from 1) of the orders changed since `since_ms`, oldest change first. A
@@ -117,7 +120,9 @@ impl BigCommerce {
         if let Some(since) = since_ms {
             query.insert(0, ("min_date_modified".to_string(), rfc2822(since)));
         }
-        let Some(body) = self.call(Method::GET, "v2/orders", &query, None, Scope::Store).await? else {
+        let Some(body) =
+            self.api.call(Method::GET, ("v2/orders", &query), None, self.judge(Scope::Store)).await?
+        else {
             return Ok(Vec::new());
         };
         let orders: Vec<&RawValue> = serde_json::from_slice(&body).map_err(|e| {
@@ -173,8 +178,8 @@ impl BigCommerce {
         let (products_path, addresses_path) =
             (format!("v2/orders/{id}/products"), format!("v2/orders/{id}/shipping_addresses"));
         let (products, addresses) = futures::try_join!(
-            self.call(Method::GET, &products_path, &limit, None, Scope::Order),
-            self.call(Method::GET, &addresses_path, &limit, None, Scope::Order),
+            self.api.call(Method::GET, (&products_path, &limit), None, self.judge(Scope::Order)),
+            self.api.call(Method::GET, (&addresses_path, &limit), None, self.judge(Scope::Order)),
         )?;
         fn list<T: for<'de> Deserialize<'de>>(
             body: Option<Vec<u8>>,
@@ -238,14 +243,16 @@ impl BigCommerce {
         // store (its answer lost, or a crash before its commit): the customer is mailed once.
         let url = self.api.url(&path, &[])?;
         let look = || async {
-            let existing =
-                self.api.value(self.once(Method::GET, &url, &path, None, Scope::Order).await?, &path)?;
+            let existing = self.api.value(
+                self.api.once(Method::GET, &url, None, &path, self.judge(Scope::Order)).await?,
+                &path,
+            )?;
             let there = matches!(&existing, Some(Value::Array(shipments)) if shipments
                 .iter()
                 .any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number)));
             Ok(there.then_some(None))
         };
-        let post = || self.once(Method::POST, &url, &path, Some(&body), Scope::Order);
+        let post = || self.api.once(Method::POST, &url, Some(&body), &path, self.judge(Scope::Order));
         match self.api.create(look, post).await? {
             Created::AlreadyThere(_) => Ok(Notified::AlreadyThere),
             Created::Now(_) => Ok(Notified::Posted),
@@ -255,8 +262,10 @@ impl BigCommerce {
     async fn first_address_id(&self, order: &str) -> Result<i64, PlatformError> {
         let limit = [("limit".to_string(), "250".to_string())];
         let path = format!("v2/orders/{order}/shipping_addresses");
-        let addresses =
-            self.api.value(self.call(Method::GET, &path, &limit, None, Scope::Order).await?, &path)?;
+        let addresses = self.api.value(
+            self.api.call(Method::GET, (&path, &limit), None, self.judge(Scope::Order)).await?,
+            &path,
+        )?;
         addresses.as_ref().and_then(|a| a.get(0)).and_then(|a| a.get("id")).and_then(integer).ok_or_else(
             || PlatformError::BadData(format!("BigCommerce's order {order} has no shipping address.")),
         )
@@ -271,48 +280,30 @@ impl BigCommerce {
                 .map(|(sku, quantity)| json!({"location_id": self.location_id, "sku": sku, "quantity": quantity}))
                 .collect();
             let body = json!({"reason": "orderbridge: warehouse stock", "items": items});
-            self.call(Method::PUT, "v3/inventory/adjustments/absolute", &[], Some(&body), Scope::Store)
+            self.api
+                .call(
+                    Method::PUT,
+                    ("v3/inventory/adjustments/absolute", &[]),
+                    Some(&body),
+                    self.judge(Scope::Store),
+                )
                 .await?;
             requests += 1;
         }
         Ok(requests)
     }
 
-    /// One request that reads, or writes what stays the same however often it arrives,
-    /// through the gate and the retry policy: the answer's body as it came (the order list is
-    /// read field by field, not as a JSON tree), `None` when it is empty.
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        query: &[(String, String)],
-        body: Option<&Value>,
-        scope: Scope,
-    ) -> Result<Option<Vec<u8>>, PlatformError> {
-        let url = self.api.url(path, query)?;
-        self.api.send(|| self.once(method.clone(), &url, path, body, scope)).await
-    }
-
-    /// One request, sent once. `None` for an empty answer; a 404 of the store's own
-    /// requests is an unknown store hash.
-    async fn once(
-        &self,
-        method: Method,
-        url: &reqwest::Url,
-        path: &str,
-        body: Option<&Value>,
-        scope: Scope,
-    ) -> Result<Option<Vec<u8>>, PlatformError> {
-        self.api
-            .once(method, url, body, path, |answer| {
-                (answer.status == StatusCode::NOT_FOUND && scope == Scope::Store).then(|| {
-                    PlatformError::Refused(format!(
-                        "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
-                        self.store_hash
-                    ))
-                })
+    /// What a status of BigCommerce's own means: a 404 of the store's own requests is an
+    /// unknown store hash (an order's is that order gone).
+    fn judge(&self, scope: Scope) -> impl Fn(&Answer) -> Option<PlatformError> + Sync + '_ {
+        move |answer| {
+            (answer.status == StatusCode::NOT_FOUND && scope == Scope::Store).then(|| {
+                PlatformError::Refused(format!(
+                    "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
+                    self.store_hash
+                ))
             })
-            .await
+        }
     }
 }
 

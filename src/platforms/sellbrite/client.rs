@@ -14,7 +14,7 @@ use time::format_description::well_known::Rfc3339;
 use tokio::sync::OnceCell;
 
 use crate::platforms::PlatformError;
-use crate::platforms::api::{Api, Auth, field};
+use crate::platforms::api::{Answer, Api, Auth, field};
 use crate::platforms::http::DEFAULT_MAX_ANSWER_BYTES;
 use crate::platforms::retry::{Created, RetryPolicy};
 use crate::platforms::store::{
@@ -90,7 +90,10 @@ impl Sellbrite {
     /// The ping: the token and secret may list the warehouses, asked once.
     pub async fn ping(&self) -> Result<(), PlatformError> {
         let url = self.api.url("warehouses", &[])?;
-        self.api.ask_once(self.once(Method::GET, &url, "warehouses", None)).await.map(|_| ())
+        self.api
+            .ask_once(self.api.once(Method::GET, &url, None, "warehouses", self.judge("warehouses")))
+            .await
+            .map(|_| ())
     }
 
     /// One page (from 1) of a listing of the orders placed since `since_ms`: the open orders
@@ -179,7 +182,7 @@ impl Sellbrite {
             }
         };
         let url = self.api.url("shipments", &[])?;
-        let post = || self.once(Method::POST, &url, "shipments", Some(&body));
+        let post = || self.api.once(Method::POST, &url, Some(&body), "shipments", self.judge("shipments"));
         match self.api.create(look, post).await? {
             Created::AlreadyThere(_) => Ok(Notified::AlreadyThere),
             Created::Now(_) => Ok(Notified::Posted),
@@ -252,7 +255,7 @@ impl Sellbrite {
     }
 
     /// One request that reads, or writes what stays the same however often it arrives,
-    /// through the gate and the retry policy. `None` for an empty answer.
+    /// through the gate and the retry policy: its JSON, `None` for an empty answer.
     async fn call(
         &self,
         method: Method,
@@ -260,30 +263,19 @@ impl Sellbrite {
         query: &[(String, String)],
         body: Option<&Value>,
     ) -> Result<Option<Value>, PlatformError> {
-        let url = self.api.url(path, query)?;
-        self.api.send(|| self.once(method.clone(), &url, path, body)).await
+        self.api.value(self.api.call(method, (path, query), body, self.judge(path)).await?, path)
     }
 
-    /// One request, sent once. `None` for an empty answer; a 404 under the adapter's
-    /// warehouse is an unknown `warehouse_uuid`.
-    async fn once(
-        &self,
-        method: Method,
-        url: &reqwest::Url,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Option<Value>, PlatformError> {
+    /// What a status of Sellbrite's own means: a 404 under the adapter's warehouse is an
+    /// unknown `warehouse_uuid`.
+    fn judge(&self, path: &str) -> impl Fn(&Answer) -> Option<PlatformError> + Sync + '_ {
         let unknown = self.warehouse_uuid.as_deref().filter(|_| path.starts_with("warehouses/"));
-        let body = self
-            .api
-            .once(method, url, body, path, |answer| {
-                let uuid = unknown.filter(|_| answer.status == StatusCode::NOT_FOUND)?;
-                Some(PlatformError::Refused(format!(
-                    "Sellbrite has no warehouse '{uuid}' (HTTP 404 Not Found); check the store's warehouse_uuid."
-                )))
-            })
-            .await?;
-        self.api.value(body, path)
+        move |answer| {
+            let uuid = unknown.filter(|_| answer.status == StatusCode::NOT_FOUND)?;
+            Some(PlatformError::Refused(format!(
+                "Sellbrite has no warehouse '{uuid}' (HTTP 404 Not Found); check the store's warehouse_uuid."
+            )))
+        }
     }
 }
 
