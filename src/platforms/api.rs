@@ -224,6 +224,20 @@ impl Api {
         })
     }
 
+    /// A status no request of the platform takes, refused for good: "{platform} refused {op}
+    /// (HTTP 404 Not Found: {reason})", the reason only when the body gave one.
+    pub fn rejected(&self, answer: &Answer, op: &str, reason: &str) -> PlatformError {
+        let said = if reason.is_empty() { String::new() } else { format!(": {reason}") };
+        PlatformError::Rejected {
+            status: answer.status.as_u16(),
+            message: format!(
+                "{} refused {op} (HTTP {}{said}).",
+                self.platform,
+                http::status_text(answer.status)
+            ),
+        }
+    }
+
     /// A request sent once under the credentials: a 2xx answer's body (`None` when it is
     /// empty); another status is what `judge` says, else what [`classify`](Self::classify) says.
     pub async fn once(

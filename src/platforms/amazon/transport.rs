@@ -206,11 +206,7 @@ impl Seller {
         for &op in ops {
             let wait = pacing::wait(&self.api.account, op);
             if !wait.is_zero() {
-                return Err(PlatformError::unreachable(format!(
-                    "Amazon allows the next {} at {}; nothing was sent.",
-                    op.name(),
-                    pacing::at(wait)
-                )));
+                return Err(not_now(op, wait));
             }
         }
         Ok(())
@@ -224,13 +220,7 @@ impl Seller {
         token: &str,
         target: &str,
     ) -> Result<(StatusCode, Vec<u8>), PlatformError> {
-        if let Err(wait) = pacing::take(&self.api.account, op) {
-            return Err(PlatformError::unreachable(format!(
-                "Amazon allows the next {} at {}; nothing was sent.",
-                op.name(),
-                pacing::at(wait)
-            )));
-        }
+        pacing::take(&self.api.account, op).map_err(|wait| not_now(op, wait))?;
         let _permit = retry::permit(Account::from(self.api.account.as_str())).await;
         let answer = self.send_once(op, Method::GET, target, token, None).await?;
         pacing::learn_rate(&self.api.account, op, header(&answer.headers, "x-amzn-ratelimit-limit"));
@@ -427,6 +417,15 @@ impl Seller {
             .await?;
         Ok((answer.status, answer.body))
     }
+}
+
+/// A ping's request the bucket has no token for: nothing is sent.
+fn not_now(op: Operation, wait: Duration) -> PlatformError {
+    PlatformError::unreachable(format!(
+        "Amazon allows the next {} at {}; nothing was sent.",
+        op.name(),
+        pacing::at(wait)
+    ))
 }
 
 /// Amazon's `errors[].message` joined with `; ` (its `code` where a message is missing).

@@ -98,16 +98,7 @@ impl Api {
 
     /// A status no operation takes, as a refusal for good quoting ShipBob's reason.
     pub fn refused(&self, answer: &Answer, target: &str) -> PlatformError {
-        let reason = reasons(&answer.body, &self.secrets());
-        let said = if reason.is_empty() { String::new() } else { format!(": {reason}") };
-        PlatformError::Rejected {
-            status: answer.status.as_u16(),
-            message: format!(
-                "{NAME} refused {} (HTTP {}{said}).",
-                operation(target),
-                http::status_text(answer.status)
-            ),
-        }
+        self.rejected(answer, &operation(target), &self.reasons(&answer.body))
     }
 
     /// ShipBob's messages in an error body, quoted without the token.

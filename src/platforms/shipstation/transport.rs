@@ -141,15 +141,7 @@ impl Api {
 
     /// A status no step takes: `bad_data` quoting `errors[0].message`.
     pub fn refused(&self, answer: &Answer, method: &Method, target: &str) -> PlatformError {
-        PlatformError::Rejected {
-            status: answer.status.as_u16(),
-            message: format!(
-                "{NAME} refused {} (HTTP {}{}).",
-                operation(method, target),
-                http::status_text(answer.status),
-                said(&self.reason(&answer.body, false))
-            ),
-        }
+        self.rejected(answer, &operation(method, target), &self.reason(&answer.body, false))
     }
 
     /// ShipStation's `errors[0].message` (with its `error_code` when `code`), quoted without
