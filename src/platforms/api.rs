@@ -90,6 +90,13 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The platform's clock (`Date`), in ms, when it sent one.
+    pub fn date_ms(&self) -> Option<i64> {
+        let text = self.headers.get(reqwest::header::DATE)?.to_str().ok()?;
+        let at = httpdate::parse_http_date(text.trim()).ok()?;
+        i64::try_from(at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis()).ok()
+    }
+
     /// Whether the body says nothing (a 204, or only whitespace).
     pub fn is_empty(&self) -> bool {
         self.status == StatusCode::NO_CONTENT || self.body.iter().all(u8::is_ascii_whitespace)

@@ -267,11 +267,12 @@ impl Seller {
             let outcome = self.send_once(op, method.clone(), target, &token, body).await;
             drop(permit);
             let failure = match outcome {
-                Ok(api::Answer { status, headers, body }) => {
+                Ok(answer) => {
+                    let date = answer.date_ms();
+                    let api::Answer { status, headers, body } = answer;
                     if status.is_success() {
                         pacing::learn_rate(&self.api.account, op, header(&headers, "x-amzn-ratelimit-limit"));
                     }
-                    let date = header(&headers, "date").and_then(http_date_ms);
                     match status {
                         StatusCode::TOO_MANY_REQUESTS => {
                             pacing::empty(&self.api.account, op);
@@ -441,12 +442,6 @@ pub fn messages(body: &[u8]) -> Option<String> {
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// An HTTP date (`Date`) as ms.
-fn http_date_ms(text: &str) -> Option<i64> {
-    let at = httpdate::parse_http_date(text.trim()).ok()?;
-    at.duration_since(std::time::UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_millis()).ok())
 }
 
 /// A query value, percent-encoded (a pagination token may hold `+`, `/` and `=`).

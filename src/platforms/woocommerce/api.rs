@@ -7,9 +7,9 @@
 //! message names a query string: it may hold the consumer key or secret.
 
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use reqwest::header::{CONTENT_TYPE, DATE, HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value};
 
@@ -285,8 +285,8 @@ impl Api {
 
     /// Sorts an answer (annex, "Answers") to a request sent to `from`.
     fn judge(&self, route: &str, from: &reqwest::Url, answer: api::Answer) -> Result<Raw, PlatformError> {
+        let date_ms = answer.date_ms();
         let api::Answer { status, headers, body } = answer;
-        let date_ms = http_date(&headers, DATE.as_str());
         if status.is_redirection() {
             let to = headers.get(LOCATION).and_then(|l| l.to_str().ok()).map(|l| self.shown(from, l));
             return Err(PlatformError::BadData(format!(
@@ -500,14 +500,6 @@ fn wordpress_error(body: &[u8]) -> Option<(String, String, Option<String>)> {
             .join("; ")
     });
     Some((code, message, params))
-}
-
-/// A header holding an HTTP date, in ms.
-fn http_date(headers: &HeaderMap, name: &str) -> Option<i64> {
-    let text = headers.get(name)?.to_str().ok()?;
-    let at = httpdate::parse_http_date(text.trim()).ok()?;
-    let ms = at.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_millis();
-    i64::try_from(ms).ok()
 }
 
 /// The targets of `rel="https://api.w.org/"` links in one `Link` header.
