@@ -12,13 +12,12 @@ use time::format_description::well_known::{Rfc2822, Rfc3339};
 
 use super::carriers;
 use super::wire::{self, Address, Line, Listed, Scalar};
-use crate::platforms::PlatformError;
-use crate::platforms::api::{Answer, Api, Auth, field};
-use crate::platforms::http::DEFAULT_MAX_ANSWER_BYTES;
+use crate::platforms::api::{self, Answer, Api, Auth, field};
 use crate::platforms::retry::{Created, RetryPolicy};
 use crate::platforms::store::{
     Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer,
 };
+use crate::platforms::{PlatformError, Settings};
 
 const NAME: &str = "BigCommerce";
 
@@ -64,10 +63,11 @@ impl BigCommerce {
     /// A client for a validated adapter: `access_token`, `store_hash`, and optionally
     /// `import_status_ids` (default `[11]`) and `location_id` (default 1).
     pub fn new(
-        api_base: &str,
+        settings: &Settings,
         adapter: &Map<String, Value>,
-        policy: RetryPolicy,
+        policy: Option<RetryPolicy>,
     ) -> Result<BigCommerce, PlatformError> {
+        let api_base = settings.bigcommerce_api_base.as_str();
         let (secret, store_hash) =
             (field(adapter, "access_token", NAME)?, field(adapter, "store_hash", NAME)?);
         if !super::is_store_hash(store_hash) {
@@ -84,15 +84,10 @@ impl BigCommerce {
         let location_id = adapter.get("location_id").and_then(integer).unwrap_or(1);
         let account = super::account(api_base, store_hash);
         let base = format!("{}/stores/{store_hash}", api_base.trim_end_matches('/'));
-        let api = Api::new(NAME, &base, token, account, policy, DEFAULT_MAX_ANSWER_BYTES);
+        let policy = policy.unwrap_or_else(|| api::one_try(settings.timeout));
+        let api = Api::new(NAME, &base, token, account, policy, settings.max_body_bytes);
         let store_hash = store_hash.to_string();
         Ok(BigCommerce { api: api.with_secrets(&[secret]), store_hash, import_status_ids, location_id })
-    }
-
-    /// The client reading answers of at most `bytes` (`max_platform_body_mib`).
-    pub fn with_body_limit(mut self, bytes: usize) -> BigCommerce {
-        self.api.max_body = bytes;
-        self
     }
 
     /// The ping: the token opens the store (`v2/store`), asked once.

@@ -11,7 +11,6 @@ mod wire;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value};
 
 use super::retry::RetryPolicy;
 use super::seam::{Platform, StorePlatform};
@@ -44,7 +43,7 @@ impl Platform for BigCommerce {
     }
 
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
-        check(&settings.bigcommerce_api_base, settings.timeout, adapter).await.map_err(PingError::from)
+        check(settings, adapter).await.map_err(PingError::from)
     }
 }
 
@@ -55,9 +54,7 @@ impl StorePlatform for BigCommerce {
         adapter: &Adapter,
         policy: RetryPolicy,
     ) -> Result<Box<dyn StoreClient>, PlatformError> {
-        let client = client::BigCommerce::new(&settings.bigcommerce_api_base, adapter, policy)?
-            .with_body_limit(settings.max_body_bytes);
-        Ok(Box::new(client))
+        Ok(Box::new(client::BigCommerce::new(settings, adapter, Some(policy))?))
     }
 }
 
@@ -105,11 +102,7 @@ impl StoreClient for client::BigCommerce {
 
 /// Asks BigCommerce whether the adapter's token opens its store. A 404 is an unknown store,
 /// which for credentials is a refusal.
-pub async fn check(
-    api_base: &str,
-    timeout: Duration,
-    adapter: &Map<String, Value>,
-) -> Result<(), PlatformError> {
+pub async fn check(settings: &Settings, adapter: &Adapter) -> Result<(), PlatformError> {
     let token = api::field(adapter, "access_token", NAME)?;
     let store_hash = api::field(adapter, "store_hash", NAME)?;
     if !is_store_hash(store_hash) {
@@ -119,7 +112,7 @@ pub async fn check(
             quote_platform_text(store_hash, &[token])
         )));
     }
-    client::BigCommerce::new(api_base, adapter, api::one_try(timeout))?.ping().await
+    client::BigCommerce::new(settings, adapter, None)?.ping().await
 }
 
 /// The account whose rate limit a request spends: BigCommerce limits each store.

@@ -13,13 +13,12 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio::sync::OnceCell;
 
-use crate::platforms::PlatformError;
-use crate::platforms::api::{Answer, Api, Auth, field};
-use crate::platforms::http::DEFAULT_MAX_ANSWER_BYTES;
+use crate::platforms::api::{self, Answer, Api, Auth, field};
 use crate::platforms::retry::{Created, RetryPolicy};
 use crate::platforms::store::{
     Disposition, ListedOrder, Listing, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
 };
+use crate::platforms::{PlatformError, Settings};
 
 use super::NAME;
 
@@ -55,10 +54,11 @@ impl Sellbrite {
     /// A client for a validated adapter: `auth_token`, `secret_key`, and optionally
     /// `warehouse_uuid`.
     pub fn new(
-        api_base: &str,
+        settings: &Settings,
         adapter: &Map<String, Value>,
-        policy: RetryPolicy,
+        policy: Option<RetryPolicy>,
     ) -> Result<Sellbrite, PlatformError> {
+        let api_base = settings.sellbrite_api_base.as_str();
         let (token, secret) = (field(adapter, "auth_token", NAME)?, field(adapter, "secret_key", NAME)?);
         let warehouse_uuid = field(adapter, "warehouse_uuid", NAME).ok().map(str::to_string);
         if let Some(uuid) = &warehouse_uuid
@@ -71,20 +71,14 @@ impl Sellbrite {
             ));
         }
         let base = format!("{}/v1", api_base.trim_end_matches('/'));
+        let policy = policy.unwrap_or_else(|| api::one_try(settings.timeout));
         let account = super::account(api_base, token);
-        let api =
-            Api::new(NAME, &base, Auth::basic(token, secret), account, policy, DEFAULT_MAX_ANSWER_BYTES);
+        let api = Api::new(NAME, &base, Auth::basic(token, secret), account, policy, settings.max_body_bytes);
         Ok(Sellbrite {
             api: api.with_secrets(&[token, secret]),
             warehouse_uuid,
             stock_warehouse: OnceCell::new(),
         })
-    }
-
-    /// The client reading answers of at most `bytes` (`max_platform_body_mib`).
-    pub fn with_body_limit(mut self, bytes: usize) -> Sellbrite {
-        self.api.max_body = bytes;
-        self
     }
 
     /// The ping: the token and secret may list the warehouses, asked once.

@@ -7,7 +7,6 @@ pub mod client;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Map, Value};
 
 use super::retry::RetryPolicy;
 use super::seam::{Platform, StorePlatform};
@@ -41,7 +40,8 @@ impl Platform for Sellbrite {
     }
 
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
-        check(&settings.sellbrite_api_base, settings.timeout, adapter).await.map_err(PingError::from)
+        // The token and secret may list the warehouses.
+        client::Sellbrite::new(settings, adapter, None)?.ping().await.map_err(PingError::from)
     }
 }
 
@@ -52,9 +52,7 @@ impl StorePlatform for Sellbrite {
         adapter: &Adapter,
         policy: RetryPolicy,
     ) -> Result<Box<dyn StoreClient>, PlatformError> {
-        let client = client::Sellbrite::new(&settings.sellbrite_api_base, adapter, policy)?
-            .with_body_limit(settings.max_body_bytes);
-        Ok(Box::new(client))
+        Ok(Box::new(client::Sellbrite::new(settings, adapter, Some(policy))?))
     }
 }
 
@@ -101,15 +99,6 @@ impl StoreClient for client::Sellbrite {
     async fn set_stock(&self, levels: &[(String, i64)]) -> Result<usize, PlatformError> {
         client::Sellbrite::set_stock(self, levels).await
     }
-}
-
-/// Asks Sellbrite whether the account token and secret key authenticate.
-pub async fn check(
-    api_base: &str,
-    timeout: Duration,
-    adapter: &Map<String, Value>,
-) -> Result<(), PlatformError> {
-    client::Sellbrite::new(api_base, adapter, api::one_try(timeout))?.ping().await
 }
 
 /// The account whose rate limit a request spends, named by a fingerprint of its token,
