@@ -135,14 +135,6 @@ pub async fn send(
     })
 }
 
-/// Sorts an answer that is not 2xx, reading (a bounded part of) its body for the reason.
-pub async fn error_from(platform: &str, response: Response, secrets: &[&str]) -> PlatformError {
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = read_body(response).await;
-    classify(platform, status, &headers, &body, secrets)
-}
-
 /// The sorting itself (see the module doc); `body` is the start of the answer's body.
 pub fn classify(
     platform: &str,
@@ -236,7 +228,9 @@ pub fn follow(platform: &str, base: &str, next: &str, list: &str) -> Result<Stri
     })
 }
 
-async fn read_body(mut response: Response) -> Vec<u8> {
+/// The first 16 KiB of an answer that is not 2xx, all its reason needs; a body that breaks
+/// off is what came.
+pub async fn read_reason(mut response: Response) -> Vec<u8> {
     let mut body = Vec::new();
     while body.len() < MAX_BODY_BYTES {
         match response.chunk().await {

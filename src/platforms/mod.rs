@@ -6,7 +6,7 @@
 //! every check runs under.
 
 pub mod amazon;
-pub mod api_key;
+pub mod api;
 pub mod big_commerce;
 pub mod error;
 pub mod files;
@@ -22,6 +22,7 @@ pub mod shipbob;
 pub mod shipstation;
 pub mod shopify;
 pub mod store;
+pub mod token;
 pub mod warehouse;
 pub mod woocommerce;
 

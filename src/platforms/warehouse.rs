@@ -90,6 +90,27 @@ pub struct WarehouseSettings {
     pub warehouse_id: i64,
 }
 
+#[cfg(test)]
+impl WarehouseSettings {
+    /// An API warehouse's settings in a client test: warehouse 1, three quick tries, answers
+    /// within 5 s.
+    pub fn for_tests(platforms: super::Settings) -> WarehouseSettings {
+        let policy = RetryPolicy {
+            tries: 3,
+            base: Duration::from_millis(10),
+            request_timeout: Duration::from_secs(5),
+            longest_wait: Duration::from_secs(5),
+        };
+        WarehouseSettings {
+            platforms,
+            settle: Duration::ZERO,
+            memory: Memory::default(),
+            policy,
+            warehouse_id: 1,
+        }
+    }
+}
+
 impl WarehouseSettings {
     /// Where the warehouse's own address may lead (CONTRACT §6).
     pub fn reach(&self) -> Reach {
@@ -189,6 +210,19 @@ pub struct Inbound<T> {
     pub walk: WalkPlace,
     /// What a line of an order not found among the customer's means.
     pub strangers: Strangers,
+}
+
+impl Inbound<StockRow> {
+    /// An API warehouse's stock as one piece: its levels per SKU, read whole.
+    pub fn levels(rows: Vec<StockRow>) -> Inbound<StockRow> {
+        Inbound {
+            name: "inventory levels".into(),
+            records: Ok(rows),
+            cursor: None,
+            walk: WalkPlace::Unchanged,
+            strangers: Strangers::Skip,
+        }
+    }
 }
 
 /// Where a walk of a warehouse's list stands after a piece, kept in the database in the

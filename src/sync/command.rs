@@ -6,9 +6,9 @@
 
 use crate::config::Config;
 
-use super::runs::{Run, Trigger};
 use super::engine::{Engine, EngineError};
 use super::link::Link;
+use super::runs::{Run, Trigger};
 use super::settings::Settings;
 
 /// Runs the passes; `Ok(false)` when one of them failed (not when one was skipped because

@@ -13,9 +13,9 @@ use crate::config::SyncMode;
 use crate::dates::now_ms;
 use crate::db::DbError;
 
-use super::runs::{self, Trigger};
 use super::engine::Engine;
 use super::link::Link;
+use super::runs::{self, Trigger};
 
 /// How often the schedule looks for passes that are due.
 const TICK: Duration = Duration::from_secs(1);

@@ -5,19 +5,18 @@
 //! pacing of [`super::pacing`], answers read up to a bound, and Amazon's `errors[].message`
 //! quoted without any credential.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::NAME;
 use super::pacing::{self, Operation};
-use crate::platforms::api_key;
+use crate::platforms::api::{self, Api, Auth};
 use crate::platforms::retry::{self, Account, RetryPolicy};
+use crate::platforms::token::{self, Asked};
 use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
 
 /// `User-Agent`: Amazon asks for `AppId/AppVersion (Language=…)`.
@@ -29,9 +28,6 @@ const MAX_429: u32 = 3;
 /// The content type of a feed document, named at its creation and sent with its upload.
 pub const FEED_CONTENT_TYPE: &str = "application/json; charset=UTF-8";
 
-/// A token is fetched again this long before Amazon says it runs out.
-const TOKEN_MARGIN: Duration = Duration::from_secs(60);
-
 /// One seller account of a validated adapter, in one region.
 pub struct Seller {
     pub region: String,
@@ -40,16 +36,13 @@ pub struct Seller {
     client_id: String,
     client_secret: String,
     refresh_token: String,
-    /// The SP-API base with the region filled in, without a trailing `/`.
-    base: String,
-    /// The token endpoint.
-    token_url: String,
-    /// The bound on one answer, and on a wait for a rate-limit token.
-    timeout: Duration,
-    policy: RetryPolicy,
-    max_body: usize,
-    /// Whose buckets requests spend: `client_id`, `seller_id` and region (no secret).
-    account: String,
+    /// The SP-API base with the region filled in, spending (with the buckets of `pacing`)
+    /// the account of `client_id`, `seller_id` and region (no secret). The access token goes
+    /// on each request; its policy's `request_timeout` bounds one answer and a wait for a
+    /// rate-limit token.
+    api: Api,
+    /// Login with Amazon's token endpoint, read up to 64 KiB.
+    lwa: Api,
     /// Whose access token requests carry: a fingerprint of the three credentials.
     credentials: String,
 }
@@ -74,36 +67,6 @@ impl Answer {
             ))
         })
     }
-}
-
-#[derive(Debug, Clone)]
-struct Cached {
-    token: String,
-    until: Instant,
-}
-
-/// The most access tokens kept at once: past it, those run out go first, then the soonest
-/// to run out.
-const MAX_TOKENS: usize = 4096;
-
-fn tokens() -> &'static Mutex<HashMap<String, Cached>> {
-    static TOKENS: OnceLock<Mutex<HashMap<String, Cached>>> = OnceLock::new();
-    TOKENS.get_or_init(Default::default)
-}
-
-/// Keeps the token Login with Amazon granted, making room first if the cache is full.
-fn keep_token(credentials: &str, cached: Cached) {
-    let mut all = tokens().lock().unwrap_or_else(|p| p.into_inner());
-    if !all.contains_key(credentials) && all.len() >= MAX_TOKENS {
-        let now = Instant::now();
-        all.retain(|_, c| c.until > now);
-        if all.len() >= MAX_TOKENS
-            && let Some(soonest) = all.iter().min_by_key(|(_, c)| c.until).map(|(k, _)| k.clone())
-        {
-            all.remove(&soonest);
-        }
-    }
-    all.insert(credentials.to_string(), cached);
 }
 
 /// Amazon's error body: `{"errors": [{"code", "message", "details"}]}`.
@@ -149,15 +112,11 @@ impl Seller {
         let (client_secret, refresh_token) = (text("client_secret")?, text("refresh_token")?);
         let base = settings.amazon_api_base.replace("{region}", &region).trim_end_matches('/').to_string();
         let token_url = format!("{}/auth/o2/token", settings.amazon_lwa_base.trim_end_matches('/'));
-        let policy = policy.unwrap_or(RetryPolicy {
-            tries: 1,
-            base: Duration::from_secs(1),
-            request_timeout: settings.timeout,
-            longest_wait: settings.timeout,
-        });
+        let policy = policy.unwrap_or_else(|| api::one_try(settings.timeout));
+        let account = format!("amazon:{client_id}:{seller_id}:{region}");
         Ok(Seller {
-            account: format!("amazon:{client_id}:{seller_id}:{region}"),
-            credentials: api_key::account(
+            api: Api::new(NAME, &base, Auth::None, account, policy, settings.max_body_bytes),
+            credentials: api::account(
                 "amazon-lwa",
                 &token_url,
                 &format!("{client_id}\n{client_secret}\n{refresh_token}"),
@@ -168,23 +127,18 @@ impl Seller {
             client_id,
             client_secret,
             refresh_token,
-            base,
-            token_url,
-            timeout: settings.timeout,
-            policy,
-            max_body: settings.max_body_bytes,
+            lwa: Api::new("Login with Amazon", &token_url, Auth::None, String::new(), policy, 64 * 1024),
         })
     }
 
     pub fn max_body(&self) -> usize {
-        self.max_body
+        self.api.max_body
     }
 
     /// What a message never shows: the secrets, the access token named and the one in memory.
     fn secrets(&self, token: &str) -> Vec<String> {
-        let cached = tokens().lock().unwrap_or_else(|p| p.into_inner()).get(&self.credentials).cloned();
         let mut secrets = vec![self.client_secret.clone(), self.refresh_token.clone(), token.to_string()];
-        secrets.extend(cached.map(|c| c.token));
+        secrets.extend(token::held(&self.credentials));
         secrets
     }
 
@@ -202,43 +156,27 @@ impl Seller {
     /// An access token: the one in memory while it has more than a minute left, unless
     /// `fresh`, else a new one from Login with Amazon.
     pub async fn token(&self, fresh: bool) -> Result<String, PlatformError> {
-        if !fresh {
-            let cached = tokens().lock().unwrap_or_else(|p| p.into_inner()).get(&self.credentials).cloned();
-            if let Some(cached) = cached.filter(|c| c.until > Instant::now()) {
-                return Ok(cached.token);
-            }
+        if !fresh && let Some(token) = token::good(&self.credentials) {
+            return Ok(token);
         }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("grant_type", "refresh_token")
-            .append_pair("refresh_token", &self.refresh_token)
-            .append_pair("client_id", &self.client_id)
-            .append_pair("client_secret", &self.client_secret)
-            .finish();
-        let request = http::client()
-            .post(&self.token_url)
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(ACCEPT, "application/json")
-            .body(body);
-        let response = http::send(request, self.timeout, "Login with Amazon", &self.token_url).await?;
-        let status = response.status();
-        let body = read_bounded(response, 64 * 1024, "the token exchange").await?;
-        if status.is_success() {
-            #[derive(Deserialize)]
-            struct Granted {
-                access_token: String,
-                #[serde(default)]
-                expires_in: Option<u64>,
+        let form = [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", self.refresh_token.as_str()),
+            ("client_id", self.client_id.as_str()),
+            ("client_secret", self.client_secret.as_str()),
+        ];
+        let answer = match token::ask(&self.lwa, &self.lwa.base, &form, "the token exchange").await? {
+            Asked::Granted { token, expires_in } => {
+                token::keep(&self.credentials, &token, Some(Duration::from_secs(expires_in.unwrap_or(3600))));
+                return Ok(token);
             }
-            let granted: Granted = serde_json::from_slice(&body).map_err(|_| {
-                PlatformError::unreachable(
+            Asked::NoToken => {
+                return Err(PlatformError::unreachable(
                     "Login with Amazon answered the token exchange without an access_token.",
-                )
-            })?;
-            let lives = Duration::from_secs(granted.expires_in.unwrap_or(3600));
-            let until = Instant::now() + lives.saturating_sub(TOKEN_MARGIN);
-            keep_token(&self.credentials, Cached { token: granted.access_token.clone(), until });
-            return Ok(granted.access_token);
-        }
+                ));
+            }
+            Asked::Refused(answer) => answer,
+        };
         #[derive(Deserialize, Default)]
         struct Refusal {
             #[serde(default)]
@@ -246,7 +184,8 @@ impl Seller {
             #[serde(default)]
             error_description: Option<String>,
         }
-        let refusal: Refusal = serde_json::from_slice(&body).unwrap_or_default();
+        let (status, refusal) =
+            (answer.status, serde_json::from_slice::<Refusal>(&answer.body).unwrap_or_default());
         let reason =
             [refusal.error, refusal.error_description].into_iter().flatten().collect::<Vec<_>>().join(": ");
         let said = if reason.is_empty() {
@@ -262,21 +201,12 @@ impl Seller {
         Err(PlatformError::unreachable(format!("Login with Amazon gave no token ({said}).")))
     }
 
-    /// Forgets the access token in memory (Amazon refused it).
-    fn forget_token(&self) {
-        tokens().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.credentials);
-    }
-
     /// Whether `op` may be sent now without waiting: a ping never waits (annex §3).
     pub fn may_ask_now(&self, ops: &[Operation]) -> Result<(), PlatformError> {
         for &op in ops {
-            let wait = pacing::wait(&self.account, op);
+            let wait = pacing::wait(&self.api.account, op);
             if !wait.is_zero() {
-                return Err(PlatformError::unreachable(format!(
-                    "Amazon allows the next {} at {}; nothing was sent.",
-                    op.name(),
-                    pacing::at(wait)
-                )));
+                return Err(not_now(op, wait));
             }
         }
         Ok(())
@@ -290,42 +220,29 @@ impl Seller {
         token: &str,
         target: &str,
     ) -> Result<(StatusCode, Vec<u8>), PlatformError> {
-        if let Err(wait) = pacing::take(&self.account, op) {
-            return Err(PlatformError::unreachable(format!(
-                "Amazon allows the next {} at {}; nothing was sent.",
-                op.name(),
-                pacing::at(wait)
-            )));
+        pacing::take(&self.api.account, op).map_err(|wait| not_now(op, wait))?;
+        let _permit = retry::permit(Account::from(self.api.account.as_str())).await;
+        let answer = self.send_once(op, Method::GET, target, token, None).await?;
+        pacing::learn_rate(&self.api.account, op, header(&answer.headers, "x-amzn-ratelimit-limit"));
+        if answer.status == StatusCode::TOO_MANY_REQUESTS {
+            pacing::empty(&self.api.account, op);
         }
-        let _permit = retry::permit(Account::from(self.account.as_str())).await;
-        let response = self.send_once(Method::GET, target, token, None).await?;
-        let status = response.status();
-        pacing::learn_rate(&self.account, op, header(response.headers(), "x-amzn-ratelimit-limit"));
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            pacing::empty(&self.account, op);
-        }
-        let body = read_bounded(response, self.max_body, op.name()).await?;
-        Ok((status, body))
+        Ok((answer.status, answer.body))
     }
 
-    /// The request itself, with Amazon's headers.
+    /// The request itself, with Amazon's headers, and its answer.
     async fn send_once(
         &self,
+        op: Operation,
         method: Method,
         target: &str,
         token: &str,
         body: Option<&Value>,
-    ) -> Result<reqwest::Response, PlatformError> {
-        let url = format!("{}{target}", self.base);
-        let mut request = http::client()
-            .request(method, &url)
-            .header("x-amz-access-token", token)
-            .header(ACCEPT, "application/json")
-            .header(reqwest::header::USER_AGENT, USER_AGENT);
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
-        }
-        http::send(request, self.timeout, NAME, &self.base).await
+    ) -> Result<api::Answer, PlatformError> {
+        let request = self.api.request(method, self.api.target(target), body);
+        let request =
+            request.header("x-amz-access-token", token).header(reqwest::header::USER_AGENT, USER_AGENT);
+        self.api.exchange(request, op.name()).await
     }
 
     /// One SP-API operation in a pass: paced by the account's bucket (waiting for a token at
@@ -346,30 +263,22 @@ impl Seller {
             // has accepted its credentials.
             let token = self.token(false).await?;
             self.pace(op).await?;
-            let permit = retry::permit(Account::from(self.account.as_str())).await;
-            let sent = self.send_once(method.clone(), target, &token, body).await;
-            let outcome = match sent {
-                Ok(response) => {
-                    let status = response.status();
-                    let headers = response.headers().clone();
-                    if status.is_success() {
-                        pacing::learn_rate(&self.account, op, header(&headers, "x-amzn-ratelimit-limit"));
-                    }
-                    let body = read_bounded(response, self.max_body, op.name()).await;
-                    body.map(|body| (status, headers, body))
-                }
-                Err(e) => Err(e),
-            };
+            let permit = retry::permit(Account::from(self.api.account.as_str())).await;
+            let outcome = self.send_once(op, method.clone(), target, &token, body).await;
             drop(permit);
             let failure = match outcome {
-                Ok((status, headers, body)) => {
-                    let date = header(&headers, "date").and_then(http_date_ms);
+                Ok(answer) => {
+                    let date = answer.date_ms();
+                    let api::Answer { status, headers, body } = answer;
+                    if status.is_success() {
+                        pacing::learn_rate(&self.api.account, op, header(&headers, "x-amzn-ratelimit-limit"));
+                    }
                     match status {
                         StatusCode::TOO_MANY_REQUESTS => {
-                            pacing::empty(&self.account, op);
+                            pacing::empty(&self.api.account, op);
                             limited += 1;
                             if limited >= MAX_429 {
-                                let next = pacing::at(pacing::wait(&self.account, op));
+                                let next = pacing::at(pacing::wait(&self.api.account, op));
                                 return Err(PlatformError::rate_limited(
                                     format!(
                                         "Amazon answered {} with 429 QuotaExceeded {limited} times; it allows the next at {next}.",
@@ -383,7 +292,7 @@ impl Seller {
                         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
                             if !refreshed {
                                 refreshed = true;
-                                self.forget_token();
+                                token::forget(&self.credentials);
                                 continue;
                             }
                             return Err(PlatformError::Refused(format!(
@@ -414,11 +323,11 @@ impl Seller {
             };
             // A write whose outcome is unknown is not sent again here: the next try of the
             // step starts with its check (a confirmation's `getOrder`).
-            if tries >= self.policy.tries.max(1) || method != Method::GET {
+            if tries >= self.api.policy.tries.max(1) || method != Method::GET {
                 return Err(failure);
             }
             tries += 1;
-            tokio::time::sleep(retry::wait_before(&self.policy, tries, &failure)).await;
+            tokio::time::sleep(retry::wait_before(&self.api.policy, tries, &failure)).await;
         }
     }
 
@@ -426,9 +335,9 @@ impl Seller {
     async fn pace(&self, op: Operation) -> Result<(), PlatformError> {
         // Bounded: each round either takes a token or sleeps until one is due.
         for _ in 0..8 {
-            match pacing::take(&self.account, op) {
+            match pacing::take(&self.api.account, op) {
                 Ok(()) => return Ok(()),
-                Err(wait) if wait <= self.timeout => tokio::time::sleep(wait).await,
+                Err(wait) if wait <= self.api.policy.request_timeout => tokio::time::sleep(wait).await,
                 Err(wait) => {
                     return Err(PlatformError::NotYet(format!(
                         "Amazon allows the next {} at {}",
@@ -438,7 +347,7 @@ impl Seller {
                 }
             }
         }
-        let wait = pacing::wait(&self.account, op);
+        let wait = pacing::wait(&self.api.account, op);
         Err(PlatformError::NotYet(format!("Amazon allows the next {} at {}", op.name(), pacing::at(wait))))
     }
 
@@ -486,8 +395,7 @@ impl Seller {
     /// Whether anything of this seller's is kept in memory: a bucket or an access token.
     #[cfg(test)]
     pub fn keeps_anything(&self) -> bool {
-        pacing::holds(&self.account)
-            || tokens().lock().unwrap_or_else(|p| p.into_inner()).contains_key(&self.credentials)
+        pacing::holds(&self.api.account) || token::held(&self.credentials).is_some()
     }
 
     /// A request to a presigned document URL (annex §5, *Stock*): no SP-API header and no
@@ -499,15 +407,26 @@ impl Seller {
         upload: Option<Vec<u8>>,
         what: &str,
     ) -> Result<(StatusCode, Vec<u8>), PlatformError> {
-        let mut request = http::client().request(method, url);
+        let mut request = self.api.bare(method, url);
         if let Some(bytes) = upload {
             request = request.header(CONTENT_TYPE, FEED_CONTENT_TYPE).body(bytes);
         }
-        let response = http::send(request, self.timeout, NAME, url).await?;
-        let status = response.status();
-        let body = read_bounded(response, self.max_body, what).await?;
-        Ok((status, body))
+        // Named by its own host in messages: a document is not at the SP-API base.
+        let answer = self
+            .api
+            .read(http::send(request, self.api.policy.request_timeout, NAME, url).await?, what)
+            .await?;
+        Ok((answer.status, answer.body))
     }
+}
+
+/// A ping's request the bucket has no token for: nothing is sent.
+fn not_now(op: Operation, wait: Duration) -> PlatformError {
+    PlatformError::unreachable(format!(
+        "Amazon allows the next {} at {}; nothing was sent.",
+        op.name(),
+        pacing::at(wait)
+    ))
 }
 
 /// Amazon's `errors[].message` joined with `; ` (its `code` where a message is missing).
@@ -523,21 +442,6 @@ pub fn messages(body: &[u8]) -> Option<String> {
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// An HTTP date (`Date`) as ms.
-fn http_date_ms(text: &str) -> Option<i64> {
-    let at = httpdate::parse_http_date(text.trim()).ok()?;
-    at.duration_since(std::time::UNIX_EPOCH).ok().and_then(|d| i64::try_from(d.as_millis()).ok())
-}
-
-/// Any answer's body (a 4xx's too), at most `limit` bytes.
-async fn read_bounded(
-    response: reqwest::Response,
-    limit: usize,
-    what: &str,
-) -> Result<Vec<u8>, PlatformError> {
-    http::read_answer(response, limit, NAME, what).await
 }
 
 /// A query value, percent-encoded (a pagination token may hold `+`, `/` and `=`).

@@ -3,7 +3,6 @@
 //! import record; a shipment reported once; and absolute stock levels. Every request goes
 //! through the account's gate and the retry policy; every message is scrubbed of the token.
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -13,12 +12,12 @@ use time::format_description::well_known::{Rfc2822, Rfc3339};
 
 use super::carriers;
 use super::wire::{self, Address, Line, Listed, Scalar};
-use crate::platforms::PlatformError;
-use crate::platforms::http::{DEFAULT_MAX_ANSWER_BYTES, error_from, read_answer, send};
-use crate::platforms::retry::{self, Created, RetryPolicy};
+use crate::platforms::api::{self, Answer, Api, Auth, field};
+use crate::platforms::retry::{Created, RetryPolicy};
 use crate::platforms::store::{
     self, Disposition, ListedOrder, Notified, PulledOrder, ShipmentNotice, decimal, integer,
 };
+use crate::platforms::{PlatformError, Settings};
 
 const NAME: &str = "BigCommerce";
 
@@ -41,15 +40,10 @@ const INCLUDE: [(&str, &str); 2] =
     [("include", "consignments.line_items"), ("consignment_structure", "object")];
 
 pub struct BigCommerce {
-    http: reqwest::Client,
-    /// `{api_base}/stores/{store_hash}`.
-    base: String,
+    /// `{api_base}/stores/{store_hash}` under `X-Auth-Token`, spending the store's account:
+    /// BigCommerce limits each store.
+    api: Api,
     store_hash: String,
-    token: HeaderValue,
-    secret: String,
-    policy: RetryPolicy,
-    /// The largest answer read (`max_platform_body_mib`).
-    max_body_bytes: usize,
     import_status_ids: Vec<i64>,
     location_id: i64,
 }
@@ -69,46 +63,40 @@ impl BigCommerce {
     /// A client for a validated adapter: `access_token`, `store_hash`, and optionally
     /// `import_status_ids` (default `[11]`) and `location_id` (default 1).
     pub fn new(
-        http: reqwest::Client,
-        api_base: &str,
+        settings: &Settings,
         adapter: &Map<String, Value>,
-        policy: RetryPolicy,
+        policy: Option<RetryPolicy>,
     ) -> Result<BigCommerce, PlatformError> {
-        let text = |key: &str| adapter.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-        let (secret, store_hash) = (text("access_token"), text("store_hash"));
-        if !super::is_store_hash(&store_hash) {
+        let api_base = settings.bigcommerce_api_base.as_str();
+        let (secret, store_hash) =
+            (field(adapter, "access_token", NAME)?, field(adapter, "store_hash", NAME)?);
+        if !super::is_store_hash(store_hash) {
             return Err(PlatformError::Refused(
                 "The store's BigCommerce store_hash is not a store hash.".into(),
             ));
         }
-        let mut token = HeaderValue::from_str(&secret).map_err(|_| {
-            PlatformError::Refused(
-                "The BigCommerce access token has characters no HTTP header can carry.".into(),
-            )
-        })?;
-        token.set_sensitive(true);
+        let token = Auth::header("x-auth-token", secret, NAME)?;
         let import_status_ids = match adapter.get("import_status_ids") {
             None | Some(Value::Null) => DEFAULT_IMPORT_STATUS_IDS.to_vec(),
             Some(Value::Array(ids)) => ids.iter().filter_map(integer).collect(),
             Some(other) => integer(other).into_iter().collect(),
         };
         let location_id = adapter.get("location_id").and_then(integer).unwrap_or(1);
-        Ok(BigCommerce {
-            http,
-            base: format!("{}/stores/{store_hash}", api_base.trim_end_matches('/')),
-            store_hash,
-            token,
-            secret,
-            policy,
-            max_body_bytes: DEFAULT_MAX_ANSWER_BYTES,
-            import_status_ids,
-            location_id,
-        })
+        let account = super::account(api_base, store_hash);
+        let base = format!("{}/stores/{store_hash}", api_base.trim_end_matches('/'));
+        let policy = policy.unwrap_or_else(|| api::one_try(settings.timeout));
+        let api = Api::new(NAME, &base, token, account, policy, settings.max_body_bytes);
+        let store_hash = store_hash.to_string();
+        Ok(BigCommerce { api: api.with_secrets(&[secret]), store_hash, import_status_ids, location_id })
     }
 
-    /// The client reading answers of at most `bytes` (`max_platform_body_mib`).
-    pub fn with_body_limit(self, bytes: usize) -> BigCommerce {
-        BigCommerce { max_body_bytes: bytes, ..self }
+    /// The ping: the token opens the store (`v2/store`), asked once.
+    pub async fn ping(&self) -> Result<(), PlatformError> {
+        let url = self.api.url("v2/store", &[])?;
+        self.api
+            .ask_once(self.api.once(Method::GET, &url, None, "v2/store", self.judge(Scope::Store)))
+            .await
+            .map(|_| ())
     }
 
     /// One page (from 1) of the orders changed since `since_ms`, oldest change first. A
@@ -127,7 +115,9 @@ impl BigCommerce {
         if let Some(since) = since_ms {
             query.insert(0, ("min_date_modified".to_string(), rfc2822(since)));
         }
-        let Some(body) = self.call_raw(Method::GET, "v2/orders", &query, Scope::Store).await? else {
+        let Some(body) =
+            self.api.call(Method::GET, ("v2/orders", &query), None, self.judge(Scope::Store)).await?
+        else {
             return Ok(Vec::new());
         };
         let orders: Vec<&RawValue> = serde_json::from_slice(&body).map_err(|e| {
@@ -183,8 +173,8 @@ impl BigCommerce {
         let (products_path, addresses_path) =
             (format!("v2/orders/{id}/products"), format!("v2/orders/{id}/shipping_addresses"));
         let (products, addresses) = futures::try_join!(
-            self.call_raw(Method::GET, &products_path, &limit, Scope::Order),
-            self.call_raw(Method::GET, &addresses_path, &limit, Scope::Order),
+            self.api.call(Method::GET, (&products_path, &limit), None, self.judge(Scope::Order)),
+            self.api.call(Method::GET, (&addresses_path, &limit), None, self.judge(Scope::Order)),
         )?;
         fn list<T: for<'de> Deserialize<'de>>(
             body: Option<Vec<u8>>,
@@ -246,16 +236,19 @@ impl BigCommerce {
         }
         // A shipment there with the same tracking number means an earlier try reached the
         // store (its answer lost, or a crash before its commit): the customer is mailed once.
-        let url = self.url(&path, &[])?;
+        let url = self.api.url(&path, &[])?;
         let look = || async {
-            let existing = self.once(Method::GET, &url, &path, None, Scope::Order).await?;
+            let existing = self.api.value(
+                self.api.once(Method::GET, &url, None, &path, self.judge(Scope::Order)).await?,
+                &path,
+            )?;
             let there = matches!(&existing, Some(Value::Array(shipments)) if shipments
                 .iter()
                 .any(|s| s.get("tracking_number").and_then(Value::as_str) == Some(&notice.tracking_number)));
             Ok(there.then_some(None))
         };
-        let post = || self.once(Method::POST, &url, &path, Some(&body), Scope::Order);
-        match retry::create(&self.policy, &self.account(), look, post).await? {
+        let post = || self.api.once(Method::POST, &url, Some(&body), &path, self.judge(Scope::Order));
+        match self.api.create(look, post).await? {
             Created::AlreadyThere(_) => Ok(Notified::AlreadyThere),
             Created::Now(_) => Ok(Notified::Posted),
         }
@@ -263,9 +256,11 @@ impl BigCommerce {
 
     async fn first_address_id(&self, order: &str) -> Result<i64, PlatformError> {
         let limit = [("limit".to_string(), "250".to_string())];
-        let addresses = self
-            .call(Method::GET, &format!("v2/orders/{order}/shipping_addresses"), &limit, None, Scope::Order)
-            .await?;
+        let path = format!("v2/orders/{order}/shipping_addresses");
+        let addresses = self.api.value(
+            self.api.call(Method::GET, (&path, &limit), None, self.judge(Scope::Order)).await?,
+            &path,
+        )?;
         addresses.as_ref().and_then(|a| a.get(0)).and_then(|a| a.get("id")).and_then(integer).ok_or_else(
             || PlatformError::BadData(format!("BigCommerce's order {order} has no shipping address.")),
         )
@@ -280,103 +275,30 @@ impl BigCommerce {
                 .map(|(sku, quantity)| json!({"location_id": self.location_id, "sku": sku, "quantity": quantity}))
                 .collect();
             let body = json!({"reason": "orderbridge: warehouse stock", "items": items});
-            self.call(Method::PUT, "v3/inventory/adjustments/absolute", &[], Some(&body), Scope::Store)
+            self.api
+                .call(
+                    Method::PUT,
+                    ("v3/inventory/adjustments/absolute", &[]),
+                    Some(&body),
+                    self.judge(Scope::Store),
+                )
                 .await?;
             requests += 1;
         }
         Ok(requests)
     }
 
-    /// The account whose rate limit this client's requests spend.
-    fn account(&self) -> String {
-        format!("big_commerce:{}", self.base)
-    }
-
-    /// One request that reads, or writes what stays the same however often it arrives,
-    /// through the gate and the retry policy. `None` for an empty answer.
-    async fn call(
-        &self,
-        method: Method,
-        path: &str,
-        query: &[(String, String)],
-        body: Option<&Value>,
-        scope: Scope,
-    ) -> Result<Option<Value>, PlatformError> {
-        let url = self.url(path, query)?;
-        retry::send(&self.policy, &self.account(), || self.once(method.clone(), &url, path, body, scope))
-            .await
-    }
-
-    /// [`call`](Self::call), the answer's body left as it came, for a caller that reads it
-    /// typed (the order list is read field by field, not as a JSON tree).
-    async fn call_raw(
-        &self,
-        method: Method,
-        path: &str,
-        query: &[(String, String)],
-        scope: Scope,
-    ) -> Result<Option<Vec<u8>>, PlatformError> {
-        let url = self.url(path, query)?;
-        retry::send(&self.policy, &self.account(), || self.once_raw(method.clone(), &url, path, None, scope))
-            .await
-    }
-
-    fn url(&self, path: &str, query: &[(String, String)]) -> Result<reqwest::Url, PlatformError> {
-        reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query)
-            .map_err(|e| PlatformError::Refused(format!("The BigCommerce API address is not a URL ({e}).")))
-    }
-
-    /// One request, sent once. `None` for an empty answer.
-    async fn once(
-        &self,
-        method: Method,
-        url: &reqwest::Url,
-        path: &str,
-        body: Option<&Value>,
-        scope: Scope,
-    ) -> Result<Option<Value>, PlatformError> {
-        let Some(bytes) = self.once_raw(method, url, path, body, scope).await? else { return Ok(None) };
-        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            PlatformError::BadData(format!("BigCommerce answered {path} with JSON that cannot be read: {e}."))
-        })
-    }
-
-    /// One request, sent once: the answer's body, `None` when it is empty.
-    async fn once_raw(
-        &self,
-        method: Method,
-        url: &reqwest::Url,
-        path: &str,
-        body: Option<&Value>,
-        scope: Scope,
-    ) -> Result<Option<Vec<u8>>, PlatformError> {
-        let mut request = self
-            .http
-            .request(method, url.clone())
-            .header("X-Auth-Token", self.token.clone())
-            .header(ACCEPT, "application/json");
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
+    /// What a status of BigCommerce's own means: a 404 of the store's own requests is an
+    /// unknown store hash (an order's is that order gone).
+    fn judge(&self, scope: Scope) -> impl Fn(&Answer) -> Option<PlatformError> + Sync + '_ {
+        move |answer| {
+            (answer.status == StatusCode::NOT_FOUND && scope == Scope::Store).then(|| {
+                PlatformError::Refused(format!(
+                    "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
+                    self.store_hash
+                ))
+            })
         }
-        let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
-        let status = response.status();
-        if status == StatusCode::NO_CONTENT {
-            return Ok(None);
-        }
-        if status.is_success() {
-            let bytes = read_answer(response, self.max_body_bytes, NAME, path).await?;
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                return Ok(None);
-            }
-            return Ok(Some(bytes));
-        }
-        if status == StatusCode::NOT_FOUND && scope == Scope::Store {
-            return Err(PlatformError::Refused(format!(
-                "BigCommerce has no store with hash '{}' (HTTP 404 Not Found).",
-                self.store_hash
-            )));
-        }
-        Err(error_from(NAME, response, &[&self.secret]).await)
     }
 }
 

@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::client::BigCommerce;
-use crate::platforms::PlatformError;
 use crate::platforms::retry::RetryPolicy;
 use crate::platforms::store::{NoticeItem, Notified, PulledOrder, ShipmentNotice};
+use crate::platforms::{PlatformError, Settings};
 use crate::simulate::big_commerce::Simulator;
 
 const HASH: &str = "clienttest";
@@ -27,8 +27,8 @@ async fn store(orders: usize) -> (Simulator, BigCommerce) {
         request_timeout: Duration::from_secs(10),
         longest_wait: Duration::from_secs(10),
     };
-    let client =
-        BigCommerce::new(crate::platforms::http::client().clone(), &sim.base_url(), &adapter, policy);
+    let settings = Settings { bigcommerce_api_base: sim.base_url(), ..Settings::default() };
+    let client = BigCommerce::new(&settings, &adapter, Some(policy));
     (sim, client.unwrap())
 }
 

@@ -11,16 +11,13 @@ mod wire;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, HeaderValue};
-use serde_json::{Map, Value};
 
 use super::paging::Place;
 use super::seam::{Known, Platform, StorePlatform, StoreSettings, StoreSide};
 use super::store::{
     Ask, ListedOrder, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
-use super::{Adapter, PingError, PlatformError, Settings, http, quote_platform_text};
+use super::{Adapter, PingError, PlatformError, Settings, api, quote_platform_text};
 use crate::fields::Fields;
 
 pub const NAME: &str = "BigCommerce";
@@ -41,23 +38,13 @@ pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate, pla
 #[async_trait]
 impl Platform for BigCommerce {
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
-        check(http::client(), &settings.bigcommerce_api_base, settings.timeout, adapter)
-            .await
-            .map_err(PingError::from)
+        check(settings, adapter).await.map_err(PingError::from)
     }
 }
 
 impl StorePlatform for BigCommerce {
     fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
-        let (settings, policy) = (&with.platforms, with.policy);
-        let client = client::BigCommerce::new(
-            http::client().clone(),
-            &settings.bigcommerce_api_base,
-            adapter,
-            policy,
-        )?
-        .with_body_limit(settings.max_body_bytes);
-        Ok(Box::new(client))
+        Ok(Box::new(client::BigCommerce::new(&with.platforms, adapter, Some(with.policy))?))
     }
 }
 
@@ -94,14 +81,9 @@ impl StoreClient for client::BigCommerce {
 
 /// Asks BigCommerce whether the adapter's token opens its store. A 404 is an unknown store,
 /// which for credentials is a refusal.
-pub async fn check(
-    client: &reqwest::Client,
-    api_base: &str,
-    timeout: Duration,
-    adapter: &Map<String, Value>,
-) -> Result<(), PlatformError> {
-    let token = field(adapter, "access_token")?;
-    let store_hash = field(adapter, "store_hash")?;
+pub async fn check(settings: &Settings, adapter: &Adapter) -> Result<(), PlatformError> {
+    let token = api::field(adapter, "access_token", NAME)?;
+    let store_hash = api::field(adapter, "store_hash", NAME)?;
     if !is_store_hash(store_hash) {
         // It goes into the URL path; anything else could walk to another endpoint.
         return Err(PlatformError::Refused(format!(
@@ -109,41 +91,12 @@ pub async fn check(
             quote_platform_text(store_hash, &[token])
         )));
     }
-    let mut token_header = HeaderValue::from_str(token).map_err(|_| {
-        PlatformError::Refused(
-            "The BigCommerce access token contains characters that cannot be sent in an HTTP header."
-                .to_owned(),
-        )
-    })?;
-    token_header.set_sensitive(true);
-    let url = format!("{}/stores/{store_hash}/v2/store", api_base.trim_end_matches('/'));
-    let request = client.get(url).header("X-Auth-Token", token_header).header(ACCEPT, "application/json");
-    super::retry::ask_once(&account(api_base, store_hash), async {
-        let response = http::send(request, timeout, NAME, api_base).await?;
-        match response.status() {
-            s if s.is_success() => Ok(()),
-            StatusCode::NOT_FOUND => Err(PlatformError::Refused(format!(
-                "BigCommerce has no store with hash '{store_hash}' (HTTP {}).",
-                http::status_text(StatusCode::NOT_FOUND)
-            ))),
-            _ => Err(http::error_from(NAME, response, &[token]).await),
-        }
-    })
-    .await
+    client::BigCommerce::new(settings, adapter, None)?.ping().await
 }
 
 /// The account whose rate limit a request spends: BigCommerce limits each store.
 pub(crate) fn account(api_base: &str, store_hash: &str) -> String {
     format!("big_commerce:{}/stores/{store_hash}", api_base.trim_end_matches('/'))
-}
-
-/// A string field of the adapter. The caller validated the adapter, so a missing field is its
-/// bug; it still answers as a refusal rather than a panic.
-fn field<'a>(adapter: &'a Map<String, Value>, key: &str) -> Result<&'a str, PlatformError> {
-    adapter
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| PlatformError::Refused(format!("The {NAME} adapter has no {key}.")))
 }
 
 /// BigCommerce store hashes are short lowercase alphanumerics (`abc123`); this also admits

@@ -7,20 +7,18 @@
 //! What the documentation (the `Sellbrite/Sellbrite-API` repository) leaves open and what
 //! we chose is in the README's Sellbrite section.
 
-use base64::Engine as _;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio::sync::OnceCell;
 
-use crate::platforms::PlatformError;
-use crate::platforms::http::{DEFAULT_MAX_ANSWER_BYTES, error_from, read_answer, send};
-use crate::platforms::retry::{self, Created, RetryPolicy};
+use crate::platforms::api::{self, Answer, Api, Auth, field};
+use crate::platforms::retry::{Created, RetryPolicy};
 use crate::platforms::store::{
     Disposition, Listed, ListedOrder, Listing, Notified, PulledOrder, ShipmentNotice, decimal, integer, text,
 };
+use crate::platforms::{PlatformError, Settings};
 
 use super::NAME;
 
@@ -43,14 +41,8 @@ const CARRIERS: [&str; 11] = [
 ];
 
 pub struct Sellbrite {
-    http: reqwest::Client,
-    /// `{api_base}/v1`.
-    base: String,
-    authorization: HeaderValue,
-    secrets: [String; 2],
-    policy: RetryPolicy,
-    /// The largest answer read (`max_platform_body_mib`).
-    max_body_bytes: usize,
+    /// `{api_base}/v1` under HTTP Basic, spending the account of the token.
+    api: Api,
     warehouse_uuid: Option<String>,
     /// The warehouse stock is sent to: the adapter's, or the account's first.
     stock_warehouse: OnceCell<String>,
@@ -62,19 +54,13 @@ impl Sellbrite {
     /// A client for a validated adapter: `auth_token`, `secret_key`, and optionally
     /// `warehouse_uuid`.
     pub fn new(
-        http: reqwest::Client,
-        api_base: &str,
+        settings: &Settings,
         adapter: &Map<String, Value>,
-        policy: RetryPolicy,
+        policy: Option<RetryPolicy>,
     ) -> Result<Sellbrite, PlatformError> {
-        let field = |key: &str| adapter.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
-        let (token, secret) = (field("auth_token"), field("secret_key"));
-        let basic = base64::engine::general_purpose::STANDARD.encode(format!("{token}:{secret}"));
-        let mut authorization = HeaderValue::from_str(&format!("Basic {basic}")).map_err(|_| {
-            PlatformError::Refused("The Sellbrite credentials cannot be sent in an HTTP header.".into())
-        })?;
-        authorization.set_sensitive(true);
-        let warehouse_uuid = Some(field("warehouse_uuid")).filter(|u| !u.trim().is_empty());
+        let api_base = settings.sellbrite_api_base.as_str();
+        let (token, secret) = (field(adapter, "auth_token", NAME)?, field(adapter, "secret_key", NAME)?);
+        let warehouse_uuid = field(adapter, "warehouse_uuid", NAME).ok().map(str::to_string);
         if let Some(uuid) = &warehouse_uuid
             && !uuid.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         {
@@ -84,21 +70,24 @@ impl Sellbrite {
                     .into(),
             ));
         }
+        let base = format!("{}/v1", api_base.trim_end_matches('/'));
+        let policy = policy.unwrap_or_else(|| api::one_try(settings.timeout));
+        let account = super::account(api_base, token);
+        let api = Api::new(NAME, &base, Auth::basic(token, secret), account, policy, settings.max_body_bytes);
         Ok(Sellbrite {
-            http,
-            base: format!("{}/v1", api_base.trim_end_matches('/')),
-            authorization,
-            secrets: [token, secret],
-            policy,
-            max_body_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            api: api.with_secrets(&[token, secret]),
             warehouse_uuid,
             stock_warehouse: OnceCell::new(),
         })
     }
 
-    /// The client reading answers of at most `bytes` (`max_platform_body_mib`).
-    pub fn with_body_limit(self, bytes: usize) -> Sellbrite {
-        Sellbrite { max_body_bytes: bytes, ..self }
+    /// The ping: the token and secret may list the warehouses, asked once.
+    pub async fn ping(&self) -> Result<(), PlatformError> {
+        let url = self.api.url("warehouses", &[])?;
+        self.api
+            .ask_once(self.api.once(Method::GET, &url, None, "warehouses", self.judge("warehouses")))
+            .await
+            .map(|_| ())
     }
 
     /// One page (from 1) of a listing of the orders placed since `since_ms`: the open orders
@@ -186,9 +175,9 @@ impl Sellbrite {
                 Ok(self.already_fulfilled(seq, notice).await?.then_some(None))
             }
         };
-        let url = self.url("shipments", &[])?;
-        let post = || self.once(Method::POST, &url, "shipments", Some(&body));
-        match retry::create(&self.policy, &self.account(), look, post).await? {
+        let url = self.api.url("shipments", &[])?;
+        let post = || self.api.once(Method::POST, &url, Some(&body), "shipments", self.judge("shipments"));
+        match self.api.create(look, post).await? {
             Created::AlreadyThere(_) => Ok(Notified::AlreadyThere),
             Created::Now(_) => Ok(Notified::Posted),
         }
@@ -259,19 +248,8 @@ impl Sellbrite {
             })
     }
 
-    /// The account whose rate limit this client's requests spend, named by a fingerprint of
-    /// its token, never the token.
-    fn account(&self) -> String {
-        format!("sellbrite:{}:{:x}", self.base, fingerprint(&Value::from(self.secrets[0].as_str())))
-    }
-
-    fn url(&self, path: &str, query: &[(String, String)]) -> Result<reqwest::Url, PlatformError> {
-        reqwest::Url::parse_with_params(&format!("{}/{path}", self.base), query)
-            .map_err(|e| PlatformError::Refused(format!("The Sellbrite API address is not a URL ({e}).")))
-    }
-
     /// One request that reads, or writes what stays the same however often it arrives,
-    /// through the gate and the retry policy. `None` for an empty answer.
+    /// through the gate and the retry policy: its JSON, `None` for an empty answer.
     async fn call(
         &self,
         method: Method,
@@ -279,48 +257,19 @@ impl Sellbrite {
         query: &[(String, String)],
         body: Option<&Value>,
     ) -> Result<Option<Value>, PlatformError> {
-        let url = self.url(path, query)?;
-        retry::send(&self.policy, &self.account(), || self.once(method.clone(), &url, path, body)).await
+        self.api.value(self.api.call(method, (path, query), body, self.judge(path)).await?, path)
     }
 
-    /// One request, sent once. `None` for an empty answer.
-    async fn once(
-        &self,
-        method: Method,
-        url: &reqwest::Url,
-        path: &str,
-        body: Option<&Value>,
-    ) -> Result<Option<Value>, PlatformError> {
-        let secrets = [self.secrets[0].as_str(), self.secrets[1].as_str()];
-        let mut request = self
-            .http
-            .request(method, url.clone())
-            .header(AUTHORIZATION, self.authorization.clone())
-            .header(ACCEPT, "application/json");
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
-        }
-        let response = send(request, self.policy.request_timeout, NAME, &self.base).await?;
-        let status = response.status();
-        if status.is_success() {
-            let bytes = read_answer(response, self.max_body_bytes, NAME, path).await?;
-            if status == StatusCode::NO_CONTENT || bytes.iter().all(u8::is_ascii_whitespace) {
-                return Ok(None);
-            }
-            return serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                PlatformError::BadData(format!(
-                    "Sellbrite answered {path} with JSON that cannot be read: {e}."
-                ))
-            });
-        }
-        if status == StatusCode::NOT_FOUND
-            && let Some(uuid) = self.warehouse_uuid.as_deref().filter(|_| path.starts_with("warehouses/"))
-        {
-            return Err(PlatformError::Refused(format!(
+    /// What a status of Sellbrite's own means: a 404 under the adapter's warehouse is an
+    /// unknown `warehouse_uuid`.
+    fn judge(&self, path: &str) -> impl Fn(&Answer) -> Option<PlatformError> + Sync + '_ {
+        let unknown = self.warehouse_uuid.as_deref().filter(|_| path.starts_with("warehouses/"));
+        move |answer| {
+            let uuid = unknown.filter(|_| answer.status == StatusCode::NOT_FOUND)?;
+            Some(PlatformError::Refused(format!(
                 "Sellbrite has no warehouse '{uuid}' (HTTP 404 Not Found); check the store's warehouse_uuid."
-            )));
+            )))
         }
-        Err(error_from(NAME, response, &secrets).await)
     }
 }
 
@@ -380,7 +329,7 @@ fn listed(raw: Value) -> Result<ListedOrder, PlatformError> {
 }
 
 /// FNV-1a of the order's JSON (keys sorted, so the same order gives the same number).
-pub(super) fn fingerprint(raw: &Value) -> i64 {
+fn fingerprint(raw: &Value) -> i64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in raw.to_string().bytes() {
         hash ^= u64::from(byte);

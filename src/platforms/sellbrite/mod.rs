@@ -7,15 +7,13 @@ pub mod client;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::ACCEPT;
-use serde_json::{Map, Value};
 
 use super::paging::Place;
 use super::seam::{Known, Platform, StorePlatform, StoreSettings, StoreSide};
 use super::store::{
     Ask, ListedOrder, Listing, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
-use super::{Adapter, PingError, PlatformError, Settings, http};
+use super::{Adapter, PingError, PlatformError, Settings, api};
 use crate::fields::Fields;
 
 pub const NAME: &str = "Sellbrite";
@@ -37,19 +35,14 @@ pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate, pla
 #[async_trait]
 impl Platform for Sellbrite {
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
-        check(http::client(), &settings.sellbrite_api_base, settings.timeout, adapter)
-            .await
-            .map_err(PingError::from)
+        // The token and secret may list the warehouses.
+        client::Sellbrite::new(settings, adapter, None)?.ping().await.map_err(PingError::from)
     }
 }
 
 impl StorePlatform for Sellbrite {
     fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
-        let (settings, policy) = (&with.platforms, with.policy);
-        let client =
-            client::Sellbrite::new(http::client().clone(), &settings.sellbrite_api_base, adapter, policy)?
-                .with_body_limit(settings.max_body_bytes);
-        Ok(Box::new(client))
+        Ok(Box::new(client::Sellbrite::new(&with.platforms, adapter, Some(with.policy))?))
     }
 }
 
@@ -93,42 +86,8 @@ impl StoreClient for client::Sellbrite {
     }
 }
 
-/// Asks Sellbrite whether the account token and secret key authenticate.
-pub async fn check(
-    client: &reqwest::Client,
-    api_base: &str,
-    timeout: Duration,
-    adapter: &Map<String, Value>,
-) -> Result<(), PlatformError> {
-    let auth_token = field(adapter, "auth_token")?;
-    let secret_key = field(adapter, "secret_key")?;
-    let url = format!("{}/v1/warehouses", api_base.trim_end_matches('/'));
-    // reqwest marks the Authorization header it builds here as sensitive.
-    let request = client.get(url).basic_auth(auth_token, Some(secret_key)).header(ACCEPT, "application/json");
-    super::retry::ask_once(&account(api_base, auth_token), async {
-        let response = http::send(request, timeout, NAME, api_base).await?;
-        if response.status().is_success() {
-            return Ok(());
-        }
-        Err(http::error_from(NAME, response, &[auth_token, secret_key]).await)
-    })
-    .await
-}
-
 /// The account whose rate limit a request spends, named by a fingerprint of its token,
 /// never the token.
 pub(crate) fn account(api_base: &str, auth_token: &str) -> String {
-    format!(
-        "sellbrite:{}/v1:{:x}",
-        api_base.trim_end_matches('/'),
-        client::fingerprint(&Value::from(auth_token))
-    )
-}
-
-/// A string field of the validated adapter; missing answers as a refusal, never a panic.
-fn field<'a>(adapter: &'a Map<String, Value>, key: &str) -> Result<&'a str, PlatformError> {
-    adapter
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| PlatformError::Refused(format!("The {NAME} adapter has no {key}.")))
+    api::account("sellbrite", &format!("{}/v1", api_base.trim_end_matches('/')), auth_token)
 }

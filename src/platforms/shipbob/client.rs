@@ -79,7 +79,7 @@ impl Client {
         let api = Api::new(&settings.platforms, adapter, Some(settings.policy))?;
         let channel =
             adapter.get("channel_id").and_then(super::channel_id).and_then(|id| i32::try_from(id).ok());
-        let channel_key = (settings.warehouse_id, api.account().to_string());
+        let channel_key = (settings.warehouse_id, api.account.clone());
         let kept = settings.memory.kept();
         Ok(Client { api, shaping: Shaping::of(adapter), channel, channel_key, kept, walk: None, stock: None })
     }
@@ -245,10 +245,10 @@ impl WarehouseClient for Client {
                     .walk
                     .as_deref()
                     .and_then(|text| serde_json::from_str::<Walk>(text).ok())
-                    .filter(|w| w.account == mark(self.api.account()) && w.page >= 1);
+                    .filter(|w| w.account == mark(&self.api.account) && w.page >= 1);
                 let from = since.cursor.unwrap_or(since.created_at).saturating_sub(OVERLAP_MS);
                 let fresh = || Walk {
-                    account: mark(self.api.account()),
+                    account: mark(&self.api.account),
                     from: orders::whole_seconds(from),
                     page: 1,
                     started: now_ms(),
@@ -269,12 +269,6 @@ impl WarehouseClient for Client {
     }
 
     async fn next_stock(&mut self) -> Result<Option<Inbound<StockRow>>, PlatformError> {
-        Ok(self.stock.take().map(|rows| Inbound {
-            name: "inventory levels".into(),
-            records: Ok(rows),
-            cursor: None,
-            walk: WalkPlace::Unchanged,
-            strangers: Strangers::Skip,
-        }))
+        Ok(self.stock.take().map(Inbound::levels))
     }
 }

@@ -9,11 +9,10 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::ShipBob;
-use crate::platforms::retry::RetryPolicy;
 use crate::platforms::seam::{Platform, WarehousePlatform};
 use crate::platforms::warehouse::{
-    Cancelled, HeldOrder, Inbox, Memory, OutgoingItem, OutgoingOrder, SentOrder, ShipTo, Since,
-    WarehouseClient, WarehouseSettings, order_feed,
+    Cancelled, HeldOrder, Inbox, OutgoingItem, OutgoingOrder, SentOrder, ShipTo, Since, WarehouseClient,
+    WarehouseSettings, order_feed,
 };
 use crate::platforms::{PingError, Settings};
 use crate::simulate::shipbob::{self, Operation, Parcel, vendor};
@@ -31,19 +30,7 @@ fn adapter(extra: Value) -> Map<String, Value> {
 }
 
 fn client(base: &str, extra: Value) -> Box<dyn WarehouseClient> {
-    let warehouse = WarehouseSettings {
-        platforms: settings(base),
-        settle: Duration::ZERO,
-        memory: Memory::default(),
-        policy: RetryPolicy {
-            tries: 3,
-            base: Duration::from_millis(10),
-            request_timeout: Duration::from_secs(5),
-            longest_wait: Duration::from_secs(5),
-        },
-        warehouse_id: 1,
-    };
-    ShipBob.client(&adapter(extra), &warehouse).unwrap()
+    ShipBob.client(&adapter(extra), &WarehouseSettings::for_tests(settings(base))).unwrap()
 }
 
 fn order(order_id: i64, sku: &str, country: &str) -> OutgoingOrder {

@@ -13,7 +13,7 @@ use crate::dates::format_ms;
 use crate::money;
 use crate::platforms::PlatformError;
 use crate::platforms::reference::References;
-use crate::platforms::retry::{self, Created};
+use crate::platforms::retry::Created;
 use crate::platforms::warehouse::{Cancelled, HeldOrder, OutgoingOrder, SentOrder};
 
 /// What the adapter says of the orders it sends.
@@ -223,37 +223,40 @@ pub async fn send(
         doubt.raise();
     }
     let target = Api::path("order");
-    let created = retry::create(
-        api.policy(),
-        api.account(),
-        || async {
-            // Only after a try that may have reached ShipBob is the reference looked up.
-            if doubt.is_raised() {
-                lookup_once(api, channel, &reference).await.map(|o| o.map(CreateAnswer::Made))
-            } else {
-                Ok(None)
-            }
-        },
-        || async {
-            let answer = match api.request(Method::POST, &target, Some(channel), Some(&body)).await {
-                Err(e) => {
-                    if e.is_passing() && !matches!(e, PlatformError::Unreachable { rate_limited: true, .. }) {
-                        doubt.raise();
+    let created = api
+        .create(
+            || async {
+                // Only after a try that may have reached ShipBob is the reference looked up.
+                if doubt.is_raised() {
+                    lookup_once(api, channel, &reference).await.map(|o| o.map(CreateAnswer::Made))
+                } else {
+                    Ok(None)
+                }
+            },
+            || async {
+                let answer = match api.request(Method::POST, &target, Some(channel), Some(&body)).await {
+                    Err(e) => {
+                        if e.is_passing()
+                            && !matches!(e, PlatformError::Unreachable { rate_limited: true, .. })
+                        {
+                            doubt.raise();
+                        }
+                        return Err(e);
                     }
-                    return Err(e);
-                }
-                Ok(answer) => answer,
-            };
-            Ok(match answer.status {
-                StatusCode::CREATED | StatusCode::OK => {
-                    CreateAnswer::Made(api.read::<Order>(&answer, &target)?.id)
-                }
-                StatusCode::UNPROCESSABLE_ENTITY => CreateAnswer::Unprocessable(api.reasons(&answer.body)),
-                _ => CreateAnswer::Refused(refusal(api, &answer.body, answer.status)),
-            })
-        },
-    )
-    .await?;
+                    Ok(answer) => answer,
+                };
+                Ok(match answer.status {
+                    StatusCode::CREATED | StatusCode::OK => {
+                        CreateAnswer::Made(api.read::<Order>(&answer, &target)?.id)
+                    }
+                    StatusCode::UNPROCESSABLE_ENTITY => {
+                        CreateAnswer::Unprocessable(api.reasons(&answer.body))
+                    }
+                    _ => CreateAnswer::Refused(refusal(api, &answer.body, answer.status)),
+                })
+            },
+        )
+        .await?;
     let answer = match created {
         Created::AlreadyThere(answer) | Created::Now(answer) => answer,
     };

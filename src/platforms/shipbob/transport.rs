@@ -6,16 +6,15 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::NAME;
 use super::wire::Channels;
-pub use crate::platforms::api_key::Answer;
-use crate::platforms::api_key::KeyedApi;
-use crate::platforms::retry::{self, RetryPolicy};
-use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
+pub use crate::platforms::api::Answer;
+use crate::platforms::api::{self, Auth};
+use crate::platforms::{PlatformError, Settings, http, quote_platform_text};
 
 /// The ShipBob API version every path is under (annex: pinned, supported until 2027-01-31).
 pub const VERSION: &str = "2026-01";
@@ -23,30 +22,23 @@ pub const VERSION: &str = "2026-01";
 /// The most pages one walk of a `next` chain follows: more is a loop.
 pub const MAX_PAGES: usize = 1_000;
 
-/// ShipBob for one token: where it is, the token, and how requests are tried again.
-pub struct Api {
-    keyed: KeyedApi,
+/// ShipBob for one token: the shared transport under `Authorization: Bearer`, with what
+/// ShipBob's statuses, error bodies and next links mean.
+pub type Api = api::Of<super::ShipBob>;
+
+impl api::Keyed for super::ShipBob {
+    const NAMES: (&'static str, &'static str) = (NAME, "shipbob");
+
+    fn base(settings: &Settings) -> &str {
+        &settings.shipbob_api_base
+    }
+
+    fn auth(token: &str) -> Result<Auth, PlatformError> {
+        Auth::bearer(token, NAME)
+    }
 }
 
 impl Api {
-    /// The API of a validated adapter; `policy` for a pass, none for a ping (one try).
-    pub fn new(
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: Option<RetryPolicy>,
-    ) -> Result<Api, PlatformError> {
-        let keyed = KeyedApi::new(settings, adapter, NAME, "shipbob", &settings.shipbob_api_base, policy)?;
-        Ok(Api { keyed })
-    }
-
-    pub fn policy(&self) -> &RetryPolicy {
-        &self.keyed.policy
-    }
-
-    pub fn account(&self) -> &str {
-        &self.keyed.account
-    }
-
     /// `/{VERSION}/{path}`.
     pub fn path(path: &str) -> String {
         format!("/{VERSION}/{path}")
@@ -62,38 +54,25 @@ impl Api {
         channel: Option<i32>,
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, PlatformError> {
-        let mut request = self
-            .keyed
-            .request(method, target, body)
-            .header(AUTHORIZATION, format!("Bearer {}", self.keyed.key));
+        let mut request = api::Api::request(self, method, self.target(target), body);
         if let Some(channel) = channel {
             request = request.header("shipbob_channel_id", channel.to_string());
         }
-        let (status, headers, bytes) = self.keyed.exchange(NAME, request, &operation(target)).await?;
-        if let Some(error) = self.passing(status, &headers, target) {
-            return Err(error);
+        let answer = self.exchange(request, &operation(target)).await?;
+        match self.passing(answer.status, &answer.headers, target) {
+            Some(error) => Err(error),
+            None => Ok(answer),
         }
-        Ok(Answer { status, body: bytes })
     }
 
-    /// What a 401, 403, 429 or 5xx means for any request (annex §4); `None` for the others,
-    /// which each operation reads itself.
+    /// What a 401, 403, 429 (its wait in `x-retry-after`) or 5xx means for any request
+    /// (annex §4); `None` for the others, which each operation reads itself.
     fn passing(&self, status: StatusCode, headers: &HeaderMap, target: &str) -> Option<PlatformError> {
-        let op = operation(target);
         match status {
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
                 Some(PlatformError::Refused(format!("{NAME} refused the token (HTTP {}).", status.as_u16())))
             }
-            StatusCode::TOO_MANY_REQUESTS => {
-                let wait = retry_after(headers);
-                let said = wait
-                    .map_or_else(|| "without saying how long".to_string(), |w| format!("{} s", w.as_secs()));
-                Some(PlatformError::rate_limited(format!("{NAME} asked to retry after {said} ({op})."), wait))
-            }
-            s if s.is_server_error() || s == StatusCode::REQUEST_TIMEOUT => Some(PlatformError::unreachable(
-                format!("{NAME} answered {op} without a verdict (HTTP {}).", http::status_text(s)),
-            )),
-            _ => None,
+            s => api::Api::passing(self, s, || retry_after(headers), &operation(target)),
         }
     }
 
@@ -106,10 +85,7 @@ impl Api {
         channel: Option<i32>,
         body: Option<&serde_json::Value>,
     ) -> Result<Answer, PlatformError> {
-        retry::send(&self.keyed.policy, self.keyed.account.as_str(), || {
-            self.request(method.clone(), target, channel, body)
-        })
-        .await
+        api::Api::send(self, || self.request(method.clone(), target, channel, body)).await
     }
 
     /// A 2xx answer's JSON as `T`; any other status is refused for good, naming it.
@@ -117,26 +93,17 @@ impl Api {
         if !answer.status.is_success() {
             return Err(self.refused(answer, target));
         }
-        decode(&answer.body, target)
+        self.decode(&answer.body, &operation(target))
     }
 
     /// A status no operation takes, as a refusal for good quoting ShipBob's reason.
     pub fn refused(&self, answer: &Answer, target: &str) -> PlatformError {
-        let reason = reasons(&answer.body, &[&self.keyed.key]);
-        let said = if reason.is_empty() { String::new() } else { format!(": {reason}") };
-        PlatformError::Rejected {
-            status: answer.status.as_u16(),
-            message: format!(
-                "{NAME} refused {} (HTTP {}{said}).",
-                operation(target),
-                http::status_text(answer.status)
-            ),
-        }
+        self.rejected(answer, &operation(target), &self.reasons(&answer.body))
     }
 
     /// ShipBob's messages in an error body, quoted without the token.
     pub fn reasons(&self, body: &[u8]) -> String {
-        reasons(body, &[&self.keyed.key])
+        reasons(body, &self.secrets())
     }
 
     /// A `next` link as a target under the base, whose path must be `path`, the list's own
@@ -165,8 +132,7 @@ impl Api {
         let mut all = Vec::new();
         for _ in 0..MAX_PAGES {
             let answer = if once {
-                retry::ask_once(self.keyed.account.as_str(), self.request(Method::GET, &target, None, None))
-                    .await?
+                self.ask_once(self.request(Method::GET, &target, None, None)).await?
             } else {
                 self.send(Method::GET, &target, None, None).await?
             };
@@ -218,13 +184,6 @@ pub fn own_channel(channels: &[super::wire::Channel]) -> Option<i32> {
 /// "GET /2026-01/order": how a message names the request of `target`.
 fn operation(target: &str) -> String {
     target.split('?').next().unwrap_or(target).to_string()
-}
-
-/// JSON as `T`, or `bad_data` naming the operation and what could not be read.
-pub fn decode<T: DeserializeOwned>(body: &[u8], target: &str) -> Result<T, PlatformError> {
-    serde_json::from_slice(body).map_err(|e| {
-        PlatformError::BadData(format!("{NAME}'s answer to {} cannot be read: {e}.", operation(target)))
-    })
 }
 
 /// The wait a 429 asks for: ShipBob's `x-retry-after`, else `Retry-After`.

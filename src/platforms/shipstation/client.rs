@@ -177,7 +177,7 @@ impl Client {
             let next = page.links.and_then(|l| l.next).and_then(|n| n.href).filter(|h| !h.is_empty());
             let last = matches!((page.page, page.pages), (Some(p), Some(all)) if p >= all);
             match next {
-                Some(href) if !last => target = http::follow(NAME, self.api.base(), &href, INVENTORY)?,
+                Some(href) if !last => target = http::follow(NAME, &self.api.base, &href, INVENTORY)?,
                 _ => return Ok(per_sku.into_rows()),
             }
         }
@@ -269,12 +269,6 @@ impl WarehouseClient for Client {
     }
 
     async fn next_stock(&mut self) -> Result<Option<Inbound<StockRow>>, PlatformError> {
-        Ok(self.stock.take().map(|rows| Inbound {
-            name: "inventory levels".into(),
-            records: Ok(rows),
-            cursor: None,
-            walk: WalkPlace::Unchanged,
-            strangers: Strangers::Skip,
-        }))
+        Ok(self.stock.take().map(Inbound::levels))
     }
 }

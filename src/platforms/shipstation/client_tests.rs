@@ -15,8 +15,8 @@ use super::transport::Api;
 use crate::platforms::retry::RetryPolicy;
 use crate::platforms::seam::{Platform, WarehousePlatform};
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, HeldOrder, Inbox, Memory, OrderReference, OutgoingItem, OutgoingOrder, SentOrder,
-    ShipTo, ShipmentLine, Since, WarehouseClient, WarehouseSettings, order_feed,
+    Cancelled, Delivery, HeldOrder, Inbox, OrderReference, OutgoingItem, OutgoingOrder, SentOrder, ShipTo,
+    ShipmentLine, Since, WarehouseClient, WarehouseSettings, order_feed,
 };
 use crate::platforms::{PingError, PlatformError, Settings};
 use crate::simulate::shipstation::{self, Operation, vendor};
@@ -36,19 +36,7 @@ fn adapter(key: &str, extra: Value) -> Map<String, Value> {
 }
 
 fn client(base: &str, key: &str, extra: Value) -> Box<dyn WarehouseClient> {
-    let warehouse = WarehouseSettings {
-        platforms: settings(base),
-        settle: Duration::ZERO,
-        memory: Memory::default(),
-        policy: RetryPolicy {
-            tries: 3,
-            base: Duration::from_millis(10),
-            request_timeout: Duration::from_secs(5),
-            longest_wait: Duration::from_secs(5),
-        },
-        warehouse_id: 1,
-    };
-    ShipStation.client(&adapter(key, extra), &warehouse).unwrap()
+    ShipStation.client(&adapter(key, extra), &WarehouseSettings::for_tests(settings(base))).unwrap()
 }
 
 fn order(order_id: i64, sku: &str) -> OutgoingOrder {
@@ -403,6 +391,6 @@ async fn no_more_than_200_requests_a_minute_leave_for_one_account_across_its_con
     assert!(e.is_passing() && e.message().contains("200 requests in the last 60 seconds"), "{e:?}");
     assert_eq!(sim.total_requests(), 200, "the 201st was not sent");
     // The wait is kept for the account: a ping of the key sends nothing either.
-    assert!(crate::platforms::retry::may_ask_now(one.account()).is_err());
+    assert!(crate::platforms::retry::may_ask_now(&one.account).is_err());
     assert_eq!(sim.total_requests(), 200);
 }

@@ -203,7 +203,7 @@ enum Batch {
 
 /// One batch, tried again on passing failures; never creates an order twice.
 async fn send_batch(api: &Api, batch: Vec<Prepared>) -> Batch {
-    let policy = api.policy();
+    let policy = &api.policy;
     let once = RetryPolicy { tries: 1, ..*policy };
     let target = "/v2/shipments";
     let mut answered: Vec<(i64, SentOrder)> = Vec::new();
@@ -237,7 +237,7 @@ async fn send_batch(api: &Api, batch: Vec<Prepared>) -> Batch {
         }
         let body = json!({"shipments": pending.iter().map(|o| o.body.clone()).collect::<Vec<_>>()});
         let result =
-            retry::send(&once, api.account(), || api.request(Method::POST, target, Some(&body))).await;
+            retry::send(&once, api.account.as_str(), || api.request(Method::POST, target, Some(&body))).await;
         let answer = match result {
             Ok(answer) => answer,
             Err(e) if e.is_passing() => {

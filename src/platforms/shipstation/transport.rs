@@ -14,10 +14,9 @@ use serde::de::DeserializeOwned;
 
 use super::NAME;
 use super::wire::ErrorBody;
-pub use crate::platforms::api_key::Answer;
-use crate::platforms::api_key::KeyedApi;
-use crate::platforms::retry::{self, RetryPolicy};
-use crate::platforms::{Adapter, PlatformError, Settings, http, quote_platform_text};
+pub use crate::platforms::api::Answer;
+use crate::platforms::api::{self, Auth};
+use crate::platforms::{PlatformError, Settings, http, quote_platform_text};
 
 /// The most pages one walk follows: more is a loop.
 pub const MAX_PAGES: usize = 1_000;
@@ -29,23 +28,24 @@ pub const PER_MINUTE: usize = 200;
 /// The path of the inventory, whose 402, 403 and 404 mean "no Inventory add-on" (annex §5.6).
 pub const INVENTORY: &str = "/v2/inventory";
 
-/// ShipStation for one API key: where it is, the key, and how requests are tried again.
-pub struct Api {
-    keyed: KeyedApi,
+/// ShipStation for one API key: the shared transport under `api-key`, paced to
+/// [`PER_MINUTE`], with what ShipStation's statuses and error bodies mean.
+pub type Api = api::Of<super::ShipStation>;
+
+impl api::Keyed for super::ShipStation {
+    const NAMES: (&'static str, &'static str) = (NAME, "shipstation");
+
+    fn base(settings: &Settings) -> &str {
+        &settings.shipstation_api_base
+    }
+
+    /// The key in ShipStation's own `api-key` header.
+    fn auth(key: &str) -> Result<Auth, PlatformError> {
+        Auth::header("api-key", key, NAME)
+    }
 }
 
 impl Api {
-    /// The API of a validated adapter; `policy` for a pass, none for a ping (one try).
-    pub fn new(
-        settings: &Settings,
-        adapter: &Adapter,
-        policy: Option<RetryPolicy>,
-    ) -> Result<Api, PlatformError> {
-        let keyed =
-            KeyedApi::new(settings, adapter, NAME, "shipstation", &settings.shipstation_api_base, policy)?;
-        Ok(Api { keyed })
-    }
-
     /// A place among the account's requests of the last 60 seconds (annex §5.1), shared by
     /// every connection and pass of the key. When the minute is full, a wait the policy allows
     /// (a pass's `sync_interval_secs`, a ping's timeout) is taken; a longer one fails as
@@ -57,7 +57,7 @@ impl Api {
                 let mut all = sent().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                 let now = Instant::now();
                 forget_quiet_accounts(&mut all, now);
-                let sent = all.accounts.entry(self.keyed.account.clone()).or_default();
+                let sent = all.accounts.entry(self.account.clone()).or_default();
                 while sent.front().is_some_and(|t| now.duration_since(*t) >= minute) {
                     sent.pop_front();
                 }
@@ -68,7 +68,7 @@ impl Api {
                 sent.front()
                     .map_or(Duration::ZERO, |oldest| minute.saturating_sub(now.duration_since(*oldest)))
             };
-            if wait > self.keyed.policy.longest_wait {
+            if wait > self.policy.longest_wait {
                 return Err(PlatformError::rate_limited(
                     format!(
                         "orderbridge sent this {NAME} account {PER_MINUTE} requests in the last 60 seconds, its limit; the next may go in {} s.",
@@ -82,18 +82,6 @@ impl Api {
         Err(PlatformError::rate_limited(format!("{NAME}'s limit of requests a minute is taken."), None))
     }
 
-    pub fn policy(&self) -> &RetryPolicy {
-        &self.keyed.policy
-    }
-
-    pub fn account(&self) -> &str {
-        &self.keyed.account
-    }
-
-    pub fn base(&self) -> &str {
-        &self.keyed.base
-    }
-
     /// One request, without trying again: `target` is a path with its query, under the base.
     /// 401, 403 (but the inventory's), 429 and 5xx come back as errors; other statuses as
     /// answers; no answer at all is passing.
@@ -105,12 +93,11 @@ impl Api {
     ) -> Result<Answer, PlatformError> {
         let op = operation(&method, target);
         self.place().await?;
-        let request = self.keyed.request(method, target, body).header("api-key", &self.keyed.key);
-        let (status, headers, bytes) = self.keyed.exchange(NAME, request, &op).await?;
-        if let Some(error) = self.passing(status, &headers, &bytes, &op, target) {
-            return Err(error);
+        let answer = self.exchange(api::Api::request(self, method, self.target(target), body), &op).await?;
+        match self.passing(answer.status, &answer.headers, &answer.body, &op, target) {
+            Some(error) => Err(error),
+            None => Ok(answer),
         }
-        Ok(Answer { status, body: bytes })
     }
 
     /// What a 401, 403, 429 or 5xx means for any request (annex §5.1); `None` for the rest.
@@ -130,27 +117,13 @@ impl Api {
                 status.as_u16(),
                 said(&self.reason(body, true))
             ))),
-            StatusCode::TOO_MANY_REQUESTS => {
-                let wait = http::retry_after(headers, "retry-after");
-                let asked = wait.map_or_else(
-                    || "without saying how long".to_string(),
-                    |w| format!("after {} s", w.as_secs()),
-                );
-                Some(PlatformError::rate_limited(format!("{NAME} asked to retry {asked} ({op})."), wait))
-            }
-            s if s.is_server_error() || s == StatusCode::REQUEST_TIMEOUT => Some(PlatformError::unreachable(
-                format!("{NAME} answered {op} without a verdict (HTTP {}).", http::status_text(s)),
-            )),
-            _ => None,
+            s => api::Api::passing(self, s, || http::retry_after(headers, "retry-after"), op),
         }
     }
 
     /// A read, tried again on passing failures under the account's gate and waits.
     pub async fn send(&self, method: Method, target: &str) -> Result<Answer, PlatformError> {
-        retry::send(&self.keyed.policy, self.keyed.account.as_str(), || {
-            self.request(method.clone(), target, None)
-        })
-        .await
+        api::Api::send(self, || self.request(method.clone(), target, None)).await
     }
 
     /// A 2xx answer's JSON as `T`; another status is refused for good, quoting ShipStation.
@@ -163,20 +136,12 @@ impl Api {
         if !answer.status.is_success() {
             return Err(self.refused(answer, method, target));
         }
-        decode(&answer.body, method, target)
+        self.decode(&answer.body, &operation(method, target))
     }
 
     /// A status no step takes: `bad_data` quoting `errors[0].message`.
     pub fn refused(&self, answer: &Answer, method: &Method, target: &str) -> PlatformError {
-        PlatformError::Rejected {
-            status: answer.status.as_u16(),
-            message: format!(
-                "{NAME} refused {} (HTTP {}{}).",
-                operation(method, target),
-                http::status_text(answer.status),
-                said(&self.reason(&answer.body, false))
-            ),
-        }
+        self.rejected(answer, &operation(method, target), &self.reason(&answer.body, false))
     }
 
     /// ShipStation's `errors[0].message` (with its `error_code` when `code`), quoted without
@@ -190,7 +155,7 @@ impl Api {
             Some(error_code) => error_code,
             None => message,
         };
-        quote_platform_text(&text, &[&self.keyed.key])
+        quote_platform_text(&text, &self.secrets())
     }
 
     /// The ping (annex §3): the key may list warehouses, or read the adapter's one.
@@ -199,14 +164,13 @@ impl Api {
             Some(id) => format!("/v2/warehouses/{id}"),
             None => "/v2/warehouses".to_string(),
         };
-        let answer =
-            retry::ask_once(self.keyed.account.as_str(), self.request(Method::GET, &target, None)).await?;
+        let answer = self.ask_once(self.request(Method::GET, &target, None)).await?;
         match (answer.status, warehouse) {
             (StatusCode::NOT_FOUND, Some(id)) => {
                 Err(PlatformError::Refused(format!("{NAME} has no warehouse {id} for this API key.")))
             }
             (s, _) if s.is_success() => {
-                decode::<serde_json::Value>(&answer.body, &Method::GET, &target).map(|_| ())
+                self.decode::<serde_json::Value>(&answer.body, &operation(&Method::GET, &target)).map(|_| ())
             }
             _ => Err(PlatformError::Refused(
                 self.refused(&answer, &Method::GET, &target).message().to_string(),
@@ -245,16 +209,6 @@ fn said(reason: &str) -> String {
 /// "GET /v2/labels": how a message names the request of `target`.
 pub fn operation(method: &Method, target: &str) -> String {
     format!("{method} {}", target.split('?').next().unwrap_or(target))
-}
-
-/// JSON as `T`, or `bad_data` naming the operation and what could not be read.
-pub fn decode<T: DeserializeOwned>(body: &[u8], method: &Method, target: &str) -> Result<T, PlatformError> {
-    serde_json::from_slice(body).map_err(|e| {
-        PlatformError::BadData(format!(
-            "{NAME}'s answer to {} cannot be read: {e}.",
-            operation(method, target)
-        ))
-    })
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::Client;
 use super::documents::{FULFILLMENT_CREATE, FULFILLMENT_ORDER_LINE_ITEMS, FULFILLMENT_STATE};
 use super::orders::Connection;
 use crate::platforms::PlatformError;
-use crate::platforms::retry::{self, Created};
+use crate::platforms::retry::Created;
 use crate::platforms::store::{Notified, ShipmentNotice};
 
 /// Shopify's limit on an input array.
@@ -110,7 +110,7 @@ pub(super) async fn notify(client: &Client, notice: &ShipmentNotice) -> Result<N
         let fulfillment = allocate(&state, notice, client.notify_customer)?;
         create(client, fulfillment).await
     };
-    match retry::create(&client.policy, &client.shop.account(), look, make).await? {
+    match client.shop.api.create(look, make).await? {
         Created::AlreadyThere(()) => Ok(Notified::AlreadyThere),
         Created::Now(()) => Ok(Notified::Posted),
     }

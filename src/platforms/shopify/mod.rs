@@ -21,12 +21,12 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::retry::{self, RetryPolicy};
+use super::retry::RetryPolicy;
 use super::seam::{Known, Platform, StorePlatform, StoreSettings, StoreSide};
 use super::store::{
     Ask, ListedOrder, Notified, Page, PullPlan, PulledOrder, ShipmentNotice, StockSent, StoreClient,
 };
-use super::{Adapter, PingError, PlatformError, Settings, http};
+use super::{Adapter, PingError, PlatformError, Settings, api};
 use crate::fields::{Fields, Patch};
 use transport::{Credentials, Shop};
 
@@ -122,26 +122,20 @@ pub const PLATFORM: Known<dyn StorePlatform> = Known { name: NAME, validate, pla
 #[async_trait]
 impl Platform for Shopify {
     async fn check(&self, settings: &Settings, adapter: &Adapter) -> Result<(), PingError> {
-        let shop = shop(http::client().clone(), settings, adapter, settings.timeout)?;
+        let shop = shop(settings, adapter, api::one_try(settings.timeout))?;
         check(&shop).await.map_err(PingError::from)
     }
 }
 
 impl StorePlatform for Shopify {
     fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
-        let (settings, policy) = (&with.platforms, with.policy);
-        let shop = shop(http::client().clone(), settings, adapter, policy.request_timeout)?;
-        Ok(Box::new(Client::new(shop, adapter, policy)))
+        let shop = shop(&with.platforms, adapter, with.policy)?;
+        Ok(Box::new(Client::new(shop, adapter)))
     }
 }
 
 /// The shop a validated adapter opens.
-pub fn shop(
-    http: reqwest::Client,
-    settings: &Settings,
-    adapter: &Adapter,
-    timeout: Duration,
-) -> Result<Shop, PlatformError> {
+pub fn shop(settings: &Settings, adapter: &Adapter, policy: RetryPolicy) -> Result<Shop, PlatformError> {
     let text = |key: &str| adapter.get(key).and_then(Value::as_str).filter(|s| !s.is_empty());
     let domain = text("shop").filter(|s| is_shop_domain(s)).ok_or_else(|| {
         PlatformError::Refused("The Shopify adapter names no NAME.myshopify.com shop.".into())
@@ -153,8 +147,7 @@ pub fn shop(
         }
         _ => return Err(PlatformError::Refused("The Shopify adapter has no credentials.".into())),
     };
-    Ok(Shop::new(http, &settings.shopify_api_base, domain, credentials, timeout)
-        .with_body_limit(settings.max_body_bytes))
+    Ok(Shop::new(&settings.shopify_api_base, domain, credentials, policy, settings.max_body_bytes))
 }
 
 /// The ping (annex A.3): the shop's name, and `read_orders` among the app's scopes.
@@ -181,7 +174,7 @@ pub async fn check(shop: &Shop) -> Result<(), PlatformError> {
     struct Scope {
         handle: String,
     }
-    let answer: Answer = retry::ask_once(&shop.account(), shop.query(&documents::PING, json!({}))).await?;
+    let answer: Answer = shop.api.ask_once(shop.query(&documents::PING, json!({}))).await?;
     // A write scope includes its read scope.
     let reads_orders = answer
         .current_app_installation
@@ -199,8 +192,8 @@ pub async fn check(shop: &Shop) -> Result<(), PlatformError> {
 
 /// The store side of a pass on one shop.
 pub struct Client {
+    /// The shop, under the pass's retry policy.
     pub(crate) shop: Shop,
-    pub(crate) policy: RetryPolicy,
     pub(crate) financial_statuses: Vec<String>,
     pub(crate) notify_customer: bool,
     pub(crate) location_id: Option<i64>,
@@ -209,7 +202,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(shop: Shop, adapter: &Adapter, policy: RetryPolicy) -> Client {
+    pub fn new(shop: Shop, adapter: &Adapter) -> Client {
         let financial_statuses = match adapter.get("import_financial_statuses") {
             Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).map(str::to_string).collect(),
             _ => DEFAULT_FINANCIAL_STATUSES.iter().map(|s| s.to_string()).collect(),
@@ -221,7 +214,7 @@ impl Client {
             _ => true,
         };
         let location_id = adapter.get("location_id").and_then(super::store::integer);
-        Client { shop, policy, financial_statuses, notify_customer, location_id, location: Mutex::new(None) }
+        Client { shop, financial_statuses, notify_customer, location_id, location: Mutex::new(None) }
     }
 
     /// One request through the account's gate and the retry policy.
@@ -230,7 +223,7 @@ impl Client {
         doc: &documents::Document,
         variables: Value,
     ) -> Result<T, PlatformError> {
-        retry::send(&self.policy, &self.shop.account(), || self.shop.query(doc, variables.clone())).await
+        self.shop.api.send(|| self.shop.query(doc, variables.clone())).await
     }
 }
 

@@ -14,7 +14,6 @@ use super::Client;
 use super::documents::{INVENTORY_ITEMS, PRIMARY_LOCATION, SET_AVAILABLE};
 use super::orders::Connection;
 use crate::platforms::PlatformError;
-use crate::platforms::retry;
 use crate::platforms::store::StockSent;
 
 /// Quantities in one mutation: Shopify's limit on an input array.
@@ -192,11 +191,14 @@ async fn send_batch(
         });
         // Sent again as it is (same key) after a passing failure: Shopify applies it once.
         let variables = &variables;
-        let answer = retry::send(&client.policy, &client.shop.account(), || async move {
-            let data: Value = client.shop.query(&SET_AVAILABLE, variables.clone()).await?;
-            read_answer(&data, &|text| client.shop.quote(text))
-        })
-        .await?;
+        let answer = client
+            .shop
+            .api
+            .send(|| async move {
+                let data: Value = client.shop.query(&SET_AVAILABLE, variables.clone()).await?;
+                read_answer(&data, &|text| client.shop.quote(text))
+            })
+            .await?;
         sent += 1;
         match answer {
             Answer::Done => return Ok((sent, dropped)),

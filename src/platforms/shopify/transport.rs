@@ -13,20 +13,20 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::CONTENT_TYPE;
+use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::documents::{API_VERSION, Document};
+use crate::platforms::api::{self, Api, Auth};
 use crate::platforms::http::{self, status_text};
+use crate::platforms::retry::RetryPolicy;
+use crate::platforms::token::{self, Asked};
 use crate::platforms::{PlatformError, quote_platform_text};
 
 pub const NAME: &str = "Shopify";
-
-/// A fetched token is fetched again this long before Shopify said it expires.
-const REFRESH_BEFORE: Duration = Duration::from_secs(60);
 
 /// How the shop is opened.
 #[derive(Clone)]
@@ -37,53 +37,45 @@ pub enum Credentials {
     App { client_id: String, client_secret: String },
 }
 
-/// One shop's Admin API, as one account.
+/// One shop's Admin API, as one account: the shared transport at the GraphQL endpoint, the
+/// token put on each request (the adapter's, or one fetched and kept here).
 pub struct Shop {
-    http: reqwest::Client,
     /// The shop's domain, as the adapter has it.
     pub domain: String,
-    endpoint: String,
+    /// At the GraphQL endpoint, spending the account of the app on the shop: Shopify limits
+    /// each app on each shop, and one shop's apps are told apart by how they open it.
+    pub api: Api,
     token_url: String,
     credentials: Credentials,
-    timeout: Duration,
-    /// The largest answer read (`max_platform_body_mib`).
-    max_body_bytes: usize,
 }
 
 impl Shop {
     /// `base` is `shopify_api_base`, whose `{shop}` becomes the domain in lower case.
     pub fn new(
-        http: reqwest::Client,
         base: &str,
         domain: &str,
         credentials: Credentials,
-        timeout: Duration,
+        policy: RetryPolicy,
+        max_body: usize,
     ) -> Shop {
         let base = base.replace("{shop}", &domain.to_ascii_lowercase());
         let base = base.trim_end_matches('/');
+        let endpoint = format!("{base}/admin/api/{API_VERSION}/graphql.json");
+        let account = match &credentials {
+            Credentials::Token(_) => format!("shopify:{endpoint}"),
+            Credentials::App { client_id, .. } => format!("shopify:{endpoint} app {client_id}"),
+        };
         Shop {
-            http,
             domain: domain.to_string(),
-            endpoint: format!("{base}/admin/api/{API_VERSION}/graphql.json"),
+            api: Api::new(NAME, &endpoint, Auth::None, account, policy, max_body),
             token_url: format!("{base}/admin/oauth/access_token"),
             credentials,
-            timeout,
-            max_body_bytes: http::DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 
-    /// The shop reading answers of at most `bytes` (`max_platform_body_mib`).
-    pub fn with_body_limit(self, bytes: usize) -> Shop {
-        Shop { max_body_bytes: bytes, ..self }
-    }
-
-    /// The account whose rate limit and gate this shop's requests share: Shopify limits each
-    /// app on each shop, and one shop's apps are told apart by how they open it.
+    /// The account whose rate limit and gate this shop's requests share.
     pub fn account(&self) -> String {
-        match &self.credentials {
-            Credentials::Token(_) => format!("shopify:{}", self.endpoint),
-            Credentials::App { client_id, .. } => format!("shopify:{} app {client_id}", self.endpoint),
-        }
+        self.api.account.clone()
     }
 
     /// Shopify's text as a message may quote it: without any credential.
@@ -94,14 +86,13 @@ impl Shop {
 
     /// The credentials to keep out of every message.
     fn secrets(&self) -> Vec<String> {
-        let mut secrets = match &self.credentials {
+        match &self.credentials {
             Credentials::Token(token) => vec![token.clone()],
-            Credentials::App { client_secret, .. } => vec![client_secret.clone()],
-        };
-        if let Some(token) = self.cached_token() {
-            secrets.push(token);
+            Credentials::App { client_id, client_secret } => {
+                let fetched = token::held(&self.token_key(client_id, client_secret));
+                [client_secret.clone()].into_iter().chain(fetched).collect()
+            }
         }
-        secrets
     }
 
     /// Sends `doc` once and reads its `data` as `T`. A 401 under a fetched token fetches a
@@ -112,26 +103,14 @@ impl Shop {
         variables: Value,
     ) -> Result<T, PlatformError> {
         let body = json!({"query": doc.text, "operationName": doc.name, "variables": variables}).to_string();
-        pace(&self.account(), doc.cost, self.timeout).await;
+        pace(&self.api.account, doc.cost, self.api.policy.request_timeout).await;
         let mut renewed = false;
         loop {
-            let token = self.token(renewed).await?;
-            let mut header = HeaderValue::from_str(&token).map_err(|_| {
-                PlatformError::Refused(
-                    "The Shopify access token has characters no HTTP header can carry.".into(),
-                )
-            })?;
-            header.set_sensitive(true);
-            let request = self
-                .http
-                .post(&self.endpoint)
-                .header("X-Shopify-Access-Token", header)
-                .header(CONTENT_TYPE, "application/json")
-                .header(ACCEPT, "application/json")
-                .body(body.clone());
-            let response = http::send(request, self.timeout, NAME, &self.endpoint).await?;
-            let status = response.status();
-            if status == StatusCode::UNAUTHORIZED
+            let token = Auth::header("x-shopify-access-token", &self.token(renewed).await?, NAME)?;
+            let request = token.apply(self.api.request(Method::POST, &self.api.base, None));
+            let request = request.header(CONTENT_TYPE, "application/json").body(body.clone());
+            let answer = self.api.exchange(request, doc.name).await?;
+            if answer.status == StatusCode::UNAUTHORIZED
                 && !renewed
                 && matches!(self.credentials, Credentials::App { .. })
             {
@@ -139,21 +118,20 @@ impl Shop {
                 renewed = true;
                 continue;
             }
-            if !status.is_success() {
-                return Err(self.refusal(response).await);
+            if !answer.status.is_success() {
+                return Err(self.refusal(&answer));
             }
-            let bytes = http::read_answer(response, self.max_body_bytes, "Shopify", doc.name).await?;
-            return self.read_answer(doc, &bytes);
+            return self.read_answer(doc, &answer.body);
         }
     }
 
     /// Sorts an HTTP answer that is not 2xx (annex, *Errors*).
-    async fn refusal(&self, response: reqwest::Response) -> PlatformError {
-        let status = response.status();
-        let retry_after = http::retry_after(response.headers(), "retry-after");
+    fn refusal(&self, answer: &api::Answer) -> PlatformError {
+        let status = answer.status;
+        let retry_after = http::retry_after(&answer.headers, "retry-after");
         let secrets = self.secrets();
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        let error = http::error_from(NAME, response, &secrets).await;
+        let error = http::classify(NAME, status, &answer.headers, &answer.body, &secrets);
         match status.as_u16() {
             404 => PlatformError::Refused(format!(
                 "There is no Shopify shop at {} (HTTP {}).",
@@ -221,91 +199,45 @@ impl Shop {
     }
 
     /// The token to send: the adapter's, or a fetched one still good for a minute
-    /// (`fresh`: a new one whatever the cache holds).
+    /// (`fresh`: a new one whatever memory holds).
     async fn token(&self, fresh: bool) -> Result<String, PlatformError> {
         let (client_id, client_secret) = match &self.credentials {
             Credentials::Token(token) => return Ok(token.clone()),
             Credentials::App { client_id, client_secret } => (client_id, client_secret),
         };
-        if !fresh && let Some(token) = self.cached_token() {
+        let key = self.token_key(client_id, client_secret);
+        if !fresh && let Some(token) = token::good(&key) {
             return Ok(token);
         }
-        let fetched = self.fetch_token(client_id, client_secret).await?;
-        let mut cache = tokens().lock().unwrap_or_else(|p| p.into_inner());
-        cache.insert(self.token_key(client_id), fetched.clone());
-        Ok(fetched.token)
-    }
-
-    fn token_key(&self, client_id: &str) -> String {
-        format!("{} {client_id}", self.token_url)
-    }
-
-    /// A fetched token of these credentials that is good for at least another minute.
-    fn cached_token(&self) -> Option<String> {
-        let Credentials::App { client_id, client_secret } = &self.credentials else { return None };
-        let cache = tokens().lock().unwrap_or_else(|p| p.into_inner());
-        let held = cache.get(&self.token_key(client_id))?;
-        let good = held.client_secret == *client_secret
-            && held.expires.is_none_or(|at| at.checked_duration_since(Instant::now()) > Some(REFRESH_BEFORE));
-        good.then(|| held.token.clone())
-    }
-
-    /// The client credentials grant: `POST {base}/admin/oauth/access_token`.
-    async fn fetch_token(&self, client_id: &str, client_secret: &str) -> Result<Fetched, PlatformError> {
-        let form = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("grant_type", "client_credentials")
-            .append_pair("client_id", client_id)
-            .append_pair("client_secret", client_secret)
-            .finish();
-        let request = self
-            .http
-            .post(&self.token_url)
-            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(ACCEPT, "application/json")
-            .body(form);
-        let response = http::send(request, self.timeout, NAME, &self.token_url).await?;
-        let status = response.status();
-        if !status.is_success() {
-            let error = self.refusal(response).await;
-            return Err(match error {
+        // The client credentials grant: `POST {base}/admin/oauth/access_token`.
+        let form = [
+            ("grant_type", "client_credentials"),
+            ("client_id", client_id),
+            ("client_secret", client_secret),
+        ];
+        match token::ask(&self.api, &self.token_url, &form, "the token request").await? {
+            Asked::Granted { token, expires_in } => {
+                token::keep(&key, &token, expires_in.map(Duration::from_secs));
+                Ok(token)
+            }
+            Asked::NoToken => Err(PlatformError::BadData(
+                "Shopify's answer to the token request holds no access token.".into(),
+            )),
+            Asked::Refused(answer) => Err(match self.refusal(&answer) {
                 PlatformError::Rejected { message, .. } => PlatformError::Refused(format!(
                     "Shopify refused the app's client credentials {}",
                     message.trim_start_matches("Shopify refused the request ")
                 )),
                 other => other,
-            });
+            }),
         }
-        let bytes = http::read_answer(response, self.max_body_bytes, "Shopify", "the token request").await?;
-        #[derive(Deserialize)]
-        struct Grant {
-            access_token: String,
-            expires_in: Option<u64>,
-        }
-        let grant: Grant = serde_json::from_slice(&bytes).map_err(|_| {
-            PlatformError::BadData("Shopify's answer to the token request holds no access token.".into())
-        })?;
-        Ok(Fetched {
-            client_secret: client_secret.to_string(),
-            token: grant.access_token,
-            // A lifetime past any clock is one that does not end.
-            expires: grant.expires_in.and_then(|s| Instant::now().checked_add(Duration::from_secs(s))),
-        })
     }
-}
 
-/// A token fetched with the client credentials grant, and the secret it was fetched with
-/// (a changed secret fetches anew).
-#[derive(Clone)]
-struct Fetched {
-    client_secret: String,
-    token: String,
-    expires: Option<Instant>,
-}
-
-/// Fetched tokens by token endpoint and client id: memory only, never the database.
-fn tokens() -> &'static Mutex<HashMap<String, Fetched>> {
-    static TOKENS: OnceLock<Mutex<HashMap<String, Fetched>>> = OnceLock::new();
-    TOKENS.get_or_init(Default::default)
+    /// Where a fetched token of the app's credentials is kept: the token endpoint and a
+    /// fingerprint of the client id and secret (a changed secret fetches anew).
+    fn token_key(&self, client_id: &str, client_secret: &str) -> String {
+        api::account("shopify-app", &self.token_url, &format!("{client_id}\n{client_secret}"))
+    }
 }
 
 /// A GraphQL answer.
@@ -459,22 +391,12 @@ mod tests {
 
     #[test]
     fn the_base_template_takes_the_shop_in_lower_case() {
-        let shop = Shop::new(
-            http::client().clone(),
-            "http://127.0.0.1:9/{shop}/",
-            "Acme.myshopify.com",
-            Credentials::Token("t".into()),
-            Duration::from_secs(1),
-        );
-        assert_eq!(shop.endpoint, "http://127.0.0.1:9/acme.myshopify.com/admin/api/2026-07/graphql.json");
+        let policy = api::one_try(Duration::from_secs(1));
+        let token = || Credentials::Token("t".into());
+        let shop = Shop::new("http://127.0.0.1:9/{shop}/", "Acme.myshopify.com", token(), policy, 1 << 20);
+        assert_eq!(shop.api.base, "http://127.0.0.1:9/acme.myshopify.com/admin/api/2026-07/graphql.json");
         assert_eq!(shop.token_url, "http://127.0.0.1:9/acme.myshopify.com/admin/oauth/access_token");
-        let fixed = Shop::new(
-            http::client().clone(),
-            "https://proxy.example",
-            "a.myshopify.com",
-            Credentials::Token("t".into()),
-            Duration::from_secs(1),
-        );
-        assert_eq!(fixed.endpoint, "https://proxy.example/admin/api/2026-07/graphql.json");
+        let fixed = Shop::new("https://proxy.example", "a.myshopify.com", token(), policy, 1 << 20);
+        assert_eq!(fixed.api.base, "https://proxy.example/admin/api/2026-07/graphql.json");
     }
 }

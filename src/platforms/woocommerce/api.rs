@@ -7,36 +7,33 @@
 //! message names a query string: it may hold the consumer key or secret.
 
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use reqwest::header::{ACCEPT, CONTENT_TYPE, DATE, HeaderMap, LOCATION, RETRY_AFTER};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value};
 
 use super::adapter::{Auth, Shop};
 use super::oauth;
+use crate::platforms::api;
 use crate::platforms::http;
 use crate::platforms::reach::{self, Reach};
 use crate::platforms::{PlatformError, describe_duration, quote_platform_text, root_cause};
 
 pub const NAME: &str = "WooCommerce";
 
-/// The most of an error answer read for its reason.
-const MAX_ERROR_BYTES: usize = 16 * 1024;
-
 /// How much of a body that should have been JSON a message quotes.
 const QUOTED_CHARS: usize = 80;
 
 /// One store's API, for one pass or one ping.
 pub struct Api {
-    http: &'static reqwest::Client,
+    /// The shared transport through the client that keeps to the store's reach, named
+    /// "WooCommerce at {url}", spending the store's account (its address, never a
+    /// credential), under HTTP Basic where the adapter says so; its policy's timeout bounds
+    /// each answer (a pass tries again under its own policy, one request at a time).
+    pub transport: api::Api,
     pub shop: Shop,
-    timeout: Duration,
     root: Mutex<Root>,
-    /// The account the store's requests spend (its address, never a credential).
-    pub account: String,
-    /// The largest answer read (`max_platform_body_mib`).
-    max_body_bytes: usize,
 }
 
 /// Where routes are requested.
@@ -170,7 +167,7 @@ enum Raw {
 
 impl Api {
     /// The API of a validated shop, whose requests connect only within `reach`.
-    pub fn new(shop: Shop, timeout: Duration, reach: Reach) -> Result<Api, PlatformError> {
+    pub fn new(shop: Shop, timeout: Duration, reach: Reach, max_body: usize) -> Result<Api, PlatformError> {
         let url = reqwest::Url::parse(&shop.base)
             .map_err(|_| PlatformError::Refused("The WooCommerce adapter's url cannot be used.".into()))?;
         let http = reach::http_client(&url, reach).map_err(|e| match reach::refusal(&e) {
@@ -179,19 +176,16 @@ impl Api {
         })?;
         let account = format!("woocommerce:{}", shop.base);
         let root = Root::Path { prefix: format!("{}/wp-json/", shop.base), settled: false };
-        Ok(Api {
-            http,
-            shop,
-            timeout,
-            root: Mutex::new(root),
-            account,
-            max_body_bytes: http::DEFAULT_MAX_ANSWER_BYTES,
-        })
-    }
-
-    /// The API reading answers of at most `bytes` (`max_platform_body_mib`).
-    pub fn with_body_limit(self, bytes: usize) -> Api {
-        Api { max_body_bytes: bytes, ..self }
+        let auth = if shop.auth == Auth::Basic {
+            api::Auth::basic(&shop.key, &shop.secret)
+        } else {
+            api::Auth::None
+        };
+        let name = format!("{NAME} at {}", shop.base);
+        let transport = api::Api::new(&name, &shop.base, auth, account, api::one_try(timeout), max_body)
+            .with_client(http)
+            .with_secrets(&[&shop.key, &shop.secret]);
+        Ok(Api { transport, shop, root: Mutex::new(root) })
     }
 
     fn root(&self) -> Root {
@@ -276,26 +270,25 @@ impl Api {
         let url = reqwest::Url::parse(&full).map_err(|_| {
             PlatformError::BadData(format!("{NAME} at {} has an API address that is not a URL.", self.site()))
         })?;
-        let mut request = self.http.request(method.clone(), url).header(ACCEPT, "application/json");
-        if self.shop.auth == Auth::Basic {
-            // reqwest marks the header it builds as sensitive.
-            request = request.basic_auth(&self.shop.key, Some(&self.shop.secret));
-        }
-        if let Some(body) = body {
-            request = request.header(CONTENT_TYPE, "application/json").body(body.to_string());
-        }
-        let response = request.timeout(self.timeout).send().await.map_err(|e| self.unreachable(e))?;
-        self.judge(route, response).await
+        let request = self.transport.request(method.clone(), url, body);
+        let response = self.sent(request).await?;
+        let from = response.url().clone();
+        let answer = self.transport.read(response, route).await?;
+        self.judge(route, &from, answer)
     }
 
-    /// Sorts an answer (annex, "Answers").
-    async fn judge(&self, route: &str, response: reqwest::Response) -> Result<Raw, PlatformError> {
-        let status = response.status();
-        let headers = response.headers().clone();
-        let date_ms = http_date(&headers, DATE.as_str());
+    /// Sends `request` under the timeout; no answer is a sentence of its own (a reach that
+    /// refused the address, a timeout, the cause).
+    async fn sent(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, PlatformError> {
+        request.timeout(self.transport.policy.request_timeout).send().await.map_err(|e| self.unreachable(e))
+    }
+
+    /// Sorts an answer (annex, "Answers") to a request sent to `from`.
+    fn judge(&self, route: &str, from: &reqwest::Url, answer: api::Answer) -> Result<Raw, PlatformError> {
+        let date_ms = answer.date_ms();
+        let api::Answer { status, headers, body } = answer;
         if status.is_redirection() {
-            let to =
-                headers.get(LOCATION).and_then(|l| l.to_str().ok()).map(|l| self.shown(response.url(), l));
+            let to = headers.get(LOCATION).and_then(|l| l.to_str().ok()).map(|l| self.shown(from, l));
             return Err(PlatformError::BadData(format!(
                 "{NAME} at {} answers {route} with HTTP {} to {}: use that address as url.",
                 self.site(),
@@ -304,15 +297,11 @@ impl Api {
             )));
         }
         if status.is_success() {
-            // A page of 100 orders is well under a megabyte.
-            let site = format!("{NAME} at {}", self.site());
-            let bytes = http::read_answer(response, self.max_body_bytes, &site, route).await?;
-            return match json_text(&bytes) {
+            return match json_text(&body) {
                 Some(text) => Ok(Raw::Reply(Reply { answer: Answer::Json(Json(text.to_vec())), date_ms })),
-                None => Err(PlatformError::BadData(self.not_json(route, status, &headers, &bytes))),
+                None => Err(PlatformError::BadData(self.not_json(route, status, &headers, &body))),
             };
         }
-        let body = read_some(response).await;
         let error = wordpress_error(&body);
         let secrets = [self.shop.key.as_str(), self.shop.secret.as_str()];
         let reason = |code: &str, message: &str| {
@@ -371,8 +360,7 @@ impl Api {
     /// `R` is on the same scheme, host and port as `url`.
     async fn discover(&self) -> Result<Option<Root>, PlatformError> {
         let front = format!("{}/", self.shop.base);
-        let response =
-            self.http.head(&front).timeout(self.timeout).send().await.map_err(|e| self.unreachable(e))?;
+        let response = self.sent(self.transport.bare(Method::HEAD, &front)).await?;
         let status = response.status();
         if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
             return Err(PlatformError::unreachable(format!(
@@ -450,7 +438,7 @@ impl Api {
             return PlatformError::unreachable(format!(
                 "{NAME} at {} did not answer within {}.",
                 self.site(),
-                describe_duration(self.timeout)
+                describe_duration(self.transport.policy.request_timeout)
             ));
         }
         PlatformError::unreachable(format!(
@@ -496,12 +484,7 @@ fn json_text(bytes: &[u8]) -> Option<&[u8]> {
 
 /// A JSON object or array, after an optional UTF-8 BOM and whitespace (annex, "Answers").
 pub fn json(bytes: &[u8]) -> Option<Value> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let start = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
-    if !matches!(bytes[start], b'{' | b'[') {
-        return None;
-    }
-    serde_json::from_slice(&bytes[start..]).ok()
+    serde_json::from_slice(json_text(bytes)?).ok()
 }
 
 /// A WordPress JSON error's `code`, `message` and `data.params` (as text), if that is what
@@ -517,25 +500,6 @@ fn wordpress_error(body: &[u8]) -> Option<(String, String, Option<String>)> {
             .join("; ")
     });
     Some((code, message, params))
-}
-
-async fn read_some(mut response: reqwest::Response) -> Vec<u8> {
-    let mut body = Vec::new();
-    while body.len() < MAX_ERROR_BYTES {
-        match response.chunk().await {
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-            Ok(None) | Err(_) => break,
-        }
-    }
-    body
-}
-
-/// A header holding an HTTP date, in ms.
-fn http_date(headers: &HeaderMap, name: &str) -> Option<i64> {
-    let text = headers.get(name)?.to_str().ok()?;
-    let at = httpdate::parse_http_date(text.trim()).ok()?;
-    let ms = at.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_millis();
-    i64::try_from(ms).ok()
 }
 
 /// The targets of `rel="https://api.w.org/"` links in one `Link` header.

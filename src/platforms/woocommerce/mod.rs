@@ -58,8 +58,12 @@ impl Platform for WooCommerce {
 impl StorePlatform for WooCommerce {
     fn client(&self, adapter: &Adapter, with: &StoreSettings) -> Result<StoreSide, PlatformError> {
         let (settings, policy) = (&with.platforms, with.policy);
-        let api = Api::new(Shop::from_adapter(adapter)?, policy.request_timeout, settings.reach)?
-            .with_body_limit(settings.max_body_bytes);
+        let api = Api::new(
+            Shop::from_adapter(adapter)?,
+            policy.request_timeout,
+            settings.reach,
+            settings.max_body_bytes,
+        )?;
         Ok(Box::new(Client {
             api,
             policy,
@@ -74,9 +78,9 @@ impl StorePlatform for WooCommerce {
 /// refuses for a key without write permission. What is not the WooCommerce API at all (no
 /// route, no WordPress, a redirect, a web page) says the `url` is wrong: a refusal.
 pub async fn check(settings: &Settings, adapter: &Adapter) -> Result<(), PlatformError> {
-    let api = Api::new(Shop::from_adapter(adapter)?, settings.timeout, settings.reach)?
-        .with_body_limit(settings.max_body_bytes);
-    let account = Account::limited(&api.account, IN_FLIGHT);
+    let api =
+        Api::new(Shop::from_adapter(adapter)?, settings.timeout, settings.reach, settings.max_body_bytes)?;
+    let account = Account::limited(&api.transport.account, IN_FLIGHT);
     let wrong_address = |e: PlatformError| match e {
         PlatformError::BadData(message) => PlatformError::Refused(message),
         other => other,
@@ -112,7 +116,7 @@ struct Pull {
 
 impl Client {
     fn account(&self) -> Account<'_> {
-        Account::limited(&self.api.account, IN_FLIGHT)
+        Account::limited(&self.api.transport.account, IN_FLIGHT)
     }
 
     /// A read, or a write that leaves the store the same however often it arrives, retried.

@@ -203,8 +203,8 @@ fn client(sim: &Simulator, location_id: i64) -> BigCommerce {
         request_timeout: Duration::from_secs(10),
         longest_wait: Duration::from_secs(10),
     };
-    BigCommerce::new(crate::platforms::http::client().clone(), &sim.base_url(), &adapter(location_id), policy)
-        .unwrap()
+    let settings = crate::platforms::Settings { bigcommerce_api_base: sim.base_url(), ..Default::default() };
+    BigCommerce::new(&settings, &adapter(location_id), Some(policy)).unwrap()
 }
 
 async fn simulator(orders: usize) -> Simulator {
