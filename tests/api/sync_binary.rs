@@ -2,6 +2,7 @@
 //! `orderbridge sync` (the command that runs a pass in the foreground), a stock send killed
 //! with SIGKILL, and `serve --demo`.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -47,9 +48,9 @@ impl Api {
         let (status, started) = self.call("POST", &format!("/connections/{connection}/sync"), json!({}));
         assert_eq!(status, 202, "{started}");
         let run_id = started["run_id"].as_i64().unwrap();
+        let path = format!("/connections/{connection}/sync_runs/{run_id}");
         for _ in 0..600 {
-            let run =
-                self.call("GET", &format!("/connections/{connection}/sync_runs/{run_id}"), Value::Null).1;
+            let run = self.call("GET", &path, Value::Null).1;
             if !run["finished_at"].is_null() {
                 return run;
             }
@@ -58,20 +59,25 @@ impl Api {
         panic!("run {run_id} did not finish within 30 s");
     }
 
-    /// Passes of the connection, each succeeding, until one finds nothing to pull, send, read
-    /// or tell (at most `passes`); whether one did.
+    /// Passes of the connection, each succeeding, until one finds nothing to pull, send, read,
+    /// tell or stock to send (at most `passes`); whether one did.
     pub(crate) async fn settle(&self, connection: i64, passes: usize) -> bool {
         for _ in 0..passes {
             let run = self.sync(connection).await;
             assert_eq!(run["status"], "succeeded", "{run}");
-            if ["orders_pulled", "orders_sent", "shipments_pulled", "shipments_notified"]
-                .iter()
-                .all(|k| run[*k] == 0)
-            {
+            let counts = "orders_pulled orders_sent shipments_pulled shipments_notified stock_levels_sent";
+            if counts.split(' ').all(|k| run[k] == 0) {
                 return true;
             }
         }
         false
+    }
+
+    /// The first of the rows `path` lists whose `key` is `value`.
+    pub(crate) fn find(&self, path: &str, key: &str, value: Value) -> Value {
+        let (_, rows) = self.call("GET", path, Value::Null);
+        let found = rows.as_array().and_then(|rows| rows.iter().find(|row| row[key] == value).cloned());
+        found.unwrap_or_else(|| panic!("no {key} {value} in {path}: {rows}"))
     }
 
     /// Every row of a listing (`key` is `orders` or `shipments`), walked in session mode.
@@ -105,14 +111,27 @@ pub(crate) fn envs(folders: &str) -> Vec<(&str, &str)> {
     ]
 }
 
+/// The environment that points the binary at `config` (`sync_rig` configuration keys).
+pub(crate) fn env_of(folders: &str, config: &[(&'static str, String)]) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> =
+        envs(folders).into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    // The server's pings stay offline: the crash is about passes.
+    let config = config.iter().filter(|(k, _)| *k != "ping_mode");
+    env.extend(config.map(|(k, v)| (format!("ORDERBRIDGE_{}", k.to_uppercase()), v.clone())));
+    env
+}
+
+pub(crate) fn boot(db: &Path, env: &[(String, String)]) -> impl Fn() -> Server + Clone + Send + 'static {
+    let (db, env) = (db.to_path_buf(), env.to_vec());
+    move || {
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        start(&db, &pairs).0
+    }
+}
+
 /// `orderbridge sync` with `args` over `db`, its folder warehouses under `folders` and a
 /// BigCommerce at `base`, with `sync_mode` off (which the command ignores).
-pub(crate) fn sync_command(
-    db: &std::path::Path,
-    base: &str,
-    folders: &std::path::Path,
-    args: &[&str],
-) -> Command {
+pub(crate) fn sync_command(db: &Path, base: &str, folders: &Path, args: &[&str]) -> Command {
     let mut command = crate::process::command(db);
     command
         .arg("sync")
@@ -133,32 +152,35 @@ pub(crate) async fn run(mut command: Command) -> (bool, String, String) {
 }
 
 /// A switched-on connection written straight into a new database file, for the CLI.
-pub(crate) fn connection_in(db: &std::path::Path, root: &std::path::Path, token: &str) {
-    let pool = orderbridge::db::open(db).unwrap();
-    let conn = pool.get().unwrap();
-    let now = orderbridge::dates::now_ms();
-    let adapter = json!({"access_token": token, "store_hash": HASH}).to_string();
-    let warehouse = json!({"connection_string": format!("file://{}", root.display())}).to_string();
-    conn.execute_batch(&format!(
-        "INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Cli', {now})"
-    ))
-    .unwrap();
+pub(crate) fn connection_in(db: &Path, root: &Path, token: &str) {
+    let conn = orderbridge::db::open(db).unwrap().get().unwrap();
+    let (now, adapter) = (orderbridge::dates::now_ms(), json!({"access_token": token, "store_hash": HASH}));
+    conn.execute("INSERT INTO customers (id, company_name, created_at) VALUES (1, 'Cli', ?1)", [now])
+        .unwrap();
     conn.execute(
         "INSERT INTO stores (id, customer_id, name, platform, adapter, created_at, enabled_at)
          VALUES (1, 1, 'Shop', 'big_commerce', ?1, ?2, ?2)",
-        rusqlite::params![adapter, now],
+        rusqlite::params![adapter.to_string(), now],
     )
     .unwrap();
+    folder_connection_in(db, 1, root);
+}
+
+/// Connection `id` of store 1 to a folder warehouse (of the same id) at `root`, switched on.
+pub(crate) fn folder_connection_in(db: &Path, id: i64, root: &Path) {
+    let conn = orderbridge::db::open(db).unwrap().get().unwrap();
+    let now = orderbridge::dates::now_ms();
+    let warehouse = json!({"connection_string": format!("file://{}", root.display())}).to_string();
     conn.execute(
         "INSERT INTO warehouses (id, customer_id, platform, adapter, created_at, enabled_at)
-         VALUES (1, 1, 'folder', ?1, ?2, ?2)",
-        rusqlite::params![warehouse, now],
+         VALUES (?1, 1, 'folder', ?2, ?3, ?3)",
+        rusqlite::params![id, warehouse, now],
     )
     .unwrap();
     conn.execute_batch(&format!(
         "INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-           VALUES (1, 1, 1, 1, 'c', 'fulfillment', {now}, {now});
-         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (1, 'sales', {now}, {now});"
+           VALUES ({id}, 1, 1, {id}, 'c{id}', 'fulfillment', {now}, {now});
+         INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES ({id}, 'sales', {now}, {now});"
     ))
     .unwrap();
 }
@@ -223,24 +245,11 @@ async fn kill_9_during_a_stock_send_sends_each_level_once_but_for_one_request_pe
         drop(insert);
         tx.commit().unwrap();
     }
-    let mut file = String::from("sku,quantity\n");
-    for i in 0..LEVELS {
-        file.push_str(&format!("SKU-{i:05},{}\n", i % 89));
-    }
-    std::fs::write(root.join("inventory/stock.csv"), &file).unwrap();
+    let levels: String = (0..LEVELS).map(|i| format!("SKU-{i:05},{}\n", i % 89)).collect();
+    std::fs::write(root.join("inventory/stock.csv"), format!("sku,quantity\n{levels}")).unwrap();
 
-    let base = sim.base_url();
-    let folders_text = folders.display().to_string();
-    let mut env = envs(&folders_text);
-    env.push(("ORDERBRIDGE_BIGCOMMERCE_API_BASE", &base));
-    let boot = {
-        let (db, env) =
-            (db.clone(), env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>());
-        move || {
-            let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            start(&db, &pairs).0
-        }
-    };
+    let boot =
+        boot(&db, &env_of(&folders.display().to_string(), &[("bigcommerce_api_base", sim.base_url())]));
     let puts = || sim.requests().iter().filter(|r| r.starts_with("PUT ")).count();
     let mut server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
     let mut kills = 0;
@@ -256,23 +265,11 @@ async fn kill_9_during_a_stock_send_sends_each_level_once_but_for_one_request_pe
         server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
     }
     let during = puts();
-    assert!(
-        during >= 1 && during < LEVELS / 2_000 + kills,
-        "the kills came during the send: {during} requests"
-    );
+    assert!(during >= 1 && during < LEVELS / 2_000 + kills, "the kills came during the send: {during}");
 
     sim.set_delay(HASH, Duration::ZERO);
     let api = Api::new(&server);
-    let mut settled = false;
-    for _ in 0..6 {
-        let run = api.sync(1).await;
-        assert_eq!(run["status"], "succeeded", "{run}");
-        if run["stock_levels_sent"] == 0 {
-            settled = true;
-            break;
-        }
-    }
-    assert!(settled, "the passes settle");
+    assert!(api.settle(1, 6).await, "the passes settle");
 
     // Every level arrived, and at most one request per kill was sent again.
     let stock = sim.stock(HASH);
@@ -344,24 +341,12 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
     assert_eq!(order["order"]["fulfillment_state"], "shipped", "{order}");
     assert!(shipment["tracking_number"].as_str().unwrap().starts_with("1ZDEMO"), "{shipment}");
     let (_, runs) = api.call("GET", "/connections/1/sync_runs", Value::Null);
-    assert!(
-        runs.as_array().unwrap().iter().all(|r| r["status"] == "succeeded" || r["finished_at"].is_null()),
-        "every demo pass succeeds: {runs}"
-    );
+    let ok = |r: &Value| r["status"] == "succeeded" || r["finished_at"].is_null();
+    assert!(runs.as_array().unwrap().iter().all(ok), "every demo pass succeeds: {runs}");
     // The demo's Shopify store syncs like the others, and its simulated shop says what it
     // was told.
-    let (_, stores) = api.call("GET", "/stores", Value::Null);
-    let shop = stores
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["platform"] == "shopify")
-        .expect("a Shopify store")["id"]
-        .clone();
-    let (_, connections) = api.call("GET", "/connections", Value::Null);
-    let connection =
-        connections.as_array().unwrap().iter().find(|c| c["store_id"] == shop).expect("its connection")["id"]
-            .clone();
+    let shop = api.find("/stores", "platform", json!("shopify"))["id"].clone();
+    let connection = api.find("/connections", "store_id", shop)["id"].clone();
     let (_, runs) = api.call("GET", &format!("/connections/{connection}/sync_runs"), Value::Null);
     let runs = runs.as_array().unwrap();
     assert!(runs.iter().any(|r| r["status"] == "succeeded"), "{runs:?}");
@@ -373,11 +358,7 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
     // worker ships them, and Amazon hears (its FBA order never leaves Amazon).
     for name in ["WooCommerce", "ShipStation", "Amazon"] {
         assert!(printed.contains(&format!("{name} at http://127.0.0.1:")), "{printed}");
-        let (_, connections) = api.call("GET", "/connections", Value::Null);
-        let connection =
-            connections.as_array().unwrap().iter().find(|c| c["name"] == format!("{name} fulfillment"));
-        let id =
-            connection.unwrap_or_else(|| panic!("the demo's {name} connection: {connections}"))["id"].clone();
+        let id = api.find("/connections", "name", json!(format!("{name} fulfillment")))["id"].clone();
         let runs_path = format!("/connections/{id}/sync_runs");
         let mut told = false;
         for _ in 0..180 {

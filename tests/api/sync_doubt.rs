@@ -17,31 +17,28 @@ async fn shipstation(orders: usize) -> WarehouseRig<shipstation::Simulator> {
     shipstation_rig(orders, |f| f).await
 }
 
-/// A pass whose create of every order is applied by ShipStation while its answer is lost,
-/// and whose lookups all fail: it ends with the orders `new` and their creates in doubt.
-async fn sync_leaving_creates_in_doubt(t: &WarehouseRig<shipstation::Simulator>) -> Value {
+/// A pass of `connection` whose create of every order is applied by ShipStation while its
+/// answer is lost, and whose lookups all fail: it ends with the orders `new` and their creates
+/// in doubt.
+async fn sync_leaving_creates_in_doubt(t: &WarehouseRig<shipstation::Simulator>, connection: i64) {
     t.wh.lose_creates(KEY, 100);
     t.wh.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
-    let run = t.sync().await;
+    let run = t.rig.sync_connection(connection).await;
     assert_eq!(run["status"], "failed", "{run}");
     t.wh.clear_faults(KEY);
     t.wh.lose_creates(KEY, 0);
-    run
 }
 
-fn problem_refs(run: &Value) -> Vec<String> {
-    run["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["ref"].as_str().unwrap_or_default().to_string())
-        .collect()
+/// The problems of the run about order `id`.
+fn problems_of(run: &Value, id: i64) -> Vec<Value> {
+    let problems = run["problems"].as_array().unwrap().iter();
+    problems.filter(|p| p["ref"].as_str() == Some(&*id.to_string())).cloned().collect()
 }
 
 #[rocket::async_test]
 async fn a_create_in_doubt_is_looked_up_before_the_next_pass_creates_it_again() {
     let t = shipstation(1).await;
-    sync_leaving_creates_in_doubt(&t).await;
+    sync_leaving_creates_in_doubt(&t, t.connection_id).await;
     let order = &t.rig.orders().await[0];
     assert_eq!(order["fulfillment_state"], "new", "{order}");
     assert_eq!(t.wh.shipments_under(KEY, "ob-1"), 1, "ShipStation applied the lost create");
@@ -58,7 +55,7 @@ async fn a_create_in_doubt_is_looked_up_before_the_next_pass_creates_it_again() 
 #[rocket::async_test]
 async fn an_order_cancelled_while_its_create_is_in_doubt_is_cancelled_at_shipstation() {
     let t = shipstation(2).await;
-    sync_leaving_creates_in_doubt(&t).await;
+    sync_leaving_creates_in_doubt(&t, t.connection_id).await;
     let orders = t.rig.orders().await;
     assert!(orders.iter().all(|o| o["fulfillment_state"] == "new"), "{orders:?}");
     for order in &orders {
@@ -67,11 +64,7 @@ async fn an_order_cancelled_while_its_create_is_in_doubt_is_cancelled_at_shipsta
     let creates = t.wh.requests(Operation::CreateShipments);
 
     t.sync_ok().await;
-    assert_eq!(
-        t.wh.requests(Operation::CreateShipments),
-        creates,
-        "nothing is created for a cancelled order"
-    );
+    assert_eq!(t.wh.requests(Operation::CreateShipments), creates, "nothing created for a cancelled order");
     for order in t.rig.orders().await {
         assert_eq!(order["fulfillment_state"], "canceled", "{order}");
         let reference = format!("ob-{}", id(&order));
@@ -86,8 +79,7 @@ async fn an_order_cancelled_while_a_create_that_never_arrived_is_in_doubt_is_can
     // The create is refused before ShipStation applies it, and every lookup fails.
     t.wh.fail_next(KEY, Some(Operation::CreateShipments), 503, 3);
     t.wh.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
-    let run = t.sync().await;
-    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(t.sync().await["status"], "failed");
     t.wh.clear_faults(KEY);
     let order = &t.rig.orders().await[0];
     t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
@@ -113,11 +105,7 @@ async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_com
     let admin = t.rig.admin();
 
     // The second connection's create is in doubt; ShipStation has the order and labels it.
-    t.wh.lose_creates(KEY, 1);
-    t.wh.fail_next(KEY, Some(Operation::GetShipmentByExternalId), 503, 1000);
-    let run = t.rig.sync_connection(second).await;
-    assert_eq!(run["status"], "failed", "{run}");
-    t.wh.clear_faults(KEY);
+    sync_leaving_creates_in_doubt(&t, second).await;
     let order = t.rig.orders().await.into_iter().next().expect("the second shop's order");
     assert_eq!(order["fulfillment_state"], "new", "{order}");
     let label = t.wh.buy_label(KEY, &format!("ob-{}", id(&order)), None).unwrap();
@@ -126,7 +114,7 @@ async fn a_label_of_an_order_in_doubt_read_by_another_connection_is_ours_and_com
 
     // The first connection reads the warehouse's labels: the order is ours.
     let run = t.sync_ok().await;
-    assert!(problem_refs(&run).is_empty(), "not named a stranger: {run}");
+    assert!(run["problems"].as_array().unwrap().is_empty(), "not named a stranger: {run}");
     assert_eq!(run["shipments_pulled"], 1, "{run}");
     let order = t.rig.app.get(&format!("/orders/{}", id(&order)), admin).await.body["order"].clone();
     assert_eq!(order["fulfillment_state"], "shipped", "{order}");
@@ -159,13 +147,8 @@ async fn one_cancel_that_cannot_be_sent_holds_back_no_other_order() {
 
     let run = t.sync().await;
     assert_eq!(run["orders_sent"], 2, "the other orders still go: {run}");
-    assert!(problem_refs(&run).contains(&id(held).to_string()), "{run}");
-    let problem = run["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["ref"].as_str() == Some(&*id(held).to_string()))
-        .unwrap();
+    let problems = problems_of(&run, id(held));
+    let problem = problems.first().unwrap_or_else(|| panic!("{run}"));
     assert_eq!((problem["step"].as_str(), problem["kind"].as_str()), (Some("send_orders"), Some("order")));
     let sync = t.rig.app.get(&format!("/orders/{}/sync", id(held)), t.rig.admin()).await.body;
     assert!(sync["last_error"]["message"].as_str().is_some_and(|m| m.contains("cancel")), "{sync}");
@@ -183,8 +166,7 @@ async fn an_order_cancelled_while_its_shipbob_create_is_in_doubt_is_cancelled_at
     let t = shipbob_rig(1, |f| f).await;
     t.wh.lose_answers(PAT, shipbob::Operation::CreateOrder, 1);
     t.wh.fail_next(PAT, Some(shipbob::Operation::GetOrders), 503, 1000);
-    let run = t.sync().await;
-    assert_eq!(run["status"], "failed", "{run}");
+    assert_eq!(t.sync().await["status"], "failed");
     t.wh.clear_faults(PAT);
     let order = &t.rig.orders().await[0];
     assert_eq!(order["fulfillment_state"], "new", "{order}");
@@ -211,16 +193,11 @@ async fn a_cancellation_after_shipbob_shipped_is_reported_once() {
 
     t.rig.bc().cancel_order(HASH, order["external_id"].as_str().unwrap());
     let run = t.sync().await;
-    let conflicts: Vec<&Value> = run["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| p["ref"].as_str() == Some(&*id(&order).to_string()))
-        .collect();
+    let conflicts = problems_of(&run, id(&order));
     assert_eq!(conflicts.len(), 1, "{run}");
     assert_eq!(conflicts[0]["step"], "send_orders");
     assert!(conflicts[0]["message"].as_str().unwrap().contains("has shipped it"), "{run}");
     assert_eq!(t.rig.orders().await[0]["fulfillment_state"], "shipped", "the order keeps its state");
     let run = t.sync().await;
-    assert!(!problem_refs(&run).contains(&id(&order).to_string()), "reported once: {run}");
+    assert!(problems_of(&run, id(&order)).is_empty(), "reported once: {run}");
 }

@@ -12,17 +12,13 @@ use serde_json::{Value, json};
 
 use crate::standins::ftp_files::{self, FtpFiles, Quirks};
 use crate::standins::sftp;
-use crate::sync_rig::{Rig, files_in};
+use crate::sync_rig::{Rig, assert_failed, files_in, ids as order_ids};
 
 /// Long enough that the writer's pause falls inside it with room to spare on a busy machine:
 /// the two-look rule protects a writer that pauses for less than the settle time.
 const SETTLE_SECS: u64 = 3;
 /// The writer's pause between its first row and the rest: over a second.
 const WRITER_PAUSE: Duration = Duration::from_millis(1_200);
-
-fn order_ids(orders: &[Value]) -> Vec<i64> {
-    orders.iter().map(|o| o["id"].as_i64().unwrap()).collect()
-}
 
 /// A warehouse of the rig's customer with its own switched-on connection; its files are in
 /// `root`. Returns the connection.
@@ -45,11 +41,7 @@ async fn sftp_warehouse(rig: &Rig, server: &crate::standins::StandIn) -> i64 {
 /// takes nothing; the next takes every row, once.
 async fn a_slow_writer_loses_and_doubles_nothing(rig: &Rig, connection: i64, inbox: PathBuf, kind: &str) {
     let run = rig.sync_connection(connection).await;
-    assert_eq!(
-        (run["status"].as_str(), run["orders_sent"].as_i64()),
-        (Some("succeeded"), Some(2)),
-        "{kind}: {run}"
-    );
+    assert_eq!((run["status"].as_str(), run["orders_sent"].as_i64()), (Some("succeeded"), Some(2)), "{kind}");
     let ids = order_ids(&rig.orders().await);
     let rows: Vec<String> = ids.iter().map(|id| format!("{id},SLOW-{kind}-{id},UPS\n")).collect();
     let first = format!("order_id,tracking_number,carrier_name\n{}", rows[0]);
@@ -82,13 +74,8 @@ async fn a_slow_writer_loses_and_doubles_nothing(rig: &Rig, connection: i64, inb
     let run = rig.sync_connection(connection).await;
     assert_eq!(run["shipments_pulled"], 0, "{kind}: {run}");
 
-    let mut tracking: Vec<String> = rig
-        .shipments()
-        .await
-        .iter()
-        .filter(|s| s["tracking_number"].as_str().unwrap().starts_with("SLOW-"))
-        .map(|s| s["tracking_number"].as_str().unwrap().to_string())
-        .collect();
+    let shipments = rig.shipments().await;
+    let mut tracking: Vec<&str> = shipments.iter().map(|s| s["tracking_number"].as_str().unwrap()).collect();
     tracking.sort();
     let mut expected: Vec<String> = ids.iter().map(|id| format!("SLOW-{kind}-{id}")).collect();
     expected.sort();
@@ -106,25 +93,17 @@ async fn a_shipment_file_written_slowly_in_place_is_read_once_complete_on_every_
         a_slow_writer_loses_and_doubles_nothing(&rig, rig.connection_id, rig.dir("shipments"), "folder")
             .await;
     };
-    let ftp = async {
+    let ftp = |kind: &'static str, quirks: Quirks| async move {
         let rig = Rig::with(2, settling).await;
         let drop_box = tempfile::tempdir().unwrap();
-        let server = FtpFiles::start(drop_box.path()).await;
-        let connection = ftp_warehouse(&rig, server.port, json!({})).await;
-        a_slow_writer_loses_and_doubles_nothing(&rig, connection, drop_box.path().join("shipments"), "ftp")
-            .await;
-        assert!(server.commands().iter().any(|c| c.starts_with("MLSD")), "the listing's facts were used");
-    };
-    // A server from before RFC 3659: no MLSD, SIZE or MDTM, so the bytes are compared.
-    let bare_ftp = async {
-        let rig = Rig::with(2, settling).await;
-        let drop_box = tempfile::tempdir().unwrap();
-        let quirks = Quirks { no_mlsd: true, no_facts: true, ..Quirks::default() };
         let server = FtpFiles::start_with(drop_box.path(), quirks).await;
         let connection = ftp_warehouse(&rig, server.port, json!({})).await;
-        let inbox = drop_box.path().join("shipments");
-        a_slow_writer_loses_and_doubles_nothing(&rig, connection, inbox, "bare-ftp").await;
+        a_slow_writer_loses_and_doubles_nothing(&rig, connection, drop_box.path().join("shipments"), kind)
+            .await;
+        server.commands()
     };
+    // A server from before RFC 3659: no MLSD, SIZE or MDTM, so the bytes are compared.
+    let bare = Quirks { no_mlsd: true, no_facts: true, ..Quirks::default() };
     let sftp = async {
         let rig = Rig::with(2, settling).await;
         let drop_box = tempfile::tempdir().unwrap();
@@ -133,7 +112,9 @@ async fn a_shipment_file_written_slowly_in_place_is_read_once_complete_on_every_
         a_slow_writer_loses_and_doubles_nothing(&rig, connection, drop_box.path().join("shipments"), "sftp")
             .await;
     };
-    tokio::join!(folder, ftp, bare_ftp, sftp);
+    let (_, commands, _, _) =
+        tokio::join!(folder, ftp("ftp", Quirks::default()), ftp("bare-ftp", bare), sftp);
+    assert!(commands.iter().any(|c| c.starts_with("MLSD")), "the listing's facts were used");
 }
 
 /// Files a writer is still busy with, and a spreadsheet's export with its byte order mark,
@@ -201,13 +182,7 @@ async fn an_ftp_file_that_never_ends_fails_the_pass_bad_data_at_the_file_limit()
         let server = FtpFiles::start_with(drop_box.path(), quirks).await;
         let connection = ftp_warehouse(&rig, server.port, json!({})).await;
         let run = rig.sync_connection(connection).await;
-        assert_eq!(run["status"], "failed", "{quirks:?}: {run}");
-        assert_eq!(run["error"]["code"], "bad_data", "{quirks:?}: {run}");
-        let message = run["error"]["message"].as_str().unwrap();
-        assert!(
-            message.contains("endless.csv") && message.contains("larger than 1 MiB"),
-            "{quirks:?}: {message}"
-        );
+        assert_failed(&run, None, "bad_data", &["endless.csv", "larger than 1 MiB"]);
         assert!(drop_box.path().join("shipments/endless.csv").exists(), "the file is left where it is");
     }
 }
@@ -221,11 +196,8 @@ async fn an_ftp_server_breaking_off_a_large_order_file_is_unreachable_and_the_fi
     let connection = ftp_warehouse(&rig, broken.port, json!({})).await;
 
     let run = rig.sync_connection(connection).await;
-    assert_eq!(run["status"], "failed", "{run}");
-    assert_eq!(run["error"]["step"], "send_orders", "{run}");
-    assert_eq!(run["error"]["code"], "adapter_unreachable", "not our database: {run}");
-    let message = run["error"]["message"].as_str().unwrap();
-    assert!(message.contains(&format!(".orders-{connection}-1.csv")) && message.contains("426"), "{message}");
+    let says = [format!(".orders-{connection}-1.csv"), "426".into()];
+    assert_failed(&run, Some("send_orders"), "adapter_unreachable", &says.each_ref().map(String::as_str));
     assert!(!run.to_string().contains(ftp_files::PASSWORD), "{run}");
     assert!(rig.orders().await.iter().all(|o| o["fulfillment_state"] == "new"), "nothing counts as sent");
     assert!(files_in(&drop_box.path().join("orders")).is_empty(), "nothing came into view");
@@ -233,20 +205,12 @@ async fn an_ftp_server_breaking_off_a_large_order_file_is_unreachable_and_the_fi
     // The same warehouse, working again: the same batch arrives whole under its own name.
     drop(broken);
     let fixed = FtpFiles::start(drop_box.path()).await;
-    let path = format!("/connections/{connection}");
-    let warehouse_id = rig.app.get(&path, rig.admin()).await.body["warehouse_id"].as_i64().unwrap();
+    let warehouse_id = rig.warehouse_of(connection).await;
     let adapter = json!({"connection_string":
         format!("ftp://{}:{}@127.0.0.1:{}/", ftp_files::USER, ftp_files::PASSWORD, fixed.port)});
-    let r = rig
-        .app
-        .patch_json(&format!("/warehouses/{warehouse_id}"), rig.admin(), json!({"adapter": adapter}))
-        .await;
+    let path = format!("/warehouses/{warehouse_id}");
+    let r = rig.app.patch_json(&path, rig.admin(), json!({"adapter": adapter})).await;
     assert_eq!(r.status.code, 204, "{r:?}");
-    let run = rig.sync_connection(connection).await;
-    assert_eq!(
-        (run["status"].as_str(), run["orders_sent"].as_i64()),
-        (Some("succeeded"), Some(1000)),
-        "{run}"
-    );
+    assert_eq!(rig.sync_connection_ok(connection).await["orders_sent"], 1000);
     assert_eq!(files_in(&drop_box.path().join("orders")), [format!("orders-{connection}-1.csv")]);
 }

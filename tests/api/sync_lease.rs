@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use orderbridge::simulate::big_commerce::Simulator;
 
-use crate::sync_binary::{connection_in, run, sync_command};
+use crate::sync_binary::{connection_in, folder_connection_in, run, sync_command};
 use crate::sync_rig::{HASH, TOKEN};
 
 /// A store of three orders whose every answer takes 1.5 s (a pass is still under way when
@@ -25,33 +25,33 @@ async fn slow_store_and_connection(name: &str) -> (Simulator, tempfile::TempDir,
     (sim, dir, db)
 }
 
+/// The leases held in `pool`'s database once one is (waiting for it, bounded).
+async fn leases_once_held(pool: &orderbridge::db::Pool) -> i64 {
+    let leased = || -> i64 {
+        pool.get().unwrap().query_row("SELECT COUNT(*) FROM sync_leases", [], |r| r.get(0)).unwrap()
+    };
+    for _ in 0..200 {
+        if leased() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    leased()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_process_finds_the_pass_under_way_and_runs_nothing() {
     let (sim, dir, db) = slow_store_and_connection("lease.db").await;
     let folders = dir.path().join("folders");
     let cli = || sync_command(&db, &sim.base_url(), &folders, &["--connection", "1"]);
     let first = tokio::spawn(run(cli()));
-    // Wait (bounded) until the first process holds the connection's lease.
     let pool = orderbridge::db::open(&db).unwrap();
-    let mut held = false;
-    for _ in 0..200 {
-        let count: i64 =
-            pool.get().unwrap().query_row("SELECT COUNT(*) FROM sync_leases", [], |r| r.get(0)).unwrap();
-        if count > 0 {
-            held = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(held, "the first process took the lease");
+    assert_eq!(leases_once_held(&pool).await, 1, "the first process took the lease");
     let (ok, out, err) = run(cli()).await;
     let out = out + &err;
     // Skipped and said so; the pass under way is no failure of this process.
     assert!(ok, "{out}");
-    assert!(
-        out.contains("connection 1: skipped: another orderbridge process runs its pass now (run 1)"),
-        "{out}"
-    );
+    assert!(out.contains("connection 1: skipped: another orderbridge process runs its pass now (run 1)"));
     let (ok, out, err) = first.await.unwrap();
     let out = out + &err;
     assert!(ok, "{out}");
@@ -80,22 +80,10 @@ async fn the_sync_command_skips_a_connection_another_process_runs_and_syncs_the_
     std::fs::create_dir_all(&second_root).unwrap();
     connection_in(&db, &root, TOKEN);
     let pool = orderbridge::db::open(&db).unwrap();
+    folder_connection_in(&db, 2, &second_root);
     {
         let conn = pool.get().unwrap();
         let now = orderbridge::dates::now_ms();
-        let warehouse = serde_json::json!({"connection_string": format!("file://{}", second_root.display())});
-        conn.execute(
-            "INSERT INTO warehouses (id, customer_id, platform, adapter, created_at, enabled_at)
-             VALUES (2, 1, 'folder', ?1, ?2, ?2)",
-            rusqlite::params![warehouse.to_string(), now],
-        )
-        .unwrap();
-        conn.execute_batch(&format!(
-            "INSERT INTO connections (id, customer_id, store_id, warehouse_id, name, connection_type, created_at, enabled_at)
-               VALUES (2, 1, 1, 2, 'c2', 'fulfillment', {now}, {now});
-             INSERT INTO channels (connection_id, type, created_at, enabled_at) VALUES (2, 'sales', {now}, {now});"
-        ))
-        .unwrap();
         // Another live process (this test's) runs connection 1's pass now, as run 41.
         conn.execute(
             "INSERT INTO sync_leases (connection_id, holder, run_id, expires_at) VALUES (1, ?1, 41, ?2)",
@@ -109,14 +97,9 @@ async fn the_sync_command_skips_a_connection_another_process_runs_and_syncs_the_
     assert!(out.contains("connection 1: skipped") && out.contains("(run 41)"), "{out}");
     assert!(out.contains("connection 2: run") && out.contains("succeeded"), "{out}");
     let conn = pool.get().unwrap();
-    let (runs_of_1, runs_of_2): (i64, i64) = conn
-        .query_row(
-            "SELECT COUNT(*) FILTER (WHERE connection_id = 1), COUNT(*) FILTER (WHERE connection_id = 2) FROM sync_runs",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
-    assert_eq!((runs_of_1, runs_of_2), (0, 1), "connection 2 synced, connection 1 was left to its process");
+    let mut runs = conn.prepare("SELECT connection_id FROM sync_runs").unwrap();
+    let runs: Vec<i64> = runs.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    assert_eq!(runs, [2], "connection 2 synced, connection 1 was left to its process");
 }
 
 /// Issue 35, fault 4: a process whose lease lapsed (here: stopped with SIGSTOP past the lease's
@@ -130,16 +113,7 @@ async fn a_process_whose_lease_was_taken_over_stops_its_pass_and_leaves_the_run_
     let mut first =
         command(&db).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let pool = orderbridge::db::open(&db).unwrap();
-    let leased = || -> i64 {
-        pool.get().unwrap().query_row("SELECT COUNT(*) FROM sync_leases", [], |r| r.get(0)).unwrap()
-    };
-    for _ in 0..200 {
-        if leased() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(leased(), 1, "the first process took the lease");
+    assert_eq!(leases_once_held(&pool).await, 1, "the first process took the lease");
     let signal = |name: &str, pid: u32| {
         let status = std::process::Command::new("kill").args([name, &pid.to_string()]).status().unwrap();
         assert!(status.success(), "kill {name} {pid}");
@@ -163,15 +137,11 @@ async fn a_process_whose_lease_was_taken_over_stops_its_pass_and_leaves_the_run_
         first.kill().ok();
     }
     assert!(ended, "the first process's pass stopped once it found its lease gone");
-    let (status, code, message): (String, String, String) = pool
-        .get()
-        .unwrap()
-        .query_row("SELECT status, error_code, error_message FROM sync_runs WHERE id = 1", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .unwrap();
-    assert_eq!((status.as_str(), code.as_str()), ("failed", "interrupted"), "{message}");
+    let conn = pool.get().unwrap();
+    let sql = "SELECT status || ' ' || error_code, error_message FROM sync_runs WHERE id = 1";
+    let (state, message): (String, String) = conn.query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    assert_eq!(state, "failed interrupted", "{message}");
     assert!(message.contains("stopped before it finished"), "as the second process closed it: {message}");
-    let orders: i64 = pool.get().unwrap().query_row("SELECT COUNT(*) FROM orders", [], |r| r.get(0)).unwrap();
+    let orders: i64 = conn.query_row("SELECT COUNT(*) FROM orders", [], |r| r.get(0)).unwrap();
     assert_eq!(orders, 3, "nothing doubled");
 }

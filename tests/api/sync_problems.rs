@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::common::assert_error;
-use crate::sync_rig::{HASH, Rig};
+use crate::sync_rig::{HASH, Rig, assert_failed};
 
 async fn first_order(rig: &Rig) -> i64 {
     rig.orders().await[0]["id"].as_i64().unwrap()
@@ -31,9 +31,8 @@ async fn a_tracking_number_the_store_refuses_is_a_problem_of_the_run_and_the_shi
     assert_eq!(run["problems_count"], 1, "{run}");
     let problems = run["problems"].as_array().expect("problems");
     assert_eq!(problems.len(), 1, "{run}");
-    assert_eq!(problems[0]["step"], "notify");
-    assert_eq!(problems[0]["kind"], "shipment");
-    assert_eq!(problems[0]["ref"], id.to_string());
+    let (step, kind, reference) = (&problems[0]["step"], &problems[0]["kind"], &problems[0]["ref"]);
+    assert_eq!((step, kind, reference), (&json!("notify"), &json!("shipment"), &json!(id.to_string())));
     let message = problems[0]["message"].as_str().unwrap();
     assert!(message.contains("51 characters") && message.contains("at most 50"), "the reason: {message}");
 
@@ -53,8 +52,7 @@ async fn a_tracking_number_the_store_refuses_is_a_problem_of_the_run_and_the_shi
     assert!(why.body["next_attempt_at"].is_null(), "an errored shipment is not tried again by itself");
 
     // A retry starts over: no tries, no error.
-    let retried = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
-    assert_eq!(retried.status.code, 204);
+    assert_eq!(rig.retry(&format!("shipments/{id}")).await.status.code, 204);
     let why = rig.app.get(&format!("/shipments/{id}/sync"), rig.admin()).await;
     assert_eq!(why.body, json!({"attempts": 0, "last_error": null, "next_attempt_at": null}));
 }
@@ -70,12 +68,7 @@ async fn a_shipment_that_used_up_its_tries_is_a_problem_and_a_delayed_one_says_w
     rig.drop_shipments("s.csv", &format!("order_id,tracking_number\n{order},1Z-1\n"));
     rig.bc().fail_next(HASH, "/shipments", 500, 100);
     let run = rig.sync().await;
-    assert_eq!(
-        (run["status"].as_str(), run["error"]["step"].as_str()),
-        (Some("failed"), Some("notify")),
-        "{run}"
-    );
-    assert_eq!(run["error"]["code"], "adapter_unreachable");
+    assert_failed(&run, Some("notify"), "adapter_unreachable", &[]);
     let shipment = &rig.shipments().await[0];
     assert_eq!(shipment["state"], "delayed_notifying_of_shipment");
     let id = shipment["id"].as_i64().unwrap();
@@ -87,11 +80,8 @@ async fn a_shipment_that_used_up_its_tries_is_a_problem_and_a_delayed_one_says_w
 
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let run = rig.sync().await;
-    assert_eq!(
-        rig.shipments().await[0]["state"],
-        "errored_notifying_of_shipment",
-        "after sync_max_attempts = 2"
-    );
+    let state = &rig.shipments().await[0]["state"];
+    assert_eq!(state, "errored_notifying_of_shipment", "after sync_max_attempts = 2");
     assert_eq!(run["problems_count"], 1, "{run}");
     assert_eq!(run["problems"][0]["ref"], id.to_string());
     assert!(run["problems"][0]["message"].as_str().unwrap().contains("2 tries"), "{run}");
@@ -100,12 +90,10 @@ async fn a_shipment_that_used_up_its_tries_is_a_problem_and_a_delayed_one_says_w
     assert!(why.body["next_attempt_at"].is_null(), "{why:?}");
 
     rig.bc().fail_next(HASH, "", 500, 0);
-    let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
-    assert_eq!(r.status.code, 204);
+    assert_eq!(rig.retry(&format!("shipments/{id}")).await.status.code, 204);
     rig.sync_ok().await;
     assert_eq!(rig.shipments().await[0]["state"], "notified_shipped");
-    let again = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
-    assert_error(&again, 409, "conflict");
+    assert_error(&rig.retry(&format!("shipments/{id}")).await, 409, "conflict");
 }
 
 #[rocket::async_test]
@@ -116,20 +104,13 @@ async fn the_sync_routes_answer_only_whoever_sees_the_order_or_shipment() {
     rig.drop_shipments("s.csv", &format!("order_id,tracking_number\n{order},1Z-SEEN\n"));
     rig.sync().await;
     let shipment = rig.shipments().await[0]["id"].as_i64().unwrap();
-    let (_, other) = rig.app.tenant("Other Co").await;
-    let own = rig
-        .app
-        .user_token("acme-user", orderbridge::http::users::Role::Customer, Some(rig.customer_id))
-        .await;
+    let (other, own) = rig.tokens().await;
     for path in [format!("/orders/{order}/sync"), format!("/shipments/{shipment}/sync")] {
         assert_error(&rig.app.get(&path, &other).await, 404, "not_found");
         let seen = rig.app.get(&path, &own).await;
         assert_eq!(seen.status.code, 200, "{path}: {seen:?}");
-        assert_eq!(
-            seen.body["attempts"].as_i64(),
-            Some(if path.starts_with("/orders") { 0 } else { 1 }),
-            "{path}"
-        );
+        let attempts = if path.starts_with("/orders") { 0 } else { 1 };
+        assert_eq!(seen.body["attempts"].as_i64(), Some(attempts), "{path}");
         assert!(seen.body["last_error"].is_null(), "{path}: {seen:?}");
     }
     // Unknown ids answer as the order itself does.

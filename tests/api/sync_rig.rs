@@ -200,15 +200,9 @@ impl Rig {
         Rig::with_store(StoreKind::BigCommerce, orders, adjust).await
     }
 
-    /// A switched-on connection over a simulated Sellbrite account with `orders` open orders.
-    pub async fn sellbrite(orders: usize) -> Rig {
-        Rig::with_store(StoreKind::Sellbrite, orders, |f| f).await
-    }
-
-    /// A switched-on connection over a simulated WooCommerce shop with `orders` processing
-    /// orders.
-    pub async fn woocommerce(orders: usize) -> Rig {
-        Rig::with_store(StoreKind::WooCommerce, orders, |f| f).await
+    /// A switched-on connection over a simulated store of `kind` with `orders` orders ready to ship.
+    pub async fn of(kind: StoreKind, orders: usize) -> Rig {
+        Rig::with_store(kind, orders, |f| f).await
     }
 
     /// Changes the store's adapter (a PATCH merging `adapter` into it).
@@ -238,46 +232,19 @@ impl Rig {
             )
         })
         .await;
-        let admin = app.admin.clone();
-        let customer_id = app.post_json("/customers", &admin, json!({"company_name": "Acme"})).await.id();
-        let store_id = app
-            .post_json(
-                "/stores",
-                &admin,
-                json!({"customer_id": customer_id, "name": "Acme shop", "platform": store["platform"],
-                       "adapter": store["adapter"], "enabled_at": "now"}),
-            )
-            .await
-            .id();
-        let warehouse_id = app
-            .post_json(
-                "/warehouses",
-                &admin,
-                json!({"customer_id": customer_id, "name": "Main", "platform": "folder",
-                       "adapter": {"connection_string": format!("file://{}", root.display())},
-                       "enabled_at": "now"}),
-            )
-            .await
-            .id();
-        let connection_id = app
-            .post_json(
-                "/connections",
-                &admin,
-                json!({"name": "Acme to Main", "customer_id": customer_id, "store_id": store_id,
-                       "warehouse_id": warehouse_id, "enabled_at": "now"}),
-            )
-            .await
-            .id();
-        let rig = Rig {
-            app,
-            store: store_sim,
-            root,
-            customer_id,
-            store_id,
-            warehouse_id,
-            connection_id,
-            _folders: folders,
-        };
+        let customer_id = create(&app, "/customers", json!({"company_name": "Acme"})).await;
+        let store = json!({"customer_id": customer_id, "name": "Acme shop", "platform": store["platform"],
+                           "adapter": store["adapter"], "enabled_at": "now"});
+        let store_id = create(&app, "/stores", store).await;
+        let adapter = json!({"connection_string": format!("file://{}", root.display())});
+        let warehouse = json!({"customer_id": customer_id, "name": "Main", "platform": "folder",
+                               "adapter": adapter, "enabled_at": "now"});
+        let warehouse_id = create(&app, "/warehouses", warehouse).await;
+        let connection = json!({"name": "Acme to Main", "customer_id": customer_id, "store_id": store_id,
+                                "warehouse_id": warehouse_id, "enabled_at": "now"});
+        let connection_id = create(&app, "/connections", connection).await;
+        let (store, _folders) = (store_sim, folders);
+        let rig = Rig { app, store, root, customer_id, store_id, warehouse_id, connection_id, _folders };
         rig.enable_channel("sales").await;
         rig
     }
@@ -288,6 +255,10 @@ impl Rig {
 
     pub async fn enable_channel(&self, kind: &str) {
         enable_channel(&self.app, self.connection_id, kind).await;
+    }
+
+    pub async fn disable_channel(&self, kind: &str) {
+        switch_channel(&self.app, self.connection_id, kind, Value::Null).await;
     }
 
     /// Asks for a pass and waits until it has finished; returns the run.
@@ -316,27 +287,42 @@ impl Rig {
     pub async fn connect_warehouse(&self, mut warehouse: Value) -> i64 {
         warehouse["customer_id"] = json!(self.customer_id);
         warehouse["enabled_at"] = json!("now");
-        let warehouse_id = self.app.post_json("/warehouses", self.admin(), warehouse).await.id();
-        let connection = self
-            .app
-            .post_json(
-                "/connections",
-                self.admin(),
-                json!({"name": "second", "customer_id": self.customer_id, "store_id": self.store_id,
-                       "warehouse_id": warehouse_id, "enabled_at": "now"}),
-            )
-            .await
-            .id();
+        let warehouse_id = create(&self.app, "/warehouses", warehouse).await;
+        let connection = json!({"name": "second", "customer_id": self.customer_id, "store_id": self.store_id,
+                                "warehouse_id": warehouse_id, "enabled_at": "now"});
+        let connection = create(&self.app, "/connections", connection).await;
         let first = format!("/connections/{}", self.connection_id);
         let off = self.app.patch_json(&first, self.admin(), json!({"enabled_at": null})).await;
         assert_eq!(off.status.code, 204, "{off:?}");
-        let path = format!("/connections/{connection}/channels");
-        let channels = self.app.get(&path, self.admin()).await;
-        let sales = channels.body[0]["id"].as_i64().unwrap();
-        let on =
-            self.app.patch_json(&format!("{path}/{sales}"), self.admin(), json!({"enabled_at": "now"})).await;
-        assert_eq!(on.status.code, 204, "{on:?}");
+        enable_channel(&self.app, connection, "sales").await;
         connection
+    }
+
+    /// A second folder warehouse at the rig's folder `name`, connected as [`Rig::connect_warehouse`]
+    /// does; the connection's id and the folder.
+    pub async fn connect_folder(&self, name: &str) -> (i64, PathBuf) {
+        let dir = self.dir(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let adapter = json!({"connection_string": format!("file://{}", dir.display())});
+        (self.connect_warehouse(json!({"name": name, "platform": "folder", "adapter": adapter})).await, dir)
+    }
+
+    /// A token of another tenant's user and one of a user of the rig's customer.
+    pub async fn tokens(&self) -> (String, String) {
+        let (_, other) = self.app.tenant("Other Co").await;
+        let role = orderbridge::http::users::Role::Customer;
+        (other, self.app.user_token("acme-user", role, Some(self.customer_id)).await)
+    }
+
+    /// Asks to retry `what` (`orders/ID`, `shipments/ID`); the answer.
+    pub async fn retry(&self, what: &str) -> Reply {
+        self.app.post_json(&format!("/{what}/retry"), self.admin(), json!({})).await
+    }
+
+    /// The warehouse of connection `connection_id`.
+    pub async fn warehouse_of(&self, connection_id: i64) -> i64 {
+        let connection = self.app.get(&format!("/connections/{connection_id}"), self.admin()).await;
+        connection.body["warehouse_id"].as_i64().unwrap()
     }
 
     /// A second store of the customer (`store` is its platform and adapter) with its own
@@ -344,10 +330,10 @@ impl Rig {
     pub async fn connect_store(&self, store: Value, warehouse_id: i64) -> i64 {
         let mut body = json!({"customer_id": self.customer_id, "name": "Second shop", "enabled_at": "now"});
         body.as_object_mut().unwrap().extend(store.as_object().unwrap().clone());
-        let store_id = self.app.post_json("/stores", self.admin(), body).await.id();
+        let store_id = create(&self.app, "/stores", body).await;
         let connection = json!({"name": "second shop", "customer_id": self.customer_id, "store_id": store_id,
                                 "warehouse_id": warehouse_id, "enabled_at": "now"});
-        let connection_id = self.app.post_json("/connections", self.admin(), connection).await.id();
+        let connection_id = create(&self.app, "/connections", connection).await;
         enable_channel(&self.app, connection_id, "sales").await;
         connection_id
     }
@@ -416,15 +402,37 @@ impl Rig {
         self.drop_shipments(name, &file);
     }
 
-    /// Products of the rig's customer with these SKUs.
-    pub async fn add_products(&self, skus: &[&str]) {
+    /// A pass, then the warehouse ships the first order whole through `s.csv`; the order.
+    pub async fn ship_first(&self, tracking: &str, carrier: &str) -> Value {
+        self.sync().await;
+        let order = self.orders().await.remove(0);
+        self.ship_whole("s.csv", &[(order["id"].as_i64().unwrap(), tracking, carrier)]);
+        order
+    }
+
+    /// Products of the rig's customer with these SKUs; their ids.
+    pub async fn add_products(&self, skus: &[impl AsRef<str>]) -> Vec<i64> {
+        let mut ids = Vec::new();
         for sku in skus {
-            let r = self
-                .app
-                .post_json("/products", self.admin(), json!({"customer_id": self.customer_id, "sku": sku}))
-                .await;
-            assert_eq!(r.status.code, 201, "{r:?}");
+            let body = json!({"customer_id": self.customer_id, "sku": sku.as_ref()});
+            ids.push(create(&self.app, "/products", body).await);
         }
+        ids
+    }
+
+    /// A bundle product `sku` of (component product id, quantity) pairs; its id.
+    pub async fn add_bundle(&self, sku: &str, components: &[(i64, i64)]) -> i64 {
+        let bundle: Vec<Value> =
+            components.iter().map(|(id, qty)| json!({"product_id": id, "qty": qty})).collect();
+        create(&self.app, "/products", json!({"customer_id": self.customer_id, "sku": sku, "bundle": bundle}))
+            .await
+    }
+
+    /// orderbridge's order for the store's order `external`.
+    pub async fn order_of(&self, external: impl ToString) -> Value {
+        let external = external.to_string();
+        let orders = self.orders().await;
+        orders.into_iter().find(|o| o["external_id"].as_str() == Some(external.as_str())).expect("the order")
     }
 
     pub fn drop_stock(&self, name: &str, text: &str) {
@@ -464,14 +472,49 @@ impl Rig {
     }
 }
 
+/// Creates what `body` says at `path`, as an admin; its id.
+async fn create(app: &TestApp, path: &str, body: Value) -> i64 {
+    app.post_json(path, &app.admin, body).await.id()
+}
+
+/// The ids of `orders`.
+pub fn ids(orders: &[Value]) -> Vec<i64> {
+    orders.iter().map(|o| o["id"].as_i64().unwrap()).collect()
+}
+
+/// Asserts that `run` failed with `code`, at `step` when one is named, its message saying
+/// each of `says`.
+pub fn assert_failed(run: &Value, step: Option<&str>, code: &str, says: &[&str]) {
+    assert_eq!(run["status"], "failed", "{run}");
+    if let Some(step) = step {
+        assert_eq!(run["error"]["step"], step, "{run}");
+    }
+    assert_eq!(run["error"]["code"], code, "{run}");
+    let message = run["error"]["message"].as_str().unwrap_or_default();
+    for part in says {
+        assert!(message.contains(part), "{part:?} not in {run}");
+    }
+}
+
+/// Asserts that no secret of `secrets` is in any text `shown`.
+pub fn assert_hidden(shown: &[String], secrets: &[String]) {
+    for (text, secret) in shown.iter().flat_map(|text| secrets.iter().map(move |secret| (text, secret))) {
+        assert!(!text.contains(secret.as_str()), "a credential shown: {text}");
+    }
+}
+
 /// Switches on the connection's channel of `kind` (`sales`, `inventory`), as an admin.
 pub async fn enable_channel(app: &TestApp, connection_id: i64, kind: &str) {
+    switch_channel(app, connection_id, kind, json!("now")).await;
+}
+
+async fn switch_channel(app: &TestApp, connection_id: i64, kind: &str, enabled_at: Value) {
     let path = format!("/connections/{connection_id}/channels");
     let channels = app.get(&path, &app.admin).await;
     let id = channels.body.as_array().unwrap().iter().find(|c| c["type"] == kind).expect("channel")["id"]
         .as_i64()
         .unwrap();
-    let r = app.patch_json(&format!("{path}/{id}"), &app.admin, json!({"enabled_at": "now"})).await;
+    let r = app.patch_json(&format!("{path}/{id}"), &app.admin, json!({"enabled_at": enabled_at})).await;
     assert_eq!(r.status.code, 204, "{r:?}");
 }
 

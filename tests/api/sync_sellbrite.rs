@@ -16,7 +16,7 @@ fn list_requests(rig: &Rig, path: &str) -> Vec<String> {
 
 #[rocket::async_test]
 async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
-    let rig = Rig::sellbrite(250).await;
+    let rig = Rig::of(StoreKind::Sellbrite, 250).await;
     let run = rig.sync_ok().await;
     assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(250), Some(250)), "{run}");
     let pages = list_requests(&rig, "/v1/orders");
@@ -26,27 +26,14 @@ async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
     assert!(pages[3].contains("sb_status=canceled"));
     assert!(!pages[0].contains("min_ordered_at"), "the first pull reads everything");
 
-    // The contract's mapping, seen through the API.
+    // How an order maps: `platforms::sellbrite::client::tests::an_order_maps_as_the_contract_says`;
+    // here only what it leaves out.
     let orders = rig.orders().await;
     assert_eq!(orders.len(), 250);
-    let seqs = rig.sb().order_seqs(SB_TOKEN);
-    let first = orders
-        .iter()
-        .find(|o| o["external_id"].as_str() == Some(seqs[0].to_string().as_str()))
-        .expect("the first order");
-    assert_eq!(first["external_display_id"], format!("112-{:07}", seqs[0]));
-    assert_eq!(first["external_type"], "eBay");
-    assert_eq!(first["shipping_carrier_name"], "USPS");
-    assert_eq!(first["shipping_carrier_service_level"], "Standard");
-    assert_eq!(first["shipping_amount"], 4.5);
-    assert!(first["payment_date"].is_string() && first["ordered_at"].is_string(), "{first}");
-    let name = first["shipping_address"]["first_name"].as_str().unwrap().to_string()
-        + " "
-        + first["shipping_address"]["last_name"].as_str().unwrap();
-    assert_eq!(name.split(' ').count(), 2, "{first}");
-    let item = &first["order_items"][0];
-    assert!(item["external_order_item_id"].as_str().unwrap().starts_with(&seqs[0].to_string()), "{item}");
-    assert!(item["sku"].as_str().unwrap().starts_with("SKU-"));
+    let first = rig.order_of(rig.sb().order_seqs(SB_TOKEN)[0]).await;
+    let shipping =
+        (&first["external_type"], &first["shipping_carrier_name"], &first["shipping_carrier_service_level"]);
+    assert_eq!(shipping, (&json!("eBay"), &json!("USPS"), &json!("Standard")), "{first}");
 
     // The warehouse ships two orders whole; Sellbrite hears of each once, by sku.
     let (a, b) = (orders[0]["id"].as_i64().unwrap(), orders[1]["id"].as_i64().unwrap());
@@ -59,60 +46,40 @@ async fn orders_come_from_every_page_and_tracking_goes_back_by_sku() {
     assert_eq!(posted[1].carrier_name, "Other", "a carrier Sellbrite does not list");
     assert_eq!(posted[0].shipping_method.as_deref(), Some("Priority"));
     assert_eq!(posted[0].warehouse_uuid, None, "the adapter names no warehouse");
-    let order_a = orders.iter().find(|o| o["id"] == a).unwrap();
-    let expected: Vec<(String, i64)> = order_a["order_items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| (i["sku"].as_str().unwrap().to_string(), i["quantity"].as_i64().unwrap()))
-        .collect();
-    assert_eq!(posted[0].items, expected);
-    assert!(rig.shipments().await.iter().all(|s| s["state"] == "notified_shipped"));
+    let items = orders.iter().find(|o| o["id"] == a).unwrap()["order_items"].as_array().unwrap();
+    let sku_units = |i: &Value| (i["sku"].as_str().unwrap().to_string(), i["quantity"].as_i64().unwrap());
+    assert_eq!(posted[0].items, items.iter().map(sku_units).collect::<Vec<_>>());
     let basic = rig.sb().requests();
     assert!(!basic.iter().any(|r| r.contains(SB_SECRET)), "the secret travels only in the header");
 }
 
 #[rocket::async_test]
 async fn later_pulls_overlap_a_day_and_take_only_new_and_canceled_orders() {
-    let rig = Rig::sellbrite(3).await;
+    let rig = Rig::of(StoreKind::Sellbrite, 3).await;
     let run = rig.sync().await;
     assert_eq!(run["orders_pulled"], 3, "{run}");
     let seqs = rig.sb().order_seqs(SB_TOKEN);
 
-    // Nothing changed: the one-day overlap re-reads the orders, and writes none of them.
-    let run = rig.sync().await;
-    assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(0), Some(0)), "{run}");
+    // Nothing changed: the one-day overlap re-reads the orders (and writes none of them: the
+    // suite's `on_sellbrite::an_overlap_doubles_nothing`).
+    rig.sync().await;
     let last = list_requests(&rig, "/v1/orders").into_iter().rev().nth(1).unwrap();
-    let since =
-        last.split("min_ordered_at=").nth(1).expect("a filter").split('&').next().unwrap().to_string();
-    let newest =
-        rig.orders().await.iter().map(|o| o["ordered_at"].as_str().unwrap().to_string()).max().unwrap();
-    let day_before = time::OffsetDateTime::parse(&newest, &time::format_description::well_known::Rfc3339)
-        .unwrap()
-        - time::Duration::days(1);
-    assert_eq!(
-        time::OffsetDateTime::parse(&since, &time::format_description::well_known::Rfc3339).unwrap(),
-        day_before,
-        "the newest order placed, less a day"
-    );
+    let since = last.split("min_ordered_at=").nth(1).expect("a filter").split('&').next().unwrap();
+    let parse =
+        |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).unwrap();
+    let newest = rig.orders().await.iter().map(|o| parse(o["ordered_at"].as_str().unwrap())).max().unwrap();
+    assert_eq!(parse(since), newest - time::Duration::days(1), "the newest order placed, less a day");
 
     // One order is canceled, one is corrected after it went to the warehouse, one arrives.
     rig.sb().cancel_order(SB_TOKEN, seqs[0]);
     rig.sb().change_address(SB_TOKEN, seqs[1], "Reykjavik");
     rig.sb().add_orders(SB_TOKEN, 1, 99);
     let run = rig.sync_ok().await;
-    assert_eq!(
-        run["orders_pulled"], 1,
-        "only the new order: a sent order keeps what the warehouse got: {run}"
-    );
-    assert_eq!(run["orders_sent"], 1);
-    let orders = rig.orders().await;
-    let state = |seq: i64| {
-        orders.iter().find(|o| o["external_id"].as_str() == Some(seq.to_string().as_str())).unwrap()["fulfillment_state"].clone()
-    };
-    assert_eq!(state(seqs[0]), "canceled");
-    assert_eq!(state(seqs[1]), "pending_shipment");
-    assert_eq!(orders.len(), 4);
+    // Only the new order: a sent order keeps what the warehouse got.
+    assert_eq!((run["orders_pulled"].as_i64(), run["orders_sent"].as_i64()), (Some(1), Some(1)), "{run}");
+    assert_eq!(rig.order_of(seqs[0]).await["fulfillment_state"], "canceled");
+    assert_eq!(rig.order_of(seqs[1]).await["fulfillment_state"], "pending_shipment");
+    assert_eq!(rig.orders().await.len(), 4);
 }
 
 #[rocket::async_test]
@@ -131,18 +98,14 @@ async fn with_a_warehouse_uuid_orders_come_from_its_fulfillments_and_shipments_n
 
 #[rocket::async_test]
 async fn a_shipment_sellbrite_refuses_is_errored_and_can_be_retried() {
-    let rig = Rig::sellbrite(1).await;
-    rig.sync().await;
-    let order = rig.orders().await[0]["id"].as_i64().unwrap();
-    rig.ship_whole("s.csv", &[(order, "1Z-422", "UPS")]);
+    let rig = Rig::of(StoreKind::Sellbrite, 1).await;
+    rig.ship_first("1Z-422", "UPS").await;
     rig.sb().fail_next(SB_TOKEN, "/v1/shipments", 422, 1);
     let run = rig.sync().await;
     assert_eq!(run["shipments_notified"], 0, "{run}");
     let shipment = rig.shipments().await[0].clone();
     assert_eq!(shipment["state"], "errored_notifying_of_shipment");
-    let id = shipment["id"].as_i64().unwrap();
-    let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
-    assert_eq!(r.status.code, 204);
+    assert_eq!(rig.retry(&format!("shipments/{}", shipment["id"])).await.status.code, 204);
     let run = rig.sync().await;
     assert_eq!(run["shipments_notified"], 1, "{run}");
     assert_eq!(rig.sb().shipments(SB_TOKEN).len(), 1);
@@ -150,48 +113,23 @@ async fn a_shipment_sellbrite_refuses_is_errored_and_can_be_retried() {
 
 #[rocket::async_test]
 async fn stock_goes_to_sellbrite_as_available_levels_fifty_at_a_time_and_once() {
-    let rig = Rig::sellbrite(0).await;
+    let rig = Rig::of(StoreKind::Sellbrite, 0).await;
     rig.enable_channel("inventory").await;
-    let admin = rig.admin().to_string();
-    let mut ids = Vec::new();
-    for i in 0..120 {
-        let id = rig
-            .app
-            .post_json(
-                "/products",
-                &admin,
-                json!({"customer_id": rig.customer_id, "sku": format!("P-{i:03}")}),
-            )
-            .await
-            .id();
-        ids.push(id);
-    }
-    rig.app
-        .post_json(
-            "/products",
-            &admin,
-            json!({"customer_id": rig.customer_id, "sku": "KIT",
-                   "bundle": [{"product_id": ids[0], "qty": 2}, {"product_id": ids[1], "qty": 3}]}),
-        )
-        .await
-        .id();
-    let mut file = String::from("sku,quantity\n");
-    for i in 0..120 {
-        file.push_str(&format!("P-{i:03},{}\n", 10 + i));
-    }
-    file.push_str("NOBODY,5\n");
+    let skus: Vec<String> = (0..120).map(|i| format!("P-{i:03}")).collect();
+    let ids = rig.add_products(&skus).await;
+    rig.add_bundle("KIT", &[(ids[0], 2), (ids[1], 3)]).await;
+    let levels: String = skus.iter().enumerate().map(|(i, sku)| format!("{sku},{}\n", 10 + i)).collect();
+    let file = format!("sku,quantity\n{levels}NOBODY,5\n");
     rig.drop_stock("stock.csv", &file);
     let run = rig.sync_ok().await;
     assert_eq!(run["stock_levels_sent"], 121, "120 products and the kit; NOBODY skipped: {run}");
     assert_eq!(rig.sb().inventory_requests(SB_TOKEN), 3, "50 + 50 + 21");
+    // NOBODY skipped: the suite's `on_sellbrite::stock_is_sent_once`.
     let stock = rig.sb().stock(SB_TOKEN);
-    assert_eq!(stock.get("P-000"), Some(&10));
-    assert_eq!(stock.get("KIT"), Some(&3), "P-000 has 10 (5 kits), P-001 has 11 (3 kits)");
-    assert!(!stock.contains_key("NOBODY"));
-    let warehouses = list_requests(&rig, "/v1/warehouses");
-    assert_eq!(warehouses.len(), 1, "the account's warehouse, asked once");
+    assert_eq!((stock.get("P-000"), stock.get("KIT")), (Some(&10), Some(&3)), "P-000 has 5 kits, P-001 3");
+    assert_eq!(list_requests(&rig, "/v1/warehouses").len(), 1, "the account's warehouse, asked once");
 
-    let store: Value = rig.app.get(&format!("/stores/{}", rig.store_id), &admin).await.body;
+    let store: Value = rig.app.get(&format!("/stores/{}", rig.store_id), rig.admin()).await.body;
     assert!(store["inventory_updated_at"].is_string(), "{store}");
 }
 
@@ -245,10 +183,8 @@ async fn a_shipment_whose_lost_post_was_retried_or_put_back_is_not_posted_twice(
         ("errored, then retried", 422, "errored_notifying_of_shipment"),
         ("put back by a 401", 401, "ready_for_shipment_notification"),
     ] {
-        let rig = Rig::sellbrite(1).await;
-        rig.sync().await;
-        let order = rig.orders().await[0]["id"].as_i64().unwrap();
-        rig.ship_whole("s.csv", &[(order, "1Z-DOUBT", "USPS")]);
+        let rig = Rig::of(StoreKind::Sellbrite, 1).await;
+        rig.ship_first("1Z-DOUBT", "USPS").await;
         rig.sb().lose_answers(SB_TOKEN, "/v1/shipments", 504, 1);
         rig.sb().then_fail_next(SB_TOKEN, "/v1/orders/", look_status, 1);
         let run = rig.sync().await;
@@ -257,8 +193,7 @@ async fn a_shipment_whose_lost_post_was_retried_or_put_back_is_not_posted_twice(
         assert_eq!(shipment["state"], state_after, "{what}: {shipment}");
         assert_eq!(rig.sb().shipments(SB_TOKEN).len(), 1, "{what}: the lost post landed");
         if look_status == 422 {
-            let id = shipment["id"].as_i64().unwrap();
-            let r = rig.app.post_json(&format!("/shipments/{id}/retry"), rig.admin(), json!({})).await;
+            let r = rig.retry(&format!("shipments/{}", shipment["id"])).await;
             assert_eq!(r.status.code, 204, "{what}: {r:?}");
         }
         let run = rig.sync().await;

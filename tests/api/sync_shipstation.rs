@@ -65,23 +65,26 @@ async fn an_account_without_the_inventory_add_on_is_a_clear_error() {
     crate::sync_rig::enable_channel(&t.rig.app, t.connection_id, "inventory").await;
     t.wh.remove_inventory_add_on(KEY);
     let run = t.sync().await;
-    assert_eq!(run["status"], "failed", "{run}");
-    assert_eq!(run["error"]["code"], "adapter_authentication_failed", "{run}");
-    assert!(run["error"]["message"].as_str().unwrap_or_default().contains("paid add-on"), "{run}");
+    crate::sync_rig::assert_failed(&run, None, "adapter_authentication_failed", &["paid add-on"]);
     assert!(!run.to_string().contains(KEY));
 }
 
-/// The suite pings the right and the wrong credentials; the adapter names each bad key.
+/// The suite pings the right and the wrong credentials; each API warehouse's adapter names
+/// each bad key.
 #[rocket::async_test]
 async fn the_adapter_names_what_is_wrong() {
     let t = shipstation(0).await;
-    for (adapter, key) in
-        [(json!({}), "access_token"), (json!({"access_token": KEY, "weight_unit": "lb"}), "weight_unit")]
-    {
-        let body = json!({"customer_id": t.rig.customer_id, "name": "W", "platform": "shipstation", "adapter": adapter});
+    for (platform, adapter, key) in [
+        ("shipstation", json!({}), "access_token"),
+        ("shipstation", json!({"access_token": KEY, "weight_unit": "lb"}), "weight_unit"),
+        ("shipbob", json!({}), "access_token"),
+        ("shipbob", json!({"access_token": "pat", "channel_id": "x"}), "channel_id"),
+    ] {
+        let body =
+            json!({"customer_id": t.rig.customer_id, "name": "W", "platform": platform, "adapter": adapter});
         let r = t.rig.app.post_json("/warehouses", t.rig.admin(), body).await;
-        assert_eq!(r.status.code, 422, "{r:?}");
-        assert!(r.text.contains(&format!("adapter[{key}]")), "{}", r.body);
+        assert_eq!(r.status.code, 422, "{platform}: {r:?}");
+        assert!(r.text.contains(&format!("adapter[{key}]")), "{platform}: {}", r.body);
     }
 }
 

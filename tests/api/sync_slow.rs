@@ -49,22 +49,13 @@ async fn a_slow_warehouse_holds_up_no_other_connection_and_a_lost_lease_stops_it
 
     // Another process takes the slow pass's lease over and closes its run, as one does with the
     // lease of a process it finds dead.
-    let pool = rig.app.pool();
-    {
-        let conn = pool.get().unwrap();
-        conn.execute(
-            "UPDATE sync_leases SET holder = 'pid 1 #00000000000000ff', expires_at = 9999999999999
-             WHERE connection_id = ?1",
-            [slow],
-        )
-        .unwrap();
-        conn.execute(
-            "UPDATE sync_runs SET status = 'failed', finished_at = 1, error_code = 'interrupted',
-               error_message = 'closed by another process' WHERE id = ?1",
-            [run_id],
-        )
-        .unwrap();
-    }
+    let taken_over = format!(
+        "UPDATE sync_leases SET holder = 'pid 1 #00000000000000ff', expires_at = 9999999999999
+           WHERE connection_id = {slow};
+         UPDATE sync_runs SET status = 'failed', finished_at = 1, error_code = 'interrupted',
+           error_message = 'closed by another process' WHERE id = {run_id};"
+    );
+    rig.app.pool().get().unwrap().execute_batch(&taken_over).unwrap();
     // Within a renewal (10 s) the pass finds its lease gone and stops sending.
     let mut seen = sb.requests(Operation::CreateOrder);
     let mut stopped = false;

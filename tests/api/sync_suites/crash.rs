@@ -5,17 +5,14 @@
 //! told of it once, and no credential in the last server's debug log.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 use orderbridge::simulate::amazon::Operation;
-use orderbridge::simulate::shipbob;
 use serde_json::{Value, json};
 
-use crate::process::{Server, start};
-use crate::sync_binary::{Api, ORDERS, envs};
+use crate::sync_binary::{Api, ORDERS, boot, env_of};
 use crate::sync_rig::{StoreKind, StoreSimulator};
-use crate::sync_suites::warehouses::{Files, PAT, WarehouseSim};
+use crate::sync_suites::warehouses::{Files, WarehouseSim, shipbob_sim};
 
 /// A customer with the store `store` (its create body), the warehouse `warehouse` and a
 /// connection between them whose sales channel is on; the connection's id.
@@ -37,37 +34,14 @@ fn connect(api: &Api, mut store: Value, mut warehouse: Value) -> i64 {
     connection
 }
 
-/// The environment that points the binary at `config` (`sync_rig` configuration keys).
-fn env_of(folders: &str, config: &[(&'static str, String)]) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> =
-        envs(folders).into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    // The server's pings stay offline: the crash is about passes.
-    let config = config.iter().filter(|(k, _)| *k != "ping_mode");
-    env.extend(config.map(|(k, v)| (format!("ORDERBRIDGE_{}", k.to_uppercase()), v.clone())));
-    env
-}
-
-fn boot(db: &Path, env: &[(String, String)]) -> impl Fn() -> Server + Clone + Send + 'static {
-    let (db, env) = (db.to_path_buf(), env.to_vec());
-    move || {
-        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        start(&db, &pairs).0
-    }
-}
-
 async fn crash_round(kind: StoreKind, to_shipbob: bool) {
     let (store, store_body, mut config) = StoreSimulator::start(kind, ORDERS).await;
     let sim = store.sim();
     let dir = tempfile::tempdir().unwrap();
     let (db, folders) = (dir.path().join("crash.db"), dir.path().join("folders"));
     std::fs::create_dir_all(folders.join("wh")).unwrap();
-    let wh: Box<dyn WarehouseSim> = if to_shipbob {
-        let sb = shipbob::Simulator::start().await;
-        sb.add_account(PAT);
-        Box::new(sb)
-    } else {
-        Box::new(Files::folder(&folders.join("wh")))
-    };
+    let wh: Box<dyn WarehouseSim> =
+        if to_shipbob { shipbob_sim().await } else { Box::new(Files::folder(&folders.join("wh"))) };
     // Slow enough that a pass is well under way when the kill comes.
     sim.slow_down(true);
     wh.slow_down(true);

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::sync_rig::{
     AmazonStore, HASH, Rig, SB_SECRET, SB_TOKEN, SHOP, SHOP_TOKEN, StoreKind, StoreSimulator, TOKEN, WOO_KEY,
-    WOO_SECRET,
+    WOO_SECRET, assert_failed, assert_hidden,
 };
 
 /// What the suite asks of a store simulator: its own controls, in the platform's own terms.
@@ -383,18 +383,11 @@ pub async fn refused_credentials_are_never_shown(kind: StoreKind) {
     let (wrong, says, secrets) = rig.store.sim().wrong_credentials();
     rig.patch_store_adapter(wrong).await;
     let run = rig.sync().await;
-    assert_eq!(run["status"], "failed", "{kind:?}: {run}");
-    assert_eq!(run["error"]["step"], "pull_orders", "{kind:?}: {run}");
-    assert_eq!(run["error"]["code"], "adapter_authentication_failed", "{kind:?}: {run}");
-    assert!(run["error"]["message"].as_str().unwrap().contains(says), "{kind:?}: {run}");
+    assert_failed(&run, Some("pull_orders"), "adapter_authentication_failed", &[says]);
     assert!(rig.orders().await.is_empty());
     let runs = rig.app.get(&format!("/connections/{}/sync_runs", rig.connection_id), rig.admin()).await;
     let store = rig.app.get(&format!("/stores/{}", rig.store_id), rig.admin()).await;
-    for shown in [run.to_string(), runs.text, store.text] {
-        for secret in &secrets {
-            assert!(!shown.contains(secret.as_str()), "{kind:?}: a credential shown: {shown}");
-        }
-    }
+    assert_hidden(&[run.to_string(), runs.text, store.text], &secrets);
 }
 
 pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(kind: StoreKind) {
@@ -405,34 +398,22 @@ pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(kind: StoreKind) {
     sim.add_ready_orders(1);
     let (asked, started) = (sim.request_count(), Instant::now());
     let wait = sim.ask_to_wait(Duration::from_millis(1500));
-    let (first, second) = (rig.sync().await, rig.sync().await);
-    for run in [&first, &second] {
-        assert_eq!(run["status"], "succeeded", "{kind:?}: waited out, not a failure: {run}");
-    }
+    // Waited out, not a failure.
+    let (first, second) = (rig.sync_ok().await, rig.sync_ok().await);
     let pulled = first["orders_pulled"].as_i64().unwrap() + second["orders_pulled"].as_i64().unwrap();
     assert_eq!(pulled, 1, "{kind:?}: {first} {second}");
-    assert!(
-        started.elapsed() >= wait,
-        "{kind:?}: asked again {:?} after, before {wait:?}",
-        started.elapsed()
-    );
+    let waited = started.elapsed();
+    assert!(waited >= wait, "{kind:?}: asked again {waited:?} after, before {wait:?}");
     assert!(sim.request_count() >= asked + 3, "{kind:?}: the refused request, its retry and the next pass");
 
     let asked = sim.request_count();
     if sim.ask_long_wait(30) {
         let run = rig.sync().await;
-        assert_eq!(
-            sim.request_count(),
-            asked + 1,
-            "{kind:?}: the refused request, not tried again in the wait"
-        );
-        assert_eq!(run["status"], "failed", "{kind:?}: {run}");
-        assert_eq!(run["error"]["code"], "adapter_unreachable", "{kind:?}: {run}");
-        assert!(run["error"]["message"].as_str().unwrap().contains("not to call again before"), "{run}");
+        assert_eq!(sim.request_count(), asked + 1, "{kind:?}: the refused request, not tried again");
+        assert_failed(&run, None, "adapter_unreachable", &["not to call again before"]);
         let asked = sim.request_count();
-        let later = rig.sync().await;
-        assert_eq!(later["status"], "failed", "{kind:?}: the wait carries over: {later}");
-        assert!(later["error"]["message"].as_str().unwrap().contains("not to call again before"), "{later}");
+        // The wait carries over.
+        assert_failed(&rig.sync().await, None, "adapter_unreachable", &["not to call again before"]);
         assert_eq!(sim.request_count(), asked, "{kind:?}: no request inside the wait the store asked for");
     }
 }
@@ -445,8 +426,7 @@ pub async fn stock_is_sent_once(kind: StoreKind) {
     rig.add_products(&["SUITE-A", "SUITE-B"]).await;
     let file = "sku,quantity\nSUITE-A,7\nSUITE-B,3\nSUITE-GHOST,4\n";
     rig.drop_stock("stock-1.csv", file);
-    let run = rig.sync().await;
-    assert_eq!(run["status"], "succeeded", "{kind:?}: {run}");
+    let run = rig.sync_ok().await;
     assert_eq!(run["stock_levels_sent"], 2, "{kind:?}: the unknown SKU skipped: {run}");
     let writes = sim.stock_writes();
     assert!(writes >= 1, "{kind:?}");

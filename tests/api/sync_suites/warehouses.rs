@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::standins::ftp_files::{self, FtpFiles};
 use crate::standins::{StandIn, sftp};
-use crate::sync_rig::{HASH, Rig, files_in};
+use crate::sync_rig::{HASH, Rig, assert_failed, assert_hidden, files_in};
 
 pub const PAT: &str = "pat-shipbob-rig-0123456789";
 pub const KEY: &str = "ss-key-rig-0123456789";
@@ -83,8 +83,7 @@ impl<W: WarehouseSim + ?Sized> WarehouseRig<W> {
         let config = wh.config();
         let rig = Rig::with(orders, move |f| adjust(config.into_iter().fold(f, |f, kv| f.merge(kv)))).await;
         let connection_id = rig.connect_warehouse(wh.body()).await;
-        let connection = rig.app.get(&format!("/connections/{connection_id}"), rig.admin()).await;
-        let warehouse_id = connection.body["warehouse_id"].as_i64().unwrap();
+        let warehouse_id = rig.warehouse_of(connection_id).await;
         WarehouseRig { rig, wh, connection_id, warehouse_id }
     }
 
@@ -102,22 +101,32 @@ pub fn id(order: &Value) -> i64 {
     order["id"].as_i64().unwrap()
 }
 
+/// A ShipBob simulator with the account of [`PAT`].
+pub async fn shipbob_sim() -> Box<shipbob::Simulator> {
+    let sb = shipbob::Simulator::start().await;
+    sb.add_account(PAT);
+    Box::new(sb)
+}
+
+/// A ShipStation simulator with the account of [`KEY`].
+async fn shipstation_sim() -> Box<shipstation::Simulator> {
+    let ss = shipstation::Simulator::start().await;
+    ss.add_account(KEY);
+    Box::new(ss)
+}
+
 pub async fn shipbob_rig(
     orders: usize,
     adjust: impl FnOnce(Figment) -> Figment,
 ) -> WarehouseRig<shipbob::Simulator> {
-    let sb = shipbob::Simulator::start().await;
-    sb.add_account(PAT);
-    WarehouseRig::new(Box::new(sb), orders, adjust).await
+    WarehouseRig::new(shipbob_sim().await, orders, adjust).await
 }
 
 pub async fn shipstation_rig(
     orders: usize,
     adjust: impl FnOnce(Figment) -> Figment,
 ) -> WarehouseRig<shipstation::Simulator> {
-    let ss = shipstation::Simulator::start().await;
-    ss.add_account(KEY);
-    WarehouseRig::new(Box::new(ss), orders, adjust).await
+    WarehouseRig::new(shipstation_sim().await, orders, adjust).await
 }
 
 impl WarehouseSim for shipbob::Simulator {
@@ -358,16 +367,8 @@ pub async fn rig_for(platform: &'static str, orders: usize) -> WarehouseRig<dyn 
     let waits = |f: Figment| f.merge(("sync_interval_secs", 10)).merge(("ping_mode", "live"));
     let wh: Box<dyn WarehouseSim> = match platform {
         "sftp" | "ftp" | "dropstream" => Box::new(Files::served(platform).await),
-        "shipbob" => {
-            let sb = shipbob::Simulator::start().await;
-            sb.add_account(PAT);
-            Box::new(sb)
-        }
-        "shipstation" => {
-            let ss = shipstation::Simulator::start().await;
-            ss.add_account(KEY);
-            Box::new(ss)
-        }
+        "shipbob" => shipbob_sim().await,
+        "shipstation" => shipstation_sim().await,
         _ => {
             let rig = Rig::with(orders, waits).await;
             let (connection_id, warehouse_id) = (rig.connection_id, rig.warehouse_id);
@@ -454,18 +455,11 @@ pub async fn refused_credentials_are_never_shown(platform: &'static str) {
     let r = t.rig.app.patch_json(&path, t.rig.admin(), json!({"adapter": wrong})).await;
     assert_eq!(r.status.code, 204, "{r:?}");
     let run = t.sync().await;
-    assert_eq!(run["status"], "failed", "{run}");
-    assert_eq!(run["error"]["step"], "send_orders", "{run}");
-    assert_eq!(run["error"]["code"], "adapter_authentication_failed", "{run}");
-    assert!(run["error"]["message"].as_str().unwrap().contains(says), "{run}");
+    assert_failed(&run, Some("send_orders"), "adapter_authentication_failed", &[says]);
     assert!(t.rig.orders().await.iter().all(|o| o["fulfillment_state"] == "new"));
     let runs = t.rig.app.get(&format!("/connections/{}/sync_runs", t.connection_id), t.rig.admin()).await;
     let warehouse = t.rig.app.get(&path, t.rig.admin()).await;
-    for shown in [run.to_string(), runs.text, warehouse.text, ping.text] {
-        for secret in &secrets {
-            assert!(!shown.contains(secret.as_str()), "a credential shown: {shown}");
-        }
-    }
+    assert_hidden(&[run.to_string(), runs.text, warehouse.text, ping.text], &secrets);
 }
 
 pub async fn a_store_cancellation_is_carried_until_the_warehouse_shipped(platform: &'static str) {
@@ -509,10 +503,7 @@ pub async fn a_429_is_waited_out_and_a_long_wait_carries_over(platform: &'static
     assert!(started.elapsed() >= Duration::from_secs(1), "never asked again before the time");
     // 30 s is longer than the pass may wait (sync_interval_secs, 10 here).
     assert!(t.wh.ask_to_wait(30));
-    let run = t.sync().await;
-    assert_eq!(run["status"], "failed", "{run}");
-    assert_eq!(run["error"]["code"], "adapter_unreachable", "{run}");
-    assert!(run["error"]["message"].as_str().unwrap().contains("not to call again before"), "{run}");
+    assert_failed(&t.sync().await, None, "adapter_unreachable", &["not to call again before"]);
     let asked = t.wh.request_count();
     let later = t.sync().await;
     assert_eq!(later["error"]["code"], "adapter_unreachable", "the wait carries over: {later}");
