@@ -253,12 +253,17 @@ async fn kill_9_during_a_stock_send_sends_each_level_once_but_for_one_request_pe
     let puts = || sim.requests().iter().filter(|r| r.starts_with("PUT ")).count();
     let mut server = tokio::task::spawn_blocking(boot.clone()).await.unwrap();
     let mut kills = 0;
-    // The first pass waits the settle time (1 s) for the stock file before it reads it.
-    for after_ms in [2_000u64, 700] {
+    for _ in 0..2 {
         let api = Api::new(&server);
+        let before = puts();
         let (status, started) = api.call("POST", "/connections/1/sync", json!({}));
         assert_eq!(status, 202, "{started}");
-        tokio::time::sleep(Duration::from_millis(after_ms)).await;
+        // Killed once this pass's send is under way (after the settle time of the stock file
+        // and the pull, however slow the machine): a request of it reached the store.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while puts() == before && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         server.child.kill().expect("SIGKILL");
         let _ = server.child.wait();
         kills += 1;
