@@ -32,10 +32,9 @@ pub trait WarehouseClient: Send {
         Ok(None)
     }
 
-    /// Sends the orders `orders` delivers, as send `number` of connection `connection_id`
-    /// (a file's name; the same number after a crash means the same document). Says what
-    /// became of each order it got to, and why it stopped early, if it did.
-    async fn send_orders(&mut self, connection_id: i64, number: i64, orders: OrderStream) -> Delivery;
+    /// Sends the orders `orders` delivers. Says what became of each order it got to, and why
+    /// it stopped early, if it did.
+    async fn send_orders(&mut self, orders: OrderStream) -> Delivery;
 
     /// Cancels an order the warehouse holds. A warehouse that cannot be asked (a file drop)
     /// answers [`Cancelled::NotAsked`], and the order is cancelled here only.
@@ -424,7 +423,20 @@ enum Feed {
 pub struct OrderFeed(mpsc::Sender<Feed>);
 
 /// The consuming half, handed to [`WarehouseClient::send_orders`].
-pub struct OrderStream(mpsc::Receiver<Feed>);
+pub struct OrderStream {
+    receiver: mpsc::Receiver<Feed>,
+    /// Which send this is.
+    pub send: SendKey,
+}
+
+/// Which send of which connection a stream's orders are: the same after a crash, so a
+/// warehouse that names a document after it (a file drop's `orders-{connection}-{number}.csv`)
+/// writes the same document again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendKey {
+    pub connection_id: i64,
+    pub number: i64,
+}
 
 /// The consumer stopped taking orders; its own error says why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -432,9 +444,9 @@ pub struct WriterStopped;
 
 /// A feed of orders to a warehouse. Few batches wait in it at once, so a large send is
 /// never held whole.
-pub fn order_feed() -> (OrderFeed, OrderStream) {
+pub fn order_feed(send: SendKey) -> (OrderFeed, OrderStream) {
     let (sender, receiver) = mpsc::channel(2);
-    (OrderFeed(sender), OrderStream(receiver))
+    (OrderFeed(sender), OrderStream { receiver, send })
 }
 
 impl OrderFeed {
@@ -476,7 +488,7 @@ pub enum Fed {
 impl OrderStream {
     /// The next orders, or how the feed ended.
     pub async fn next(&mut self) -> Fed {
-        match self.0.recv().await {
+        match self.receiver.recv().await {
             Some(Feed::Orders(orders)) => Fed::Orders(orders),
             Some(Feed::End) => Fed::End,
             None => Fed::Stopped,

@@ -24,7 +24,7 @@ use super::states::{self, OrderState};
 use super::step::{StepError, note};
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, HeldOrder, OrderFeed, OutgoingItem, OutgoingOrder, SentOrder, ShipTo,
+    Cancelled, Delivery, HeldOrder, OrderFeed, OutgoingItem, OutgoingOrder, SendKey, SentOrder, ShipTo,
     WarehouseClient, order_feed,
 };
 
@@ -79,10 +79,9 @@ pub async fn send(ctx: &Context<'_>, warehouse: &mut dyn WarehouseClient) -> Res
         }
         // The orders are read a few at a time and handed over as the warehouse takes them; the
         // wait for a slow warehouse is this task's, never a database thread's.
-        let (feed, orders) = order_feed();
+        let (feed, orders) = order_feed(SendKey { connection_id, number: batch.number });
         let render = render(ctx, &batch, feed);
-        let (rendered, delivery) =
-            tokio::join!(render, warehouse.send_orders(connection_id, batch.number, orders));
+        let (rendered, delivery) = tokio::join!(render, warehouse.send_orders(orders));
         let Delivery { orders: answered, failure } = delivery;
         let complete = failure.is_none() && matches!(rendered, Ok(Rendered::Complete));
         let id = batch.id;

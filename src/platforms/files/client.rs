@@ -43,8 +43,8 @@ impl WarehouseClient for Warehouse {
         }))
     }
 
-    async fn send_orders(&mut self, connection_id: i64, number: i64, orders: OrderStream) -> Delivery {
-        match self.write_orders(connection_id, number, orders).await {
+    async fn send_orders(&mut self, orders: OrderStream) -> Delivery {
+        match self.write_orders(orders).await {
             Ok(Sent::Delivered(ids)) => Delivery {
                 orders: ids
                     .into_iter()

@@ -15,7 +15,7 @@ use super::settle::{Look, Sightings, Stamp, is_taken_name};
 use super::{Facts, FileSession, Kind, Location, join, open};
 use crate::platforms::PlatformError;
 use crate::platforms::reach::Reach;
-use crate::platforms::warehouse::{Fed, Inbox, OrderStream, Parsed};
+use crate::platforms::warehouse::{Fed, Inbox, OrderStream, Parsed, SendKey};
 
 /// What a pass's warehouse needs from the configuration and the engine.
 #[derive(Clone)]
@@ -164,17 +164,13 @@ impl Warehouse {
         }
     }
 
-    /// Writes order file `batch` of connection `connection_id` into `orders_dir` as
-    /// `orders-{connection_id}-{batch}.csv`, from what `orders` delivers as it comes: under the
-    /// name with a leading `.` first, renamed once complete, so a reader never sees half a
-    /// file. The same batch written again (after a crash) replaces its file.
-    pub async fn write_orders(
-        &mut self,
-        connection_id: i64,
-        batch: i64,
-        orders: OrderStream,
-    ) -> Result<Sent, PlatformError> {
-        let name = format!("orders-{connection_id}-{batch}.csv");
+    /// Writes the order file of the send `orders` is into `orders_dir` as
+    /// `orders-{connection_id}-{number}.csv`, from what `orders` delivers as it comes: under
+    /// the name with a leading `.` first, renamed once complete, so a reader never sees half
+    /// a file. The same send written again (after a crash) replaces its file.
+    pub async fn write_orders(&mut self, orders: OrderStream) -> Result<Sent, PlatformError> {
+        let SendKey { connection_id, number } = orders.send;
+        let name = format!("orders-{connection_id}-{number}.csv");
         let dir = self.folders.orders.clone();
         let session = self.session().await?;
         session.make_dir_all(&dir).await?;
@@ -386,7 +382,7 @@ mod tests {
             warehouse(Kind::Folder, &folder_adapter(dir.path()), &settings(Duration::ZERO)).unwrap();
         let order = OutgoingOrder { order_id: 1, store_id: 1, ..OutgoingOrder::default() };
 
-        let (feed, stream) = order_feed();
+        let (feed, stream) = order_feed(SendKey { connection_id: 7, number: 1 });
         let producer = std::thread::spawn({
             let order = order.clone();
             move || {
@@ -394,12 +390,12 @@ mod tests {
                 feed.finish()
             }
         });
-        assert_eq!(warehouse.write_orders(7, 1, stream).await, Ok(Sent::Delivered(vec![1])));
+        assert_eq!(warehouse.write_orders(stream).await, Ok(Sent::Delivered(vec![1])));
         assert_eq!(producer.join().unwrap(), Ok(()));
 
-        let (feed, stream) = order_feed();
+        let (feed, stream) = order_feed(SendKey { connection_id: 7, number: 2 });
         let producer = std::thread::spawn(move || feed.send(vec![order]));
-        assert_eq!(warehouse.write_orders(7, 2, stream).await, Ok(Sent::Abandoned), "no finish");
+        assert_eq!(warehouse.write_orders(stream).await, Ok(Sent::Abandoned), "no finish");
         assert_eq!(producer.join().unwrap(), Ok(()));
         warehouse.end_session().await;
 

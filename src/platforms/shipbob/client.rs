@@ -199,7 +199,7 @@ impl WarehouseClient for Client {
 
     /// Creates the orders as they come, five at a time; a failure of the step (the token
     /// refused, no verdict) stops taking more, and the orders answered for are kept.
-    async fn send_orders(&mut self, _connection_id: i64, _number: i64, mut orders: OrderStream) -> Delivery {
+    async fn send_orders(&mut self, mut orders: OrderStream) -> Delivery {
         let channel = match self.channel().await {
             Ok(channel) => channel,
             Err(e) => return Delivery { orders: Vec::new(), failure: Some(e) },

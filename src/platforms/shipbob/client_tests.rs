@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 use super::ShipBob;
 use crate::platforms::seam::{Platform, WarehousePlatform};
 use crate::platforms::warehouse::{
-    Cancelled, HeldOrder, Inbox, OutgoingItem, OutgoingOrder, SentOrder, ShipTo, Since, WarehouseClient,
-    WarehouseSettings, order_feed,
+    Cancelled, HeldOrder, Inbox, OutgoingItem, OutgoingOrder, SendKey, SentOrder, ShipTo, Since,
+    WarehouseClient, WarehouseSettings, order_feed,
 };
 use crate::platforms::{PingError, Settings};
 use crate::simulate::shipbob::{self, Operation, Parcel, vendor};
@@ -66,12 +66,12 @@ fn order(order_id: i64, sku: &str, country: &str) -> OutgoingOrder {
 
 /// Sends `orders` through the client as the engine does: fed from another thread.
 async fn send(client: &mut dyn WarehouseClient, orders: Vec<OutgoingOrder>) -> Vec<(i64, SentOrder)> {
-    let (feed, stream) = order_feed();
+    let (feed, stream) = order_feed(SendKey { connection_id: 1, number: 1 });
     let producer = std::thread::spawn(move || {
         feed.send(orders).ok();
         feed.finish().ok();
     });
-    let delivery = client.send_orders(1, 1, stream).await;
+    let delivery = client.send_orders(stream).await;
     producer.join().unwrap();
     assert!(delivery.failure.is_none(), "{:?}", delivery.failure);
     let mut answered = delivery.orders;

@@ -193,7 +193,7 @@ impl WarehouseClient for Client {
 
     /// Creates the orders in batches of 50; an order orderbridge itself cannot send is
     /// refused without a request; a failure of the step stops taking more.
-    async fn send_orders(&mut self, _connection_id: i64, _number: i64, mut orders: OrderStream) -> Delivery {
+    async fn send_orders(&mut self, mut orders: OrderStream) -> Delivery {
         let mut delivery = Delivery::default();
         let mut waiting: Vec<crate::platforms::warehouse::OutgoingOrder> = Vec::new();
         let mut end = false;

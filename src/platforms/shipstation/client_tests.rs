@@ -15,8 +15,8 @@ use super::transport::Api;
 use crate::platforms::retry::RetryPolicy;
 use crate::platforms::seam::{Platform, WarehousePlatform};
 use crate::platforms::warehouse::{
-    Cancelled, Delivery, HeldOrder, Inbox, OrderReference, OutgoingItem, OutgoingOrder, SentOrder, ShipTo,
-    ShipmentLine, Since, WarehouseClient, WarehouseSettings, order_feed,
+    Cancelled, Delivery, HeldOrder, Inbox, OrderReference, OutgoingItem, OutgoingOrder, SendKey, SentOrder,
+    ShipTo, ShipmentLine, Since, WarehouseClient, WarehouseSettings, order_feed,
 };
 use crate::platforms::{PingError, PlatformError, Settings};
 use crate::simulate::shipstation::{self, Operation, vendor};
@@ -70,12 +70,12 @@ fn order(order_id: i64, sku: &str) -> OutgoingOrder {
 
 /// Sends `orders` through the client as the engine does: fed from another thread.
 async fn deliver(client: &mut dyn WarehouseClient, orders: Vec<OutgoingOrder>) -> Delivery {
-    let (feed, stream) = order_feed();
+    let (feed, stream) = order_feed(SendKey { connection_id: 1, number: 1 });
     let producer = std::thread::spawn(move || {
         feed.send(orders).ok();
         feed.finish().ok();
     });
-    let mut delivery = client.send_orders(1, 1, stream).await;
+    let mut delivery = client.send_orders(stream).await;
     producer.join().unwrap();
     delivery.orders.sort_by_key(|(id, _)| *id);
     delivery
