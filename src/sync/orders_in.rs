@@ -11,6 +11,8 @@
 //! while its continuation is young enough; a continuation the store no longer takes starts
 //! the walk again from the cursor, once.
 
+use std::time::Duration;
+
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::dates::now_ms;
@@ -34,11 +36,13 @@ pub async fn pull(ctx: &Context<'_>, store: &dyn StoreClient, pulled: &mut u64) 
     let plan = store.pull_plan();
     let overlap = i64::try_from(plan.overlap.as_millis()).unwrap_or(i64::MAX);
     let since = cursor.map(|c| c.saturating_sub(overlap));
+    // Everything changed since the earliest start of a walk read to its end is imported;
+    // nothing is said while a walk is kept for a later pass.
     let mut read_from = Some(started);
     for &listing in plan.listings {
         let read = Reading { store, plan: &plan, store_id, listing, cursor };
         let walked = walk(ctx, &read, since, started, pulled).await?;
-        read_from = read_from.and(walked).map(|walk_start| walk_start.min(started));
+        read_from = read_from.zip(walked).map(|(earliest, walk_start)| earliest.min(walk_start));
     }
     match read_from {
         Some(at) => imported(ctx, at).await,
@@ -57,8 +61,12 @@ async fn walk(
     pulled: &mut u64,
 ) -> Result<Option<i64>, StepError> {
     let Reading { store, store_id, listing, cursor, .. } = *read;
-    let keeps = read.plan.continuation_lifetime.is_some() && listing == Listing::Orders;
-    let kept = if keeps { kept_walk(ctx, read).await? } else { None };
+    let lifetime = read.plan.continuation_lifetime.filter(|_| listing == Listing::Orders);
+    let keeps = lifetime.is_some();
+    let kept = match lifetime {
+        Some(lifetime) => kept_walk(ctx, store_id, lifetime).await?,
+        None => None,
+    };
     let (mut walk, mut resumed) = match kept {
         Some(walk) => (walk, true),
         None => (Walking::fresh(started), false),
@@ -97,9 +105,11 @@ async fn walk(
 }
 
 /// The walk an earlier pass left, if its continuation is still usable.
-async fn kept_walk(ctx: &Context<'_>, read: &Reading<'_>) -> Result<Option<Walking>, StepError> {
-    let lifetime = read.plan.continuation_lifetime.unwrap_or_default();
-    let store_id = read.store_id;
+async fn kept_walk(
+    ctx: &Context<'_>,
+    store_id: i64,
+    lifetime: Duration,
+) -> Result<Option<Walking>, StepError> {
     let kept = ctx.sql(move |conn| walking::kept(conn, store_id, now_ms())).await?;
     Ok(kept.filter(|(_, age)| *age < lifetime).map(|(walk, _)| walk))
 }

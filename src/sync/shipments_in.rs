@@ -109,7 +109,9 @@ pub async fn pull(
                 lines(bad)
             ))));
         }
-        *pulled += imported.as_ref().map_or(0, |created| *created);
+        if let Ok(created) = &imported {
+            *pulled += created;
+        }
         inbox.settle(ctx, name, imported.map(drop)).await?;
     }
     let store_id = link.store_id;

@@ -40,7 +40,10 @@ pub async fn sync(
         let Some(piece) = inbox.warehouse.next_stock().await? else { break };
         let warehouse_id = link.warehouse_id;
         let used = match piece.records {
-            Ok(rows) => ctx.sql(move |conn| record(conn, warehouse_id, &rows)).await.map(Ok)?,
+            Ok(rows) => {
+                ctx.sql(move |conn| record(conn, warehouse_id, &rows)).await?;
+                Ok(())
+            }
             Err(bad) => Err(bad),
         };
         inbox.settle(ctx, piece.name, used).await?;
