@@ -14,8 +14,7 @@ pub(crate) mod openapi_check;
 mod openapi_readings;
 mod running;
 pub mod sellbrite;
-#[cfg(test)]
-pub(crate) mod shared_files;
+pub mod shared_files;
 pub mod shipbob;
 pub mod shipstation;
 pub mod shopify;

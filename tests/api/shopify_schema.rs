@@ -22,8 +22,8 @@ const TOKEN: &str = "shpat_schema_check_0001";
 fn vendor() -> &'static Valid<Schema> {
     static SCHEMA: OnceLock<Valid<Schema>> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/vendor/shopify/admin-2026-07.graphql");
-        let sdl = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let path = orderbridge::simulate::shared_files::shared("vendor/shopify/admin-2026-07.graphql");
+        let sdl = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // graphql-core prints `@oneOf` without defining it: it is built in there, not here.
         let sdl = sdl + "\ndirective @oneOf on INPUT_OBJECT\n";
         Schema::parse_and_validate(sdl, "admin-2026-07.graphql").expect("Shopify's schema is valid")
