@@ -368,20 +368,34 @@ CREATE TABLE IF NOT EXISTS order_sync (
     last_error_step    TEXT
 ) STRICT;
 
--- Order files sent to a warehouse: claimed, written, then marked delivered.
+-- Order files sent to a warehouse: claimed, written, then marked delivered. A warehouse that
+-- numbers its documents (X12: the interchange control number) has the number and the time it
+-- was made recorded here before the file is written, so a resend writes the same bytes.
 CREATE TABLE IF NOT EXISTS order_batches (
     id            INTEGER PRIMARY KEY,
     connection_id INTEGER NOT NULL REFERENCES connections (id),
     number        INTEGER NOT NULL,
     created_at    INTEGER NOT NULL,
     delivered_at  INTEGER,
+    document      INTEGER,
+    document_at   INTEGER,
     CONSTRAINT order_batches_number UNIQUE (connection_id, number)
 ) STRICT;
+-- part: the order's place in its batch's document (an X12 set number), once delivered.
 CREATE TABLE IF NOT EXISTS order_batch_orders (
     batch_id INTEGER NOT NULL REFERENCES order_batches (id),
     order_id INTEGER NOT NULL REFERENCES orders (id),
+    part     INTEGER,
     PRIMARY KEY (batch_id, order_id)
 ) STRICT, WITHOUT ROWID;
+-- A warehouse's document counter (X12 control numbers): the next number, and the first number
+-- the adapter asked for when it was last applied (a raised first_control_number moves it on).
+CREATE TABLE IF NOT EXISTS warehouse_counters (
+    warehouse_id INTEGER PRIMARY KEY REFERENCES warehouses (id),
+    next         INTEGER NOT NULL,
+    first        INTEGER NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS order_batches_document ON order_batches (document) WHERE document IS NOT NULL;
 CREATE INDEX IF NOT EXISTS order_batch_orders_order ON order_batch_orders (order_id);
 
 -- A shipment's way through sync: the items a warehouse file named (JSON, before they are

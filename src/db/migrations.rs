@@ -68,7 +68,23 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "sync: a store's walk of orders kept between passes and processes",
         apply: |_| Ok(()),
     },
+    Migration {
+        version: 13,
+        name: "sync: a file warehouse's document numbers (X12 control numbers), kept with its order files",
+        apply: document_numbers,
+    },
 ];
+
+/// An order file records the document number it was written under (an X12 interchange's
+/// control number) and when it was made, and each order its place in it; the warehouse's
+/// counter is a table of its own (`schema.sql`).
+fn document_numbers(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "ALTER TABLE order_batches ADD COLUMN document INTEGER;
+         ALTER TABLE order_batches ADD COLUMN document_at INTEGER;
+         ALTER TABLE order_batch_orders ADD COLUMN part INTEGER;",
+    )
+}
 
 /// Archived shipments are not waiting to be archived: their `notified_at` leaves the index of
 /// those that are (`schema.sql`'s `shipment_sync_notified`).

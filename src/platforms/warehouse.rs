@@ -297,9 +297,30 @@ pub enum OrderReference {
     /// The warehouse's own id of the order, with the order id our reference on it names: the
     /// line is the order's only when the order was sent to this warehouse under that id.
     Warehouse { warehouse_order_id: String, order_id: i64 },
+    /// An order of the store of the connection whose pass reads the line, by one of its keys
+    /// (a CSV layout's order match field, files-csv-layouts.md §4.2); `store_id`, when the line
+    /// gives one, must be that store's id, else the line names no order of ours.
+    InStore { key: StoreKey, store_id: Option<i64> },
+    /// An order this warehouse was sent (by any connection of it) under orderbridge's id
+    /// (an X12 945's depositor order number).
+    SentHere(i64),
+    /// The order a document of ours held at `part` (a 940 group's control number and set
+    /// number, named by the warehouse's 997).
+    Document { number: i64, part: i64 },
     /// Nothing that names an order of ours (another seller's order at the warehouse, or a
     /// file's line without a usable reference).
     Stranger,
+}
+
+/// How a line names an order of the reading connection's store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreKey {
+    /// orderbridge's order id.
+    Id(i64),
+    /// The order's `external_id`.
+    External(String),
+    /// The order's `external_display_id`: a value two orders of the store carry is ambiguous.
+    Display(String),
 }
 
 /// How many units of its SKU a shipment line ships.
@@ -370,6 +391,9 @@ pub struct OutgoingOrder {
     pub service_level: Option<String>,
     pub gift_message: Option<String>,
     pub notes: Option<String>,
+    pub purchase_order_id: Option<String>,
+    /// Milliseconds since the epoch.
+    pub requested_ship_date: Option<i64>,
     pub currency_code: Option<String>,
     /// Hundredths.
     pub shipping_amount: Option<i64>,
@@ -436,6 +460,9 @@ pub struct OrderStream {
 pub struct SendKey {
     pub connection_id: i64,
     pub number: i64,
+    /// When the send was first claimed (ms): a document named or dated after it (a layout's
+    /// `{date}`) is the same when the send is written again.
+    pub created_at: i64,
 }
 
 /// The consumer stopped taking orders; its own error says why.

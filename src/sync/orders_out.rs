@@ -32,6 +32,7 @@ use crate::platforms::warehouse::{
 struct Batch {
     id: i64,
     number: i64,
+    created_at: i64,
     order_ids: Vec<i64>,
     /// Claimed by an earlier pass whose send ended without a verdict on these orders.
     unfinished: bool,
@@ -79,7 +80,8 @@ pub async fn send(ctx: &Context<'_>, warehouse: &mut dyn WarehouseClient) -> Res
         }
         // The orders are read a few at a time and handed over as the warehouse takes them; the
         // wait for a slow warehouse is this task's, never a database thread's.
-        let (feed, orders) = order_feed(SendKey { connection_id, number: batch.number });
+        let (feed, orders) =
+            order_feed(SendKey { connection_id, number: batch.number, created_at: batch.created_at });
         let render = render(ctx, &batch, feed);
         let (rendered, delivery) = tokio::join!(render, warehouse.send_orders(orders));
         let Delivery { orders: answered, failure } = delivery;
@@ -313,15 +315,15 @@ fn claim(
     limit: Option<usize>,
 ) -> Result<Option<Batch>, StepError> {
     let tx = db::write(conn)?;
-    let unsent: Option<(i64, i64)> = tx
+    let unsent: Option<(i64, i64, i64)> = tx
         .prepare_cached(
-            "SELECT id, number FROM order_batches WHERE connection_id = ?1 AND delivered_at IS NULL
+            "SELECT id, number, created_at FROM order_batches WHERE connection_id = ?1 AND delivered_at IS NULL
              ORDER BY id LIMIT 1",
         )?
-        .query_row([connection_id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row([connection_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
     let batch = match unsent {
-        Some((id, number)) => {
+        Some((id, number, created_at)) => {
             let mut stmt = tx.prepare_cached(
                 "SELECT bo.order_id FROM order_batch_orders bo JOIN orders o ON o.id = bo.order_id
                  WHERE bo.batch_id = ?1 AND o.fulfillment_state = 'new'
@@ -330,7 +332,7 @@ fn claim(
             )?;
             let order_ids = stmt.query_map([id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<i64>>>()?;
             drop(stmt);
-            Batch { id, number, order_ids, unfinished: true }
+            Batch { id, number, created_at, order_ids, unfinished: true }
         }
         None => {
             if !routes_here(&tx, connection_id, store_id)? {
@@ -346,10 +348,11 @@ fn claim(
                     "SELECT COALESCE(MAX(number), 0) + 1 FROM order_batches WHERE connection_id = ?1",
                 )?
                 .query_row([connection_id], |r| r.get(0))?;
+            let created_at = now_ms();
             tx.prepare_cached(
                 "INSERT INTO order_batches (connection_id, number, created_at) VALUES (?1, ?2, ?3)",
             )?
-            .execute(params![connection_id, number, now_ms()])?;
+            .execute(params![connection_id, number, created_at])?;
             let id = tx.last_insert_rowid();
             let mut link =
                 tx.prepare_cached("INSERT INTO order_batch_orders (batch_id, order_id) VALUES (?1, ?2)")?;
@@ -357,7 +360,7 @@ fn claim(
                 link.execute(params![id, order_id])?;
             }
             drop(link);
-            Batch { id, number, order_ids, unfinished: false }
+            Batch { id, number, created_at, order_ids, unfinished: false }
         }
     };
     tx.commit()?;
@@ -394,7 +397,7 @@ fn outgoing(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<Outgoi
     let mut order_stmt = conn.prepare_cached(
         "SELECT id, external_id, external_display_id, store_id, ordered_at, customer_email, shipping_address,
                 shipping_carrier_name, shipping_carrier_service_level, gift_message, notes, billing_address,
-                currency_code, shipping_amount, tax_amount
+                currency_code, shipping_amount, tax_amount, purchase_order_id, requested_ship_date
          FROM orders WHERE id = ?1",
     )?;
     let mut item_stmt = conn.prepare_cached(
@@ -418,6 +421,8 @@ fn outgoing(conn: &Connection, order_ids: &[i64]) -> rusqlite::Result<Vec<Outgoi
                     service_level: r.get(8)?,
                     gift_message: r.get(9)?,
                     notes: r.get(10)?,
+                    purchase_order_id: r.get(15)?,
+                    requested_ship_date: r.get(16)?,
                     currency_code: r.get(12)?,
                     shipping_amount: r.get(13)?,
                     tax_amount: r.get(14)?,

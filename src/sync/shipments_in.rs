@@ -21,8 +21,8 @@ use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    BadLine, Inbound, Inbox, LineRead, OrderReference, ShipmentLine, Since, Strangers, Units, WalkPlace,
-    WarehouseClient,
+    BadLine, Inbound, Inbox, LineRead, OrderReference, ShipmentLine, Since, StoreKey, Strangers, Units,
+    WalkPlace, WarehouseClient,
 };
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
@@ -64,6 +64,8 @@ struct Group {
 struct Reader {
     customer_id: i64,
     warehouse_id: i64,
+    /// The store of the connection whose pass reads the piece: a layout's keys name its orders.
+    store_id: i64,
     run_id: i64,
 }
 
@@ -85,7 +87,12 @@ pub async fn pull(
 ) -> Result<(), StepError> {
     let (link, run_id) = (ctx.link, ctx.run_id);
     let started = now_ms();
-    let reader = Reader { customer_id: link.customer_id, warehouse_id: link.warehouse_id, run_id };
+    let reader = Reader {
+        customer_id: link.customer_id,
+        warehouse_id: link.warehouse_id,
+        store_id: link.store_id,
+        run_id,
+    };
     let warehouse_id = link.warehouse_id;
     let since = ctx.sql(move |conn| since(conn, warehouse_id)).await?;
     let mut inbox = Reading::open(warehouse, Inbox::Shipments, since).await?;
@@ -158,13 +165,20 @@ fn import_piece(
                 continue;
             }
         };
-        match find_order(&tx, (customer_id, warehouse_id), &row, piece.read_at)? {
-            None if piece.strangers == Strangers::Skip => stranger(&tx, reader, &piece.name, &row)?,
-            None => bad.push(BadLine {
+        match find_order(&tx, reader, &row, piece.read_at)? {
+            Found::Ambiguous(count) => bad.push(BadLine {
+                line: row.line,
+                problem: format!(
+                    "names an ambiguous order ({}): {count} orders of the store carry it",
+                    row.reference
+                ),
+            }),
+            Found::None if piece.strangers == Strangers::Skip => stranger(&tx, reader, &piece.name, &row)?,
+            Found::None => bad.push(BadLine {
                 line: row.line,
                 problem: format!("names an unknown order ({})", row.reference),
             }),
-            Some(order) => {
+            Found::Order(order) => {
                 let group = group(row, order, piece.read_at);
                 match index.get(&(group.order_id, group.tracking_number.clone())) {
                     Some(&at) => groups[at].items.extend(group.items),
@@ -263,17 +277,28 @@ fn stranger(tx: &Connection, reader: Reader, piece: &str, row: &ShipmentLine) ->
     note(tx, reader.run_id, Step::PullShipments, ProblemKind::Shipment, &row.tracking_number, &message)
 }
 
+/// What a line's reference found.
+enum Found {
+    /// The order and its store.
+    Order((i64, i64)),
+    None,
+    /// A key several orders of the store carry (a display id), with how many.
+    Ambiguous(i64),
+}
+
 /// The order (and its store) a line names among the customer's, `None` for a stranger. A line
 /// that carries the warehouse's own order id is the order's only when the order was sent to
-/// this warehouse under that id.
+/// this warehouse under that id; a line naming an order by a key of the reading connection's
+/// store finds it in that store alone.
 fn find_order(
     conn: &Connection,
-    (customer_id, warehouse_id): (i64, i64),
+    reader: Reader,
     row: &ShipmentLine,
     read_at: i64,
-) -> rusqlite::Result<Option<(i64, i64)>> {
+) -> rusqlite::Result<Found> {
+    let Reader { customer_id, warehouse_id, store_id, .. } = reader;
     let pair = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?));
-    match &row.order {
+    let found = match &row.order {
         OrderReference::Warehouse { warehouse_order_id, order_id } => {
             let sent = conn
                 .prepare_cached(
@@ -283,22 +308,78 @@ fn find_order(
                 .query_row(params![order_id, customer_id, warehouse_id, warehouse_order_id], pair)
                 .optional()?;
             match sent {
-                Some(order) => Ok(Some(order)),
-                None => in_doubt_here(conn, (customer_id, warehouse_id), *order_id, warehouse_order_id, read_at),
+                Some(order) => Some(order),
+                None => in_doubt_here(conn, (customer_id, warehouse_id), *order_id, warehouse_order_id, read_at)?,
             }
         }
         OrderReference::Order(id) => conn
             .prepare_cached("SELECT id, store_id FROM orders WHERE id = ?1 AND customer_id = ?2")?
             .query_row(params![id, customer_id], pair)
-            .optional(),
+            .optional()?,
         OrderReference::External { store_id, external_id } => conn
             .prepare_cached(
                 "SELECT id, store_id FROM orders WHERE store_id = ?1 AND external_id = ?2 AND customer_id = ?3",
             )?
             .query_row(params![store_id, external_id, customer_id], pair)
-            .optional(),
-        OrderReference::Stranger => Ok(None),
-    }
+            .optional()?,
+        OrderReference::InStore { store_id: Some(given), .. } if *given != store_id => None,
+        OrderReference::InStore { key, .. } => {
+            let (sql, value): (&str, rusqlite::types::Value) = match key {
+                StoreKey::Id(id) => ("SELECT id, store_id FROM orders WHERE id = ?2 AND store_id = ?1", (*id).into()),
+                StoreKey::External(external) => (
+                    "SELECT id, store_id FROM orders WHERE store_id = ?1 AND external_id = ?2",
+                    external.clone().into(),
+                ),
+                StoreKey::Display(display) => (
+                    "SELECT id, store_id FROM orders WHERE store_id = ?1 AND external_display_id = ?2 LIMIT 3",
+                    display.clone().into(),
+                ),
+            };
+            let mut stmt = conn.prepare_cached(sql)?;
+            let orders = stmt.query_map(params![store_id, value], pair)?.collect::<rusqlite::Result<Vec<_>>>()?;
+            match orders[..] {
+                [] => None,
+                [order] => Some(order),
+                _ => {
+                    let count: i64 = conn
+                        .prepare_cached("SELECT COUNT(*) FROM orders WHERE store_id = ?1 AND external_display_id = ?2")?
+                        .query_row(params![store_id, value], |r| r.get(0))?;
+                    return Ok(Found::Ambiguous(count));
+                }
+            }
+        }
+        OrderReference::SentHere(id) => sent_here(conn, (customer_id, warehouse_id), *id)?,
+        OrderReference::Document { number, part } => conn
+            .prepare_cached(
+                "SELECT o.id, o.store_id FROM order_batches b
+                   JOIN connections c ON c.id = b.connection_id
+                   JOIN order_batch_orders bo ON bo.batch_id = b.id
+                   JOIN orders o ON o.id = bo.order_id
+                  WHERE c.warehouse_id = ?1 AND b.document = ?2 AND bo.part = ?3 AND o.customer_id = ?4",
+            )?
+            .query_row(params![warehouse_id, number, part, customer_id], pair)
+            .optional()?,
+        OrderReference::Stranger => None,
+    };
+    Ok(found.map_or(Found::None, Found::Order))
+}
+
+/// Order `order_id` of the customer, when this warehouse was sent it by any of its connections.
+pub(super) fn sent_here(
+    conn: &Connection,
+    (customer_id, warehouse_id): (i64, i64),
+    order_id: i64,
+) -> rusqlite::Result<Option<(i64, i64)>> {
+    conn.prepare_cached(
+        "SELECT o.id, o.store_id FROM orders o
+          WHERE o.id = ?1 AND o.customer_id = ?2
+            AND (o.fulfillment_warehouse_id = ?3 OR EXISTS (
+                   SELECT 1 FROM order_batch_orders bo JOIN order_batches b ON b.id = bo.batch_id
+                     JOIN connections c ON c.id = b.connection_id
+                    WHERE bo.order_id = o.id AND c.warehouse_id = ?3))",
+    )?
+    .query_row(params![order_id, customer_id, warehouse_id], |r| Ok((r.get(0)?, r.get(1)?)))
+    .optional()
 }
 
 /// A line of order `order_id` of store `store_id` as a shipment of its item; a line that does

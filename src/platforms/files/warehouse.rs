@@ -169,7 +169,7 @@ impl Warehouse {
     /// the name with a leading `.` first, renamed once complete, so a reader never sees half
     /// a file. The same send written again (after a crash) replaces its file.
     pub async fn write_orders(&mut self, orders: OrderStream) -> Result<Sent, PlatformError> {
-        let SendKey { connection_id, number } = orders.send;
+        let SendKey { connection_id, number, .. } = orders.send;
         let name = format!("orders-{connection_id}-{number}.csv");
         let dir = self.folders.orders.clone();
         let session = self.session().await?;
@@ -382,7 +382,7 @@ mod tests {
             warehouse(Kind::Folder, &folder_adapter(dir.path()), &settings(Duration::ZERO)).unwrap();
         let order = OutgoingOrder { order_id: 1, store_id: 1, ..OutgoingOrder::default() };
 
-        let (feed, stream) = order_feed(SendKey { connection_id: 7, number: 1 });
+        let (feed, stream) = order_feed(SendKey { connection_id: 7, number: 1, created_at: 0 });
         let producer = std::thread::spawn({
             let order = order.clone();
             move || {
@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(warehouse.write_orders(stream).await, Ok(Sent::Delivered(vec![1])));
         assert_eq!(producer.join().unwrap(), Ok(()));
 
-        let (feed, stream) = order_feed(SendKey { connection_id: 7, number: 2 });
+        let (feed, stream) = order_feed(SendKey { connection_id: 7, number: 2, created_at: 0 });
         let producer = std::thread::spawn(move || feed.send(vec![order]));
         assert_eq!(warehouse.write_orders(stream).await, Ok(Sent::Abandoned), "no finish");
         assert_eq!(producer.join().unwrap(), Ok(()));

@@ -66,7 +66,7 @@ fn order(order_id: i64, sku: &str, country: &str) -> OutgoingOrder {
 
 /// Sends `orders` through the client as the engine does: fed from another thread.
 async fn send(client: &mut dyn WarehouseClient, orders: Vec<OutgoingOrder>) -> Vec<(i64, SentOrder)> {
-    let (feed, stream) = order_feed(SendKey { connection_id: 1, number: 1 });
+    let (feed, stream) = order_feed(SendKey { connection_id: 1, number: 1, created_at: 0 });
     let producer = std::thread::spawn(move || {
         feed.send(orders).ok();
         feed.finish().ok();

@@ -70,7 +70,7 @@ fn order(order_id: i64, sku: &str) -> OutgoingOrder {
 
 /// Sends `orders` through the client as the engine does: fed from another thread.
 async fn deliver(client: &mut dyn WarehouseClient, orders: Vec<OutgoingOrder>) -> Delivery {
-    let (feed, stream) = order_feed(SendKey { connection_id: 1, number: 1 });
+    let (feed, stream) = order_feed(SendKey { connection_id: 1, number: 1, created_at: 0 });
     let producer = std::thread::spawn(move || {
         feed.send(orders).ok();
         feed.finish().ok();
