@@ -49,6 +49,13 @@ pub fn is_secret_key(key: &str) -> bool {
     ["token", "secret", "password", "key"].iter().any(|word| key.contains(word))
 }
 
+/// Adapter keys whose whole value is the merchant's own plain words, never a secret, at any
+/// depth: a file warehouse's CSV layouts and its X12 settings (files-csv-layouts.md §1,
+/// files-x12.md §1.1). A header or map entry such as "Donkey Key Rings" is shown as given.
+pub fn is_plain_key(key: &str) -> bool {
+    ["orders_layout", "shipments_layout", "inventory_layout", "x12"].contains(&key)
+}
+
 /// Whether a URL carries a password in its user info (`sftp://user:password@host`).
 fn has_url_password(url: &str) -> bool {
     let Some(scheme_end) = url.find("://") else { return false };
@@ -107,6 +114,7 @@ impl Sealer {
     fn seal_value(&self, key: &str, value: &Value) -> Value {
         match value {
             Value::Null => Value::Null,
+            _ if is_plain_key(key) => value.clone(),
             Value::String(s) if s.starts_with(SEALED) || s.starts_with(SEALED_JSON) => value.clone(),
             Value::String(s) if is_secret_key(key) => Value::String(self.seal_text(s, SEALED)),
             Value::String(s) if key.eq_ignore_ascii_case("connection_string") && has_url_password(s) => {
@@ -123,7 +131,13 @@ impl Sealer {
 
     /// The adapter as it was before sealing; `None` if a sealed value does not open.
     pub fn open_adapter(&self, stored: &Map<String, Value>) -> Option<Map<String, Value>> {
-        stored.iter().map(|(key, value)| Some((key.clone(), self.open_value(value)?))).collect()
+        stored
+            .iter()
+            .map(|(key, value)| {
+                let opened = if is_plain_key(key) { value.clone() } else { self.open_value(value)? };
+                Some((key.clone(), opened))
+            })
+            .collect()
     }
 
     fn open_value(&self, value: &Value) -> Option<Value> {

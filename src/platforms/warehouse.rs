@@ -70,6 +70,13 @@ pub trait WarehouseClient: Send {
         String::new()
     }
 
+    /// Whether a refused piece fails the step once the others are read (a CSV file: the run's
+    /// `error` names it), or is only named in the run's problems (an X12 interchange,
+    /// files-x12.md §9).
+    fn refusal_fails_the_step(&self) -> bool {
+        true
+    }
+
     /// Ends what the pass opened; errors here change nothing.
     async fn close(&mut self) {}
 }
@@ -87,6 +94,76 @@ pub struct WarehouseSettings {
     pub policy: RetryPolicy,
     /// The warehouse's row id: what the client keeps in memory across passes is keyed by it.
     pub warehouse_id: i64,
+    /// The warehouse's document numbers, kept in the database.
+    pub documents: Arc<dyn Documents>,
+}
+
+/// A warehouse's document numbers (an X12 interchange's control number: files-x12.md §3),
+/// kept by the engine in the database. A number is committed before the document carrying it
+/// is written and is never handed out twice, across connections, passes and processes.
+#[async_trait]
+pub trait Documents: Send + Sync {
+    /// The number and time of send `send`'s document: those recorded with the send, else the
+    /// warehouse's next number and now, recorded with it before this returns. A send written
+    /// again after a crash gets the same.
+    async fn of_send(&self, send: SendKey, counter: Counter) -> Result<Numbered, PlatformError>;
+
+    /// Records where each order of send `send` stands in its document (`(order id, part)`), so
+    /// the warehouse's answer about a part finds its order.
+    async fn place(&self, send: SendKey, parts: Vec<(i64, i64)>) -> Result<(), PlatformError>;
+
+    /// The warehouse's next number and now, for a document no send records (an
+    /// acknowledgement), committed before this returns.
+    async fn next(&self, counter: Counter) -> Result<Numbered, PlatformError>;
+}
+
+/// How a warehouse's numbers run: from `first` (raised by the adapter, never lowered) up to
+/// `last`, then from 1 again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter {
+    pub first: i64,
+    pub last: i64,
+}
+
+/// A document's number and the time it was first made (ms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Numbered {
+    pub number: i64,
+    pub at: i64,
+}
+
+/// Document numbers held in memory, for a client test: each send keeps the first number it got.
+#[cfg(test)]
+#[derive(Default)]
+pub struct NumbersInMemory(Mutex<(i64, HashMap<(i64, i64), Numbered>, Vec<(i64, i64)>)>);
+
+#[cfg(test)]
+#[async_trait]
+impl Documents for NumbersInMemory {
+    async fn of_send(&self, send: SendKey, counter: Counter) -> Result<Numbered, PlatformError> {
+        let mut held = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(numbered) = held.1.get(&(send.connection_id, send.number)) {
+            return Ok(*numbered);
+        }
+        held.0 = held.0.max(counter.first);
+        let numbered = Numbered { number: held.0, at: send.created_at };
+        held.0 += 1;
+        held.1.insert((send.connection_id, send.number), numbered);
+        Ok(numbered)
+    }
+
+    async fn place(&self, _send: SendKey, parts: Vec<(i64, i64)>) -> Result<(), PlatformError> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).2.extend(parts);
+        Ok(())
+    }
+
+    async fn next(&self, counter: Counter) -> Result<Numbered, PlatformError> {
+        let mut held = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        held.0 = held.0.max(counter.first);
+        let numbered = Numbered { number: held.0, at: crate::dates::now_ms() };
+        held.0 += 1;
+        Ok(numbered)
+    }
 }
 
 #[cfg(test)]
@@ -106,6 +183,7 @@ impl WarehouseSettings {
             memory: Memory::default(),
             policy,
             warehouse_id: 1,
+            documents: Arc::new(NumbersInMemory::default()),
         }
     }
 }
@@ -209,6 +287,38 @@ pub struct Inbound<T> {
     pub walk: WalkPlace,
     /// What a line of an order not found among the customer's means.
     pub strangers: Strangers,
+    /// What else the piece says: orders the warehouse turned back, and records it skipped.
+    pub reports: Reports,
+}
+
+/// What a piece says besides its records.
+#[derive(Debug, Default)]
+pub struct Reports {
+    /// Orders the warehouse says it cannot fulfil after it took them (an X12 997 that rejects
+    /// a 940 set): each becomes `errored` while it waits for its shipment.
+    pub rejected: Vec<Rejected>,
+    /// Records of the piece left out, each named in the run's problems (an 846's line item
+    /// without a SKU or a quantity); the rest of the piece is used.
+    pub remarks: Vec<Remark>,
+}
+
+/// An order the warehouse turned back: which, and its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    pub order: OrderReference,
+    /// How a person names what the warehouse pointed at ("group 7, set 0001").
+    pub reference: String,
+    /// The warehouse's words, as the order's `last_error` and the run's problem show them.
+    pub message: String,
+}
+
+/// A record of a piece that was left out, as the run's problems name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remark {
+    /// `true`: `reference` is a SKU (kind `sku`); `false`: the piece's name is (kind `file`).
+    pub of_sku: bool,
+    pub reference: String,
+    pub message: String,
 }
 
 impl Inbound<StockRow> {
@@ -220,6 +330,7 @@ impl Inbound<StockRow> {
             cursor: None,
             walk: WalkPlace::Unchanged,
             strangers: Strangers::Skip,
+            reports: Reports::default(),
         }
     }
 }
@@ -257,7 +368,9 @@ pub enum Taken<'a> {
 /// A piece's records, or its bad lines.
 pub type Parsed<T> = Result<Vec<T>, Vec<BadLine>>;
 
-/// One line of a piece that cannot be used, numbered as people count (1 = a file's header).
+/// One line of a piece that cannot be used, numbered as people count (1 = a file's header);
+/// line 0 for a problem whose text names its own place (an X12 file's "segment 13 (SE), set
+/// 0001: …").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadLine {
     pub line: u64,

@@ -162,6 +162,7 @@ pub fn mask(settings: &Map<String, Value>) -> Map<String, Value> {
 fn mask_value(key: &str, value: &Value) -> Value {
     match value {
         Value::Null => Value::Null,
+        _ if crate::db::secrets::is_plain_key(key) => value.clone(),
         Value::String(s) if is_secret_key(key) => Value::String(mask_secret(s)),
         _ if is_secret_key(key) => Value::String(MASK.to_string()),
         Value::String(s) if key.eq_ignore_ascii_case("connection_string") => {
@@ -177,7 +178,7 @@ fn mask_value(key: &str, value: &Value) -> Value {
 /// one field and a PATCH of the whole adapter does not overwrite secrets with their masks.
 fn keep_masked_secrets(new: &mut Map<String, Value>, stored: &Map<String, Value>) {
     for (key, value) in new.iter_mut() {
-        let Some(old) = stored.get(key) else { continue };
+        let Some(old) = stored.get(key).filter(|_| !crate::db::secrets::is_plain_key(key)) else { continue };
         match value {
             Value::Object(inner) => {
                 if let Value::Object(old_inner) = old {

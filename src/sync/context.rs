@@ -118,6 +118,11 @@ impl<'a> Context<'a> {
         self.sql(move |conn| note(conn, run_id, step, kind, &reference, &message)).await
     }
 
+    /// The engine's database, for a platform's own records kept there (its document numbers).
+    pub(super) fn pool(&self) -> &'a Pool {
+        self.tools.pool
+    }
+
     pub(super) fn settings(&self) -> &'a Settings {
         self.tools.settings
     }

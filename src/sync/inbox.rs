@@ -56,7 +56,7 @@ impl<'w> Reading<'w> {
 
     /// Whether every piece read could be used: else the error the step ends with.
     pub(super) fn finish(&self) -> Result<(), StepError> {
-        if self.failed.is_empty() {
+        if self.failed.is_empty() || !self.warehouse.refusal_fails_the_step() {
             return Ok(());
         }
         let (_, what, done) = self.words();
@@ -78,10 +78,18 @@ impl<'w> Reading<'w> {
 
 /// Bad lines as one phrase: "line 3: has no tracking_number; line 5: …" (the first ten).
 pub(super) fn lines(bad: &[BadLine]) -> String {
-    let mut text: Vec<String> =
-        bad.iter().take(10).map(|b| format!("line {}: {}", b.line, b.problem)).collect();
+    let mut text: Vec<String> = bad.iter().take(10).map(line).collect();
     if bad.len() > 10 {
         text.push(format!("and {} more", bad.len() - 10));
     }
     text.join("; ")
+}
+
+/// One bad line as a person reads it: "line 3: has no tracking_number", or a problem that
+/// names its own place.
+pub(super) fn line(bad: &BadLine) -> String {
+    match bad.line {
+        0 => bad.problem.clone(),
+        n => format!("line {n}: {}", bad.problem),
+    }
 }

@@ -13,6 +13,7 @@
 
 pub mod command;
 mod context;
+mod documents;
 mod engine;
 mod inbox;
 mod lease;

@@ -21,8 +21,8 @@ use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    BadLine, Inbound, Inbox, LineRead, OrderReference, ShipmentLine, Since, StoreKey, Strangers, Units,
-    WalkPlace, WarehouseClient,
+    BadLine, Inbound, Inbox, LineRead, OrderReference, Rejected, ShipmentLine, Since, StoreKey, Strangers,
+    Units, WalkPlace, WarehouseClient,
 };
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
@@ -73,6 +73,8 @@ struct Reader {
 struct Piece {
     name: String,
     rows: Vec<LineRead>,
+    /// Orders the warehouse turned back after it took them.
+    rejected: Vec<Rejected>,
     read_at: i64,
     strangers: Strangers,
     cursor: Option<i64>,
@@ -97,14 +99,16 @@ pub async fn pull(
     let since = ctx.sql(move |conn| since(conn, warehouse_id)).await?;
     let mut inbox = Reading::open(warehouse, Inbox::Shipments, since).await?;
     for _ in 0..MAX_PIECES {
-        let Some(Inbound { name, records, cursor, walk, strangers }) =
+        let Some(Inbound { name, records, cursor, walk, strangers, reports }) =
             inbox.warehouse.next_shipments().await?
         else {
             break;
         };
         let imported = match records {
             Ok(rows) => {
-                let piece = Piece { name: name.clone(), rows, read_at: now_ms(), strangers, cursor, walk };
+                let rejected = reports.rejected;
+                let piece =
+                    Piece { name: name.clone(), rows, rejected, read_at: now_ms(), strangers, cursor, walk };
                 ctx.db(move |conn| import_piece(conn, reader, piece)).await?
             }
             Err(bad) => Err(bad),
@@ -190,8 +194,33 @@ fn import_piece(
             }
         }
     }
+    let mut turned_back = Vec::new();
+    for rejected in piece.rejected {
+        let row = ShipmentLine {
+            line: 0,
+            order: rejected.order.clone(),
+            reference: rejected.reference.clone(),
+            tracking_number: String::new(),
+            carrier_name: None,
+            service_level: None,
+            description: None,
+            shipped_at: None,
+            weight: None,
+            item: None,
+        };
+        match find_order(&tx, reader, &row, piece.read_at)? {
+            Found::Order((order_id, _)) => turned_back.push((order_id, rejected.message)),
+            Found::None | Found::Ambiguous(_) => bad.push(BadLine {
+                line: 0,
+                problem: format!("{} names no order orderbridge sent this warehouse", rejected.reference),
+            }),
+        }
+    }
     if !bad.is_empty() {
         return Ok(Err(bad));
+    }
+    for (order_id, message) in turned_back {
+        turn_back(&tx, reader.run_id, order_id, &message)?;
     }
     if let Some(cursor) = piece.cursor {
         tx.prepare_cached(
@@ -253,6 +282,22 @@ fn import_piece(
     }
     tx.commit()?;
     Ok(Ok(created))
+}
+
+/// An order the warehouse turned back after it took it: `errored` with the warehouse's words
+/// while it waits for its shipment (an order already shipped or errored keeps its state), and
+/// named in the run.
+fn turn_back(tx: &Connection, run_id: i64, order_id: i64, message: &str) -> rusqlite::Result<()> {
+    let state: Option<Option<String>> = tx
+        .prepare_cached("SELECT fulfillment_state FROM orders WHERE id = ?1")?
+        .query_row([order_id], |r| r.get(0))
+        .optional()?;
+    if state.flatten().as_deref() != Some(states::OrderState::PendingShipment.as_str()) {
+        return Ok(());
+    }
+    states::move_order(tx, order_id, states::OrderState::Errored, now_ms())?;
+    note(tx, run_id, Step::PullShipments, ProblemKind::Order, &order_id.to_string(), message)?;
+    problems::order_error(tx, order_id, Step::PullShipments, message)
 }
 
 /// Names a warehouse's shipment of an order that is not ours in the run, the first time it

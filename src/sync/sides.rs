@@ -10,6 +10,7 @@ use crate::platforms::warehouse::WarehouseSettings;
 use crate::platforms::{self, PlatformError};
 
 use super::context::Context;
+use super::documents::Numbers;
 
 /// The client for the link's store, or why it has none.
 pub fn store_for(ctx: &Context<'_>) -> Result<StoreSide, PlatformError> {
@@ -45,6 +46,7 @@ pub fn warehouse_for(ctx: &Context<'_>) -> Result<WarehouseSide, PlatformError> 
         memory: ctx.memory().clone(),
         policy: settings.retry_policy(),
         warehouse_id: link.warehouse_id,
+        documents: std::sync::Arc::new(Numbers { pool: ctx.pool().clone(), warehouse_id: link.warehouse_id }),
     };
     platform.platform.client(&link.warehouse_adapter, &warehouse)
 }

@@ -39,6 +39,13 @@ pub async fn sync(
     for _ in 0..MAX_PIECES {
         let Some(piece) = inbox.warehouse.next_stock().await? else { break };
         let warehouse_id = link.warehouse_id;
+        for remark in piece.reports.remarks {
+            let (kind, reference) = match remark.of_sku {
+                true => (ProblemKind::Sku, remark.reference),
+                false => (ProblemKind::File, piece.name.clone()),
+            };
+            ctx.note(Step::Stock, kind, reference, remark.message).await?;
+        }
         let used = match piece.records {
             Ok(rows) => {
                 ctx.sql(move |conn| record(conn, warehouse_id, &rows)).await?;

@@ -23,6 +23,7 @@ impl Warehouse {
             cursor: None,
             walk: WalkPlace::Unchanged,
             strangers: Strangers::RefuseThePiece,
+            reports: Default::default(),
         }
     }
 }

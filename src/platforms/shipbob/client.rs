@@ -146,6 +146,7 @@ impl Client {
             cursor,
             walk: place,
             strangers: Strangers::Skip,
+            reports: Default::default(),
         }))
     }
 

@@ -138,6 +138,7 @@ impl Client {
             cursor,
             walk: WalkPlace::Unchanged,
             strangers: Strangers::Skip,
+            reports: Default::default(),
         }))
     }
 
