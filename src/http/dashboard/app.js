@@ -576,6 +576,35 @@ function holdersView(kind) {
   };
 }
 
+// A file warehouse's formats (files-csv-layouts.md, files-x12.md): what it writes and reads,
+// with each layout's columns in file order, so an operator checks a 3PL's template at a glance.
+const FILE_PLATFORMS = ["sftp", "ftp", "dropstream", "folder"];
+function fileFormat(row) {
+  if (!FILE_PLATFORMS.includes(row.platform)) return "";
+  const a = row.adapter || {};
+  if (a.file_format === "x12") {
+    const x = a.x12 || {};
+    return h("section", {},
+      h("h2", { text: "File format: X12 EDI 004010" }),
+      h("dl", { class: "facts" },
+        h("dt", { text: "orders out" }), h("dd", { text: `940s into ${show(a.orders_dir || "orders")}, from ${show(x.sender_id)} to ${show(x.receiver_id)}` }),
+        h("dt", { text: "shipments in" }), h("dd", { text: `945s (and 997s) from ${show(a.shipments_dir || "shipments")}` }),
+        h("dt", { text: "stock in" }), h("dd", { text: `846s from ${show(a.inventory_dir || "inventory")}` }),
+        h("dt", { text: "acknowledgements" }), h("dd", { text: x.send_997 === false ? "none sent" : "a 997 for each file read" })));
+  }
+  const columns = (layout) => (layout.columns || []).map((c) => typeof c === "string" ? c : `${c.header}${c.field ? ` ← ${c.field}` : ""}`).join(" | ");
+  const side = (name, layout, what) => [
+    h("dt", { text: what }),
+    h("dd", { text: layout ? `${name}: ${columns(layout) || "today's columns"}` : `${name}: orderbridge's own CSV (CONTRACT §11)` }),
+  ];
+  return h("section", {},
+    h("h2", { text: "File format: CSV" }),
+    h("dl", { class: "facts" },
+      ...side("orders_layout", a.orders_layout, "orders out"),
+      ...side("shipments_layout", a.shipments_layout, "shipments in"),
+      ...side("inventory_layout", a.inventory_layout, "stock in")));
+}
+
 // One store or warehouse, with the connections it is part of.
 function holderView(kind) {
   return async (id) => {
@@ -597,6 +626,7 @@ function holderView(kind) {
         h("dt", { text: "platform" }), h("dd", { text: show(row.platform) }),
         h("dt", { text: "enabled" }), h("dd", { text: row.enabled_at ? `since ${when(row.enabled_at)}` : "no" }),
         h("dt", { text: "adapter (secrets masked)" }), h("dd", {}, h("code", { text: show(row.adapter) }))),
+      kind === "warehouses" ? fileFormat(row) : "",
       h("h2", { text: "Connections" }),
       table(`Connections of this ${noun.toLowerCase()}`, [
         { label: "Name", cell: (c) => h("a", { href: `#/connections/${c.id}`, text: show(c.name) }) },
