@@ -94,6 +94,9 @@ pub struct WarehouseSettings {
     pub policy: RetryPolicy,
     /// The warehouse's row id: what the client keeps in memory across passes is keyed by it.
     pub warehouse_id: i64,
+    /// The connection whose pass this is: a document it writes on its own (an X12 997) is
+    /// named after it.
+    pub connection_id: i64,
     /// The warehouse's document numbers, kept in the database.
     pub documents: Arc<dyn Documents>,
 }
@@ -183,6 +186,7 @@ impl WarehouseSettings {
             memory: Memory::default(),
             policy,
             warehouse_id: 1,
+            connection_id: 1,
             documents: Arc::new(NumbersInMemory::default()),
         }
     }

@@ -46,6 +46,7 @@ pub fn warehouse_for(ctx: &Context<'_>) -> Result<WarehouseSide, PlatformError> 
         memory: ctx.memory().clone(),
         policy: settings.retry_policy(),
         warehouse_id: link.warehouse_id,
+        connection_id: link.id,
         documents: std::sync::Arc::new(Numbers { pool: ctx.pool().clone(), warehouse_id: link.warehouse_id }),
     };
     platform.platform.client(&link.warehouse_adapter, &warehouse)

@@ -13,6 +13,7 @@ mod conditional;
 mod connections;
 mod crash_writes;
 mod customers;
+mod file_formats;
 mod fixtures;
 mod fuzz;
 mod import;

@@ -14,14 +14,13 @@ use super::Facts;
 /// Endings of the names upload tools and editors give a file until it is complete.
 const PARTIAL_SUFFIXES: [&str; 4] = [".tmp", ".part", ".filepart", ".partial"];
 
-/// Whether a file in a shipments or inventory folder is one to read: a `*.csv` whose name is
-/// not one a writer uses while writing (a leading `.`, as orderbridge writes its own files,
-/// or a partial-upload ending).
+/// Whether a file in a shipments or inventory folder may be read at all: its name is not one a
+/// writer uses while writing (a leading `.`, as orderbridge writes its own files, or a
+/// partial-upload ending). Which of those a warehouse reads is its format's to say (a CSV
+/// layout's `file_pattern`, `*.csv` by default; every name for X12).
 pub fn is_taken_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    !name.starts_with('.')
-        && lower.ends_with(".csv")
-        && !PARTIAL_SUFFIXES.iter().any(|suffix| lower.ends_with(suffix))
+    !name.starts_with('.') && !PARTIAL_SUFFIXES.iter().any(|suffix| lower.ends_with(suffix))
 }
 
 /// What one look saw of a file.
@@ -161,11 +160,10 @@ mod tests {
 
     #[test]
     fn names_a_writer_uses_while_writing_are_never_taken() {
-        for taken in ["ship.csv", "SHIP.CSV", "a.part.csv", "x y.csv"] {
+        for taken in ["ship.csv", "SHIP.CSV", "a.part.csv", "x y.csv", "945.edi", "x.txt"] {
             assert!(is_taken_name(taken), "{taken}");
         }
-        for never in [".x.csv", "x.csv.part", "x.csv.tmp", "x.csv.filepart", "x.csv.PARTIAL", "x.txt", ".csv"]
-        {
+        for never in [".x.csv", "x.csv.part", "x.csv.tmp", "x.csv.filepart", "x.csv.PARTIAL", ".csv"] {
             assert!(!is_taken_name(never), "{never}");
         }
     }

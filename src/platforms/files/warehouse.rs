@@ -232,7 +232,8 @@ impl Warehouse {
         let session = self.session().await?;
         let entries = session.list(dir, max).await?;
         let mut seen = Vec::new();
-        for entry in entries.into_iter().filter(|e| is_taken_name(&e.name)) {
+        let read_here = |name: &str| is_taken_name(name) && name.to_ascii_lowercase().ends_with(".csv");
+        for entry in entries.into_iter().filter(|e| read_here(&e.name)) {
             let path = join(dir, &entry.name);
             // A listing without facts (FTP's NLST) is followed by SIZE and MDTM; a server
             // without those either is judged by the bytes themselves, read at each look.

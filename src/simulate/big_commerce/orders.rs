@@ -182,7 +182,7 @@ impl Order {
     pub(super) fn address(&self) -> serde_json::Map<String, Value> {
         let Value::Object(fields) = json!({
             "first_name": self.first_name, "last_name": self.last_name, "company": "",
-            "street_1": "1 Main Street", "street_2": "", "city": self.city, "state": "State",
+            "street_1": "1 Main Street", "street_2": "", "city": self.city, "state": "Texas",
             "zip": "12345", "country": "United States", "country_iso2": "US", "phone": "555-0100",
             "email": self.email,
         }) else {
