@@ -48,6 +48,10 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
         } else {
             eprintln!("orderbridge: the database already holds data; serving it without seeding");
         }
+        if simulate {
+            // Two demo 3PLs speak their own language: a Landmark-like CSV layout, and X12.
+            crate::simulate::speak_formats(&conn, seeded.is_some()).map_err(|e| format!("database: {e}"))?;
+        }
         let plan = simulate.then(|| crate::simulate::demo::Plan::read(&conn, &folder_root)).transpose()?;
         // No connection is held while the simulators start.
         drop(conn);

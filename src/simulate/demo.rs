@@ -12,7 +12,8 @@
 //!   item per product of its customer, so stock sent to it shows.
 //! - A simulated warehouse worker serves every `folder` warehouse: each order file that has
 //!   waited a few seconds is "picked", a shipment file with a tracking number per order is
-//!   dropped in `shipments/`, and the order file moves to `orders/received/`.
+//!   dropped in `shipments/`, and the order file moves to `orders/received/`. Two of them are
+//!   3PLs with a language of their own (`demo_formats`): Landmark-like CSV, and X12.
 //!
 //! Only the other side is simulated: orderbridge's engine and platform clients do the real
 //! work over real HTTP and real files.
@@ -57,7 +58,7 @@ const ORDER_EVERY: Duration = Duration::from_secs(4);
 
 /// How often the warehouse worker looks for order files, and how long a file waits first.
 const WORKER_EVERY: Duration = Duration::from_secs(2);
-const SHIP_AFTER: Duration = Duration::from_secs(6);
+pub(super) const SHIP_AFTER: Duration = Duration::from_secs(6);
 
 /// A demo store: the simulator that answers for it and the account that names it there.
 #[derive(Debug, Clone)]
@@ -92,7 +93,8 @@ impl Drop for Demo {
 pub struct Plan {
     /// Each store, its credentials (token, secret), its orders and its customer's SKUs.
     stores: Vec<(DemoStore, String, Vec<Adopted>, Vec<String>)>,
-    warehouses: Vec<PathBuf>,
+    /// Each `folder` warehouse's folder and adapter (which files its 3PL speaks).
+    warehouses: Vec<(PathBuf, Value)>,
 }
 
 /// An order the store had: its number there, when it was placed, and its lines (line id,
@@ -192,7 +194,7 @@ impl Demo {
             }
             stores.push(store);
         }
-        for folder in &plan.warehouses {
+        for (folder, _) in &plan.warehouses {
             for dir in ["orders", "shipments"] {
                 std::fs::create_dir_all(folder.join(dir)).map_err(|e| {
                     format!("cannot create the demo warehouse folder {}: {e}", folder.display())
@@ -417,8 +419,8 @@ fn store_orders(conn: &Connection, store_id: i64) -> rusqlite::Result<Vec<Adopte
     Ok(adopted)
 }
 
-/// The demo's `folder` warehouses: their folders, if inside the root.
-fn warehouse_folders(conn: &Connection, root: &Path) -> rusqlite::Result<Vec<PathBuf>> {
+/// The demo's `folder` warehouses: their folders, if inside the root, with their adapters.
+fn warehouse_folders(conn: &Connection, root: &Path) -> rusqlite::Result<Vec<(PathBuf, Value)>> {
     let mut stmt =
         conn.prepare("SELECT ob_open(adapter) FROM warehouses WHERE platform = 'folder' ORDER BY id")?;
     let adapters = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?;
@@ -428,7 +430,7 @@ fn warehouse_folders(conn: &Connection, root: &Path) -> rusqlite::Result<Vec<Pat
             let adapter: Value = serde_json::from_str(adapter).ok()?;
             let url = adapter.get("connection_string")?.as_str()?;
             crate::platforms::files::folder::check_inside_root(url, root).ok()?;
-            crate::platforms::files::folder::parse(url).ok()
+            Some((crate::platforms::files::folder::parse(url).ok()?, adapter))
         })
         .collect())
 }
@@ -460,14 +462,16 @@ async fn take_orders(
 }
 
 /// The warehouse worker: ships each order file that has waited `SHIP_AFTER`.
-async fn work_warehouses(folders: Vec<PathBuf>) {
+async fn work_warehouses(folders: Vec<(PathBuf, Value)>) {
     let mut ticker = tokio::time::interval(WORKER_EVERY);
     loop {
         ticker.tick().await;
         let folders = folders.clone();
         let worked = tokio::task::spawn_blocking(move || {
-            for folder in &folders {
-                if let Err(e) = ship_waiting_files(folder) {
+            for (folder, adapter) in &folders {
+                let worked =
+                    super::demo_formats::serve(folder, adapter).unwrap_or_else(|| ship_waiting_files(folder));
+                if let Err(e) = worked {
                     log::warn!("demo warehouse worker: {}: {e}", folder.display());
                 }
             }
