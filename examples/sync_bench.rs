@@ -9,8 +9,9 @@
 //!
 //! After the BigCommerce run come a Shopify run (`sync_bench_shopify/`), a WooCommerce run
 //! (`sync_bench_woocommerce/`) and an Amazon run (`sync_bench_amazon/`), alike in shape, and runs with a ShipBob warehouse
-//! (`sync_bench_shipbob/`) and a ShipStation warehouse (`sync_bench_shipstation/`);
-//! `--platform big_commerce|shopify|woocommerce|amazon|shipbob|shipstation` runs one.
+//! (`sync_bench_shipbob/`), a ShipStation warehouse (`sync_bench_shipstation/`) and a folder
+//! warehouse speaking X12 (`sync_bench_x12/`);
+//! `--platform big_commerce|shopify|woocommerce|amazon|shipbob|shipstation|x12` runs one.
 //!
 //! The simulator runs in a child process (this program started again with `--simulator`), so
 //! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
@@ -43,6 +44,7 @@ mod sync_bench_shipbob;
 mod sync_bench_shipstation;
 mod sync_bench_shopify;
 mod sync_bench_woocommerce;
+mod sync_bench_x12;
 use common::{SimulatorChild, cpu_secs, proc_status_kib};
 
 const HASH: &str = "bench-store";
@@ -73,9 +75,10 @@ fn main() {
         runtime.block_on(sync_bench_amazon::serve_simulator(orders));
     } else {
         if platform.is_some_and(|p| {
-            !["big_commerce", "shopify", "woocommerce", "amazon", "shipbob", "shipstation"].contains(&p)
+            !["big_commerce", "shopify", "woocommerce", "amazon", "shipbob", "shipstation", "x12"]
+                .contains(&p)
         }) {
-            fail("--platform takes big_commerce, shopify, woocommerce, amazon, shipbob or shipstation");
+            fail("--platform takes big_commerce, shopify, woocommerce, amazon, shipbob, shipstation or x12");
         }
         if platform.is_none_or(|p| p == "big_commerce") {
             runtime.block_on(bench(orders));
@@ -94,6 +97,9 @@ fn main() {
         }
         if platform.is_none_or(|p| p == "shipstation") {
             runtime.block_on(sync_bench_shipstation::bench(orders));
+        }
+        if platform.is_none_or(|p| p == "x12") {
+            runtime.block_on(sync_bench_x12::bench(orders));
         }
     }
 }
