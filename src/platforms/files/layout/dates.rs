@@ -77,7 +77,9 @@ impl DateFormat {
             rest = &rest[c.len_utf8()..];
         }
         let has = |wanted: &[Token]| tokens.iter().any(|t| wanted.contains(t));
-        if !(has(&[Token::Year4, Token::Year2]) && has(&[Token::Month2, Token::Month1]) && has(&[Token::Day2, Token::Day1]))
+        if !(has(&[Token::Year4, Token::Year2])
+            && has(&[Token::Month2, Token::Month1])
+            && has(&[Token::Day2, Token::Day1]))
         {
             return Err("is not a date format: a pattern needs a year, a month and a day (YYYY or YY, MM or M, DD or D)".into());
         }
@@ -136,7 +138,11 @@ type Wall = [i64; 7];
 
 /// The instant of a wall time in `zone`; a date that does not exist (February 30, hour 24)
 /// is none.
-fn in_zone(cell: &str, [year, month, day, hour, minute, second, ms]: Wall, zone: &TimeZone) -> Result<i64, String> {
+fn in_zone(
+    cell: &str,
+    [year, month, day, hour, minute, second, ms]: Wall,
+    zone: &TimeZone,
+) -> Result<i64, String> {
     let small = |n: i64| i8::try_from(n).ok();
     let wall = (|| {
         DateTime::new(
@@ -219,7 +225,8 @@ fn local_iso(cell: &str) -> Option<Result<Wall, String>> {
                 return None;
             }
             // Milliseconds: the first three digits, the rest cut.
-            wall[6] = (0..3).map(|i| fraction.get(i).map_or(0, |b| i64::from(b - b'0'))).fold(0, |n, d| n * 10 + d);
+            wall[6] =
+                (0..3).map(|i| fraction.get(i).map_or(0, |b| i64::from(b - b'0'))).fold(0, |n, d| n * 10 + d);
             end = bytes.len();
         }
     }
@@ -278,10 +285,19 @@ mod tests {
         assert_eq!(format.write(at("2026-07-03T02:05:09Z"), &chicago()), "2026-07-02 21:05:09");
         assert_eq!(format.write(at("2026-01-15T05:30:00Z"), &chicago()), "2026-01-14 23:30:00");
         let us = DateFormat::parse("M/D/YY").unwrap();
-        assert_eq!(us.write(at("2026-07-03T02:05:09Z"), &TimeZone::get("America/Los_Angeles").unwrap()), "7/2/26");
-        assert_eq!(DateFormat::Iso8601.write(at("2026-07-03T02:05:09Z"), &chicago()), "2026-07-03T02:05:09.000Z");
+        assert_eq!(
+            us.write(at("2026-07-03T02:05:09Z"), &TimeZone::get("America/Los_Angeles").unwrap()),
+            "7/2/26"
+        );
+        assert_eq!(
+            DateFormat::Iso8601.write(at("2026-07-03T02:05:09Z"), &chicago()),
+            "2026-07-03T02:05:09.000Z"
+        );
         assert_eq!(DateFormat::Unix.write(1_500, &chicago()), "1");
-        assert_eq!(DateFormat::parse("date").unwrap().write(at("2026-07-03T02:05:09Z"), &TimeZone::UTC), "2026-07-03");
+        assert_eq!(
+            DateFormat::parse("date").unwrap().write(at("2026-07-03T02:05:09Z"), &TimeZone::UTC),
+            "2026-07-03"
+        );
     }
 
     #[test]
@@ -297,7 +313,9 @@ mod tests {
     #[test]
     fn a_read_date_must_match_the_whole_pattern_and_exist() {
         let format = DateFormat::parse("YYYY-MM-DD HH:mm:ss").unwrap();
-        for bad in ["2026-03-08 3:30", "2026-02-30 00:00:00", "2026-03-08 24:00:00", "2026-03-08 01:30:00x", ""] {
+        for bad in
+            ["2026-03-08 3:30", "2026-02-30 00:00:00", "2026-03-08 24:00:00", "2026-03-08 01:30:00x", ""]
+        {
             assert!(format.read(bad, &TimeZone::UTC).is_err(), "{bad}");
         }
         let us = DateFormat::parse("M/D/YY").unwrap();

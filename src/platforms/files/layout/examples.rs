@@ -220,28 +220,41 @@ LTL-77,No,,,,2026-03-08 04:00:00,PALLET,1,LTN3
 #[test]
 fn landmark_confirmation_file_is_two_shipments_in_chicago_time() {
     let layouts = Layouts::of(&adapter(landmark()));
-    let lines: Vec<ShipmentLine> =
-        read_shipments(&layouts.shipments, CONFIRMATION.as_bytes()).unwrap().into_iter().map(Result::unwrap).collect();
-    let shipment = |line: u64, id: i64, tracking: &str, carrier: &str, service: &str, at: &str, sku: &str, q: i64| {
-        ShipmentLine {
-            line,
-            order: OrderReference::InStore { key: StoreKey::Id(id), store_id: None },
-            reference: format!("Reference OB-{id}"),
-            tracking_number: tracking.into(),
-            carrier_name: some(carrier),
-            service_level: some(service),
-            description: None,
-            shipped_at: Some(ms(at)),
-            weight: None,
-            item: Some((sku.into(), Units::Count(q))),
-        }
-    };
+    let lines: Vec<ShipmentLine> = read_shipments(&layouts.shipments, CONFIRMATION.as_bytes())
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let shipment =
+        |line: u64, id: i64, tracking: &str, carrier: &str, service: &str, at: &str, sku: &str, q: i64| {
+            ShipmentLine {
+                line,
+                order: OrderReference::InStore { key: StoreKey::Id(id), store_id: None },
+                reference: format!("Reference OB-{id}"),
+                tracking_number: tracking.into(),
+                carrier_name: some(carrier),
+                service_level: some(service),
+                description: None,
+                shipped_at: Some(ms(at)),
+                weight: None,
+                item: Some((sku.into(), Units::Count(q))),
+            }
+        };
     assert_eq!(
         lines,
         vec![
             shipment(2, 1042, "1Z999AA10123456784", "UPS", "GND", "2026-03-08T07:30:00.000Z", "MUG-CREME", 2),
             shipment(3, 1042, "1Z999AA10123456784", "UPS", "GND", "2026-03-08T07:30:00.000Z", "TWL-BGE", 3),
-            shipment(4, 1043, "794698562713", "FedEx", "FEDEX_GROUND", "2026-03-08T08:30:00.000Z", "TEA-SMP", 1),
+            shipment(
+                4,
+                1043,
+                "794698562713",
+                "FedEx",
+                "FEDEX_GROUND",
+                "2026-03-08T08:30:00.000Z",
+                "TEA-SMP",
+                1
+            ),
         ]
     );
     assert!(layouts.shipments.matches("Shipping_Confirmation_20260308.csv"));
@@ -255,13 +268,17 @@ fn landmark_confirmation_with_a_bad_date_names_line_4_and_its_date() {
         "OB-1043,Yes,794698562713,FDEG,FEDEX_GROUND,2026-03-08 03:30:00,TEA-SMP,1,LTN2",
         "OB-1043,Yes,794698562713,FDEG,FEDEX_GROUND,2026-03-08 3:30,TEA-SMP,1,LTN2",
     );
-    let bad: Vec<BadLine> =
-        read_shipments(&layouts.shipments, file.as_bytes()).unwrap().into_iter().filter_map(Result::err).collect();
+    let bad: Vec<BadLine> = read_shipments(&layouts.shipments, file.as_bytes())
+        .unwrap()
+        .into_iter()
+        .filter_map(Result::err)
+        .collect();
     assert_eq!(
         bad,
         vec![BadLine {
             line: 4,
-            problem: "Processed Date \"2026-03-08 3:30\" does not match the date format YYYY-MM-DD HH:mm:ss".into()
+            problem: "Processed Date \"2026-03-08 3:30\" does not match the date format YYYY-MM-DD HH:mm:ss"
+                .into()
         }]
     );
     let report = csv::error_report("Shipping_Confirmation_20260308.csv", &bad);
@@ -277,7 +294,10 @@ TWL-BGE,\"Linen Towel, Beige Stripe\",0,-2,0,12
 ";
     let layouts = Layouts::of(&adapter(landmark()));
     let row = |sku: &str, quantity| StockRow { sku: sku.into(), quantity };
-    assert_eq!(read_stock(&layouts.inventory, file.as_bytes()), Ok(vec![row("MUG-CREME", 35), row("TWL-BGE", 0)]));
+    assert_eq!(
+        read_stock(&layouts.inventory, file.as_bytes()),
+        Ok(vec![row("MUG-CREME", 35), row("TWL-BGE", 0)])
+    );
     let unfiltered = ReadLayout { filters: vec![], ..layouts.inventory };
     assert_eq!(read_stock(&unfiltered, file.as_bytes()), Ok(vec![row("MUG-CREME", 43), row("TWL-BGE", 0)]));
 }
@@ -315,18 +335,27 @@ Tom Baker→→9 Elm Road→→Portland→OR→97205→US→→tom@example.com�
     let (file, refused) = written(&layouts.orders, &orders()[2..]);
     assert_eq!(refused, Vec::<String>::new());
     let header = file.lines().next().unwrap();
-    assert!(header.ends_with("\tSKU 1\tQty 1\tSKU 2\tQty 2\tSKU 3\tQty 3\tSKU 4\tQty 4\tSKU 5\tQty 5\tOrder Number"), "{header}");
+    assert!(
+        header.ends_with(
+            "\tSKU 1\tQty 1\tSKU 2\tQty 2\tSKU 3\tQty 3\tSKU 4\tQty 4\tSKU 5\tQty 5\tOrder Number"
+        ),
+        "{header}"
+    );
     assert!(file.ends_with("\tS-1\t1\tS-2\t1\tS-3\t1\t\t\t\t\t1044\r\n"), "{file}");
 }
 
 #[test]
 fn a_layout_given_in_part_takes_todays_values_for_the_rest() {
-    let layouts = Layouts::of(&adapter(json!({"orders_layout": {"delimiter": ";", "decimal_separator": ","}})));
+    let layouts =
+        Layouts::of(&adapter(json!({"orders_layout": {"delimiter": ";", "decimal_separator": ","}})));
     let [o1042, ..] = orders();
     let (file, _) = written(&layouts.orders, &[o1042]);
     assert_eq!(file.lines().next().unwrap(), ORDER_COLUMNS.join(";"));
     assert!(file.contains(";Café Crème Mug;2;12,50;0,75\n"), "{file}");
-    assert!(file.contains(";Linen Towel, Beige Stripe;3;9,99;1,00\n"), "a comma is no delimiter here: {file}");
+    assert!(
+        file.contains(";Linen Towel, Beige Stripe;3;9,99;1,00\n"),
+        "a comma is no delimiter here: {file}"
+    );
     let shipments = Layouts::of(&adapter(json!({"shipments_layout": {"delimiter": ";"}}))).shipments;
     assert_eq!(shipments.columns.len(), 10, "today's columns");
     let lines = read_shipments(&shipments, b"order_id;tracking_number\n12;1Z\n").unwrap();

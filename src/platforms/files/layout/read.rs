@@ -149,7 +149,9 @@ fn shipment_line(line: u64, naming: Naming, row: &Row) -> Result<ShipmentLine, S
             let store_id = match row.text(Field::StoreId)? {
                 store if store.is_empty() => None,
                 store => Some(
-                    store.parse().map_err(|_| format!("{} {store:?} is not a number", row.header(Field::StoreId)))?,
+                    store
+                        .parse()
+                        .map_err(|_| format!("{} {store:?} is not a number", row.header(Field::StoreId)))?,
                 ),
             };
             (OrderReference::InStore { key, store_id }, reference)
@@ -211,7 +213,8 @@ fn weight(text: &str, separator: char) -> Result<i64, String> {
     if value.is_sign_negative() && !value.is_zero() {
         return Err("must not be negative".into());
     }
-    weight_hundredths(value.abs()).ok_or_else(|| "must be a decimal number of at most 8 digits before the point".into())
+    weight_hundredths(value.abs())
+        .ok_or_else(|| "must be a decimal number of at most 8 digits before the point".into())
 }
 
 /// The rows of a stock file, rows of one SKU added up (§7.4), in the order SKUs first appear;
@@ -295,14 +298,24 @@ impl<'a> Table<'a> {
                 .zip(&places)
                 .filter(|(c, place)| place.is_none() && c.field.is_some_and(|f| required.contains(&f)))
                 .map(|(c, _)| c.header.as_str());
-            let filter_headers = layout.filters.iter().zip(&filters).filter(|(_, p)| p.is_none()).map(|(f, _)| f.header.as_str());
+            let filter_headers = layout
+                .filters
+                .iter()
+                .zip(&filters)
+                .filter(|(_, p)| p.is_none())
+                .map(|(f, _)| f.header.as_str());
             let missing: Vec<&str> = required_headers.chain(filter_headers).collect();
             if !missing.is_empty() {
-                return Err(vec![BadLine { line, problem: format!("the header has no column {}", missing.join(", ")) }]);
+                return Err(vec![BadLine {
+                    line,
+                    problem: format!("the header has no column {}", missing.join(", ")),
+                }]);
             }
             (line, places, filters)
         } else {
-            let place = |header: &str| layout.columns.iter().position(|c| header_key(&c.header) == header_key(header));
+            let place = |header: &str| {
+                layout.columns.iter().position(|c| header_key(&c.header) == header_key(header))
+            };
             let places = (0..layout.columns.len()).map(Some).collect();
             (1, places, layout.filters.iter().map(|f| place(&f.header)).collect())
         };
@@ -368,7 +381,9 @@ impl Row<'_, '_> {
         let raw = self.raw(field);
         let Some((_, column)) = self.column(field) else { return Ok(String::new()) };
         let cell = match &column.split {
-            Some(split) => raw.split(split.as_str()).map(trim).find(|part| !part.is_empty()).unwrap_or_default(),
+            Some(split) => {
+                raw.split(split.as_str()).map(trim).find(|part| !part.is_empty()).unwrap_or_default()
+            }
             None => raw,
         };
         let cell = match &column.prefix {
@@ -406,8 +421,11 @@ struct Records<'b> {
 
 impl<'b> Records<'b> {
     fn new(delimiter: u8, bytes: &'b [u8]) -> Records<'b> {
-        let reader =
-            csv::ReaderBuilder::new().has_headers(false).flexible(true).delimiter(delimiter).from_reader(bytes);
+        let reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .delimiter(delimiter)
+            .from_reader(bytes);
         Records { reader, bytes, counted: (0, 1) }
     }
 
@@ -463,7 +481,10 @@ mod tests {
 
     #[test]
     fn file_patterns_match_whole_names_case_insensitively_and_never_partial_files() {
-        let layout = layout(super::super::LayoutKind::Shipments, json!({"file_pattern": "Shipping_Confirmation*.csv"}));
+        let layout = layout(
+            super::super::LayoutKind::Shipments,
+            json!({"file_pattern": "Shipping_Confirmation*.csv"}),
+        );
         assert!(layout.matches("Shipping_Confirmation_20260308.csv"));
         assert!(layout.matches("shipping_confirmation.CSV"));
         assert!(!layout.matches("returns.csv"));
@@ -501,12 +522,23 @@ mod tests {
                 {"header": "Track", "field": "tracking_number", "split": ";"}, {"header": "Wt", "field": "weight"}],
                 "decimal_separator": ","}),
         );
-        let read = |line: &str| read_shipments(&layout, format!("Ref,Shop,Track,Wt\n{line}\n").as_bytes()).unwrap().remove(0);
+        let read = |line: &str| {
+            read_shipments(&layout, format!("Ref,Shop,Track,Wt\n{line}\n").as_bytes()).unwrap().remove(0)
+        };
         let line = read("#1001,3,; 1Z1 ;1Z2,\"1,255\"").unwrap();
-        assert_eq!(line.order, OrderReference::InStore { key: StoreKey::Display("#1001".into()), store_id: Some(3) });
-        assert_eq!((line.reference.as_str(), line.tracking_number.as_str(), line.weight), ("Ref #1001", "1Z1", Some(126)));
+        assert_eq!(
+            line.order,
+            OrderReference::InStore { key: StoreKey::Display("#1001".into()), store_id: Some(3) }
+        );
+        assert_eq!(
+            (line.reference.as_str(), line.tracking_number.as_str(), line.weight),
+            ("Ref #1001", "1Z1", Some(126))
+        );
         let unstored = read("#1001,,1Z1,").unwrap();
-        assert_eq!(unstored.order, OrderReference::InStore { key: StoreKey::Display("#1001".into()), store_id: None });
+        assert_eq!(
+            unstored.order,
+            OrderReference::InStore { key: StoreKey::Display("#1001".into()), store_id: None }
+        );
         assert_eq!(read("#1001,x,1Z1,").unwrap_err().problem, "Shop \"x\" is not a number");
         assert_eq!(read(",3,1Z1,").unwrap_err().problem, "has no Ref");
         assert!(read("#1001,3,1Z1,1.5").unwrap_err().problem.starts_with("Wt must be a decimal number"));
@@ -520,7 +552,9 @@ mod tests {
         file.extend(std::iter::repeat_n(b'x', 10 << 20));
         let bad = read_stock(&ReadLayout::default_inventory(), &file).unwrap_err();
         assert_eq!(bad[0].line, 2);
-        let Err(header) = read_stock(&ReadLayout::default_inventory(), &file[13..]) else { panic!("accepted") };
+        let Err(header) = read_stock(&ReadLayout::default_inventory(), &file[13..]) else {
+            panic!("accepted")
+        };
         assert_eq!(header[0].line, 1);
         assert!(header[0].problem.len() < 200, "a problem quotes no whole header");
     }

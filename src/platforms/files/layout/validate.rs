@@ -12,7 +12,8 @@ use super::{DateFormat, Field, LAYOUT_KEYS, LayoutKind, boolean, delimiter_byte,
 use crate::fields::Fields;
 
 /// Keys every layout takes.
-const COMMON_KEYS: [&str; 6] = ["delimiter", "header", "date_format", "time_zone", "decimal_separator", "columns"];
+const COMMON_KEYS: [&str; 6] =
+    ["delimiter", "header", "date_format", "time_zone", "decimal_separator", "columns"];
 /// Keys only `orders_layout` takes.
 const ORDERS_KEYS: [&str; 5] = ["rows", "max_items", "line_ending", "decimal_places", "file_name"];
 /// Keys only `shipments_layout` and `inventory_layout` take.
@@ -149,7 +150,9 @@ impl Problems {
             };
             match given("filters") {
                 None => {}
-                Some(Value::Array(filters)) => self.filters(key, filters, (!header).then_some(headers).flatten()),
+                Some(Value::Array(filters)) => {
+                    self.filters(key, filters, (!header).then_some(headers).flatten())
+                }
                 Some(_) => self.at(&[key, "filters"], "must be an array of filters"),
             }
         }
@@ -188,9 +191,10 @@ impl Problems {
             let item = kind == LayoutKind::Orders && field.is_some_and(Field::is_item);
             let numbered = header.contains("{n}");
             match repeat {
-                Some(_) if item && !numbered => {
-                    self.at(&[key, "columns", &at, "header"], "must contain {n}: an item column is repeated per item")
-                }
+                Some(_) if item && !numbered => self.at(
+                    &[key, "columns", &at, "header"],
+                    "must contain {n}: an item column is repeated per item",
+                ),
                 Some(_) if !item && numbered => {
                     self.at(&[key, "columns", &at, "header"], "takes {n} only in an item column")
                 }
@@ -221,7 +225,10 @@ impl Problems {
                 && let Some(field) = field
             {
                 if let Some(first) = fields.get(field) {
-                    self.at(&[key, "columns", &at, "field"], format!("is the field of column {first} already"));
+                    self.at(
+                        &[key, "columns", &at, "field"],
+                        format!("is the field of column {first} already"),
+                    );
                 } else {
                     fields.insert(*field, i);
                 }
@@ -243,8 +250,10 @@ impl Problems {
                 if !has(Field::TrackingNumber) {
                     self.at(&[key, "columns"], "must have a tracking_number column");
                 }
-                let matches: Vec<Field> =
-                    [Field::OrderId, Field::ExternalId, Field::ExternalDisplayId].into_iter().filter(|f| has(*f)).collect();
+                let matches: Vec<Field> = [Field::OrderId, Field::ExternalId, Field::ExternalDisplayId]
+                    .into_iter()
+                    .filter(|f| has(*f))
+                    .collect();
                 match matches.as_slice() {
                     [] => self.at(
                         &[key, "columns"],
@@ -272,7 +281,10 @@ impl Problems {
                 return match kind.field(name) {
                     Some(field) => Some((name.clone(), Some(field))),
                     None => {
-                        self.at(&[key, "columns", &at], format!("is not a field of {key}; a column given as text is a field's name"));
+                        self.at(
+                            &[key, "columns", &at],
+                            format!("is not a field of {key}; a column given as text is a field's name"),
+                        );
                         None
                     }
                 };
@@ -307,7 +319,9 @@ impl Problems {
             Some(Value::String(header)) if header.chars().count() > LONGEST_TEXT => {
                 Err(format!("must be at most {LONGEST_TEXT} characters"))
             }
-            Some(Value::String(header)) if header.contains(['\r', '\n']) => Err("must not hold a line break".into()),
+            Some(Value::String(header)) if header.contains(['\r', '\n']) => {
+                Err("must not hold a line break".into())
+            }
             Some(Value::String(header)) => Ok(header.clone()),
             Some(_) => Err("must be a string".into()),
         };
@@ -340,7 +354,7 @@ impl Problems {
             self.at(&path("map"), "must be an object of strings to strings");
         }
         if let Some(prefix) = column.get("prefix")
-            && !prefix.as_str().is_some_and(|p| !p.is_empty())
+            && prefix.as_str().is_none_or(str::is_empty)
         {
             self.at(&path("prefix"), "must be non-empty text");
         }
@@ -348,9 +362,10 @@ impl Problems {
             match format.as_str().map(DateFormat::parse) {
                 None => self.at(&path("format"), "must be a string"),
                 Some(Err(problem)) => self.at(&path("format"), problem),
-                Some(Ok(_)) if !field.is_some_and(Field::is_date) => {
-                    self.at(&path("format"), "applies only to a date field (ordered_at, requested_ship_date, shipped_at)")
-                }
+                Some(Ok(_)) if !field.is_some_and(Field::is_date) => self.at(
+                    &path("format"),
+                    "applies only to a date field (ordered_at, requested_ship_date, shipped_at)",
+                ),
                 Some(Ok(_)) => {}
             }
         }
@@ -360,7 +375,7 @@ impl Problems {
             self.at(&path("max_length"), "must be an integer from 1 to 10000");
         }
         if let Some(split) = column.get("split") {
-            if !split.as_str().is_some_and(|s| !s.is_empty()) {
+            if split.as_str().is_none_or(str::is_empty) {
                 self.at(&path("split"), "must be non-empty text");
             } else if field != Some(Field::TrackingNumber) {
                 self.at(&path("split"), "applies only to the tracking_number column");
@@ -400,7 +415,9 @@ impl Problems {
             }
             match (filter.get("equals"), filter.get("not_equals")) {
                 (Some(Value::String(_)), None) | (None, Some(Value::String(_))) => {}
-                (Some(_), None) | (None, Some(_)) => self.at(&[key, "filters", &at], "the value must be a string"),
+                (Some(_), None) | (None, Some(_)) => {
+                    self.at(&[key, "filters", &at], "the value must be a string")
+                }
                 _ => self.at(&[key, "filters", &at], "needs exactly one of equals and not_equals"),
             }
         }
@@ -470,7 +487,9 @@ fn setting(name: &str, value: &Value) -> Result<(), String> {
         "line_ending" => one_of(&["lf", "crlf"], r#"must be "lf" or "crlf""#),
         "decimal_separator" => one_of(&[".", ","], r#"must be "." or ",""#),
         "decimal_places" => within(0, 4),
-        "date_format" => text.ok_or_else(|| "must be a string".to_string()).and_then(|f| DateFormat::parse(f).map(|_| ())),
+        "date_format" => {
+            text.ok_or_else(|| "must be a string".to_string()).and_then(|f| DateFormat::parse(f).map(|_| ()))
+        }
         "time_zone" => match text.map(TimeZone::get) {
             Some(Ok(_)) => Ok(()),
             _ => Err("must be an IANA time zone name (America/Chicago, UTC)".into()),
@@ -479,7 +498,9 @@ fn setting(name: &str, value: &Value) -> Result<(), String> {
         "file_pattern" => match text {
             None => Err("must be a string".into()),
             Some("") => Err("must not be empty".into()),
-            Some(p) if p.chars().count() > LONGEST_TEXT => Err(format!("must be at most {LONGEST_TEXT} characters")),
+            Some(p) if p.chars().count() > LONGEST_TEXT => {
+                Err(format!("must be at most {LONGEST_TEXT} characters"))
+            }
             Some(p) if p.contains(['/', '\\']) => Err("must be a file name pattern, without / or \\".into()),
             Some(_) => Ok(()),
         },

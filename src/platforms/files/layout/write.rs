@@ -10,7 +10,9 @@ impl OrdersLayout {
     /// The order file's name: `file_name` with `{connection_id}`, `{batch}` and `{date}` (the
     /// day the send was first claimed, `YYYYMMDD` in the layout's time zone) put in.
     pub fn file_name(&self, connection_id: i64, batch: i64, created_at_ms: i64) -> String {
-        let day = self.time_zone.to_datetime(Timestamp::from_millisecond(created_at_ms).unwrap_or(Timestamp::UNIX_EPOCH));
+        let day = self
+            .time_zone
+            .to_datetime(Timestamp::from_millisecond(created_at_ms).unwrap_or(Timestamp::UNIX_EPOCH));
         let date = format!("{:04}{:02}{:02}", day.year(), day.month(), day.day());
         self.file_name
             .replace("{connection_id}", &connection_id.to_string())
@@ -39,7 +41,11 @@ impl OrderWriter {
                 let first = columns.iter().position(is_item).unwrap_or(columns.len());
                 let end = columns.iter().rposition(is_item).map_or(first, |last| last + 1);
                 let group = (0..max_items).flat_map(|n| (first..end).map(move |i| (i, Some(n))));
-                (0..first).map(|i| (i, None)).chain(group).chain((end..columns.len()).map(|i| (i, None))).collect()
+                (0..first)
+                    .map(|i| (i, None))
+                    .chain(group)
+                    .chain((end..columns.len()).map(|i| (i, None)))
+                    .collect()
             }
         };
         let mut file = OrderWriter { layout: layout.clone(), cells, buffer: Vec::with_capacity(64 * 1024) };
