@@ -441,7 +441,7 @@ fn text<'a>(layout: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 }
 
 /// An integer given as a number or as its digits (a form's text).
-pub(crate) fn integer(value: &Value) -> Option<i64> {
+fn integer(value: &Value) -> Option<i64> {
     match value {
         Value::Number(n) => n.as_i64(),
         Value::String(s) if !s.is_empty() && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit()) => {
@@ -452,7 +452,7 @@ pub(crate) fn integer(value: &Value) -> Option<i64> {
 }
 
 /// A boolean given as one or as its text (a form's `true`/`false`).
-pub(crate) fn boolean(value: &Value) -> Option<bool> {
+fn boolean(value: &Value) -> Option<bool> {
     match value {
         Value::Bool(b) => Some(*b),
         Value::String(s) if s == "true" => Some(true),
@@ -462,7 +462,7 @@ pub(crate) fn boolean(value: &Value) -> Option<bool> {
 }
 
 /// The one byte of a valid `delimiter`.
-pub(crate) fn delimiter_byte(text: &str) -> Option<u8> {
+fn delimiter_byte(text: &str) -> Option<u8> {
     match text {
         "," | "\t" | "|" | ";" => text.bytes().next(),
         _ => None,
@@ -534,11 +534,11 @@ fn filter(value: &Value) -> Option<Filter> {
 }
 
 /// A header as it is compared: trimmed of spaces and tabs, ASCII lower case (§7.2).
-pub(crate) fn header_key(header: &str) -> String {
+fn header_key(header: &str) -> String {
     trim(header).to_ascii_lowercase()
 }
 
 /// A cell as it is read: trimmed of spaces and tabs at both ends (§5.1).
-pub(crate) fn trim(cell: &str) -> &str {
+fn trim(cell: &str) -> &str {
     cell.trim_matches([' ', '\t'])
 }

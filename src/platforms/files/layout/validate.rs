@@ -133,7 +133,8 @@ impl Problems {
         let columns = match given("columns") {
             None => Some(None),
             Some(Value::Array(columns)) => {
-                let repeat = if rows_per_order { max_items } else { None };
+                // A max_items out of range is its own problem: the columns are checked as if 1.
+                let repeat = rows_per_order.then(|| max_items.unwrap_or(1));
                 self.columns(kind, columns, repeat).map(Some)
             }
             Some(_) => {

@@ -437,3 +437,10 @@ fn an_api_warehouse_refuses_each_layout_key_given() {
     let paths: Vec<&str> = problems.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(paths, ["adapter[inventory_layout]", "adapter[orders_layout]"]);
 }
+
+#[test]
+fn a_max_items_out_of_range_blames_only_itself() {
+    let mut layout = super::super::examples::wfi_orders();
+    layout["max_items"] = json!(51);
+    assert_eq!(paths(json!({"orders_layout": layout})), ["adapter[orders_layout][max_items]"]);
+}
