@@ -121,7 +121,7 @@ impl Problems {
             }
         }
         let given = |name: &str| layout.get(name).filter(|v| !v.is_null());
-        let rows_per_order = given("rows").and_then(Value::as_str) == Some("order");
+        let rows_per_order = orders && given("rows").and_then(Value::as_str) == Some("order");
         let max_items = given("max_items").and_then(integer).filter(|n| (1..=50).contains(n));
         if orders {
             match (rows_per_order, given("max_items").is_some()) {
