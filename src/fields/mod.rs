@@ -133,6 +133,28 @@ impl Fields {
         self.errors.entry(self.path(key)).or_insert_with(|| problem.into());
     }
 
+    /// Records a problem with a value nested inside this object, named by its keys and
+    /// indexes from the outside in (`["orders_layout", "columns", "3"]` is
+    /// `adapter[orders_layout][columns][3]` in an adapter): a layout's problems sit deep.
+    pub fn error_in(&mut self, path: &[String], problem: impl Into<String>) {
+        let Some((first, rest)) = path.split_first() else { return };
+        let mut key = self.path(first);
+        for part in rest {
+            key.push_str(&format!("[{part}]"));
+        }
+        self.errors.entry(key).or_insert_with(|| problem.into());
+    }
+
+    /// The value of `key` without taking it, for a check that reads a key another check
+    /// also reads (a warehouse's `file_format`). An object read into slots (an import
+    /// record) has none to lend.
+    pub fn peek(&self, key: &str) -> Option<&Value> {
+        match &self.source {
+            Source::Map(map) => map.get(key),
+            Source::Slots(_) => None,
+        }
+    }
+
     pub fn has_errors(&self) -> bool {
         !self.errors.is_empty()
     }

@@ -1,124 +1,39 @@
-//! orderbridge's warehouse CSV files (CONTRACT §11, "File warehouses"): the order file it
-//! writes, and the shipment and stock files it reads. RFC 4180 with a header row; columns
-//! are found by name in any order, and unknown columns are ignored; a UTF-8 byte order mark
-//! at the start of a file is not part of it.
+//! orderbridge's warehouse CSV files (CONTRACT §11, "File warehouses") as a warehouse
+//! without layouts writes and reads them: today's layouts (`layout`, files-csv-layouts.md §9),
+//! and the report of a file's bad lines. RFC 4180 with a header row; columns are found by
+//! name in any order, and unknown columns are ignored; a UTF-8 byte order mark at the start
+//! of a file is not part of it.
 
-use std::collections::HashMap;
-
+pub use super::layout::ORDER_COLUMNS;
+use super::layout::{self, OrderWriter, OrdersLayout, ReadLayout};
 pub use crate::platforms::warehouse::{
     BadLine, LineRead, OrderReference, OutgoingItem, OutgoingOrder, ShipTo, ShipmentLine, StockRow, Units,
 };
-use crate::{dates, money};
 
-/// The columns of an order file, in order.
-pub const ORDER_COLUMNS: [&str; 25] = [
-    "order_id",
-    "external_id",
-    "external_display_id",
-    "store_id",
-    "ordered_at",
-    "customer_email",
-    "ship_first_name",
-    "ship_last_name",
-    "ship_street1",
-    "ship_street2",
-    "ship_city",
-    "ship_region",
-    "ship_postal_code",
-    "ship_country",
-    "ship_telephone",
-    "carrier",
-    "service_level",
-    "gift_message",
-    "notes",
-    "line",
-    "sku",
-    "name",
-    "quantity",
-    "unit_price",
-    "weight",
-];
-
-/// Text for a file cell: empty for null.
-fn cell(value: &Option<String>) -> &str {
-    value.as_deref().unwrap_or_default()
-}
-
-fn date_cell(ms: Option<i64>) -> String {
-    ms.map(dates::format_ms).unwrap_or_default()
-}
-
-fn money_cell(hundredths: Option<i64>) -> String {
-    hundredths.map(money::format).unwrap_or_default()
-}
-
-/// An order file being written, handed out in chunks so a large one is never held whole.
-pub struct OrderFile {
-    buffer: Vec<u8>,
-}
+/// Today's order file being written, handed out in chunks so a large one is never held whole.
+pub struct OrderFile(OrderWriter);
 
 impl OrderFile {
     /// A file with its header row.
     pub fn new() -> OrderFile {
-        let mut file = OrderFile { buffer: Vec::with_capacity(64 * 1024) };
-        file.record(ORDER_COLUMNS.iter().copied());
-        file
-    }
-
-    fn record<'a>(&mut self, fields: impl IntoIterator<Item = &'a str>) {
-        // One record per writer: csv quotes it (RFC 4180) into our buffer, which we can then
-        // hand out in pieces. Writing into a Vec cannot fail.
-        let mut out = csv::WriterBuilder::new().buffer_capacity(1024).from_writer(&mut self.buffer);
-        let _ = out.write_record(fields);
-        let _ = out.flush();
+        OrderFile(OrderWriter::new(&OrdersLayout::default()))
     }
 
     /// The order's rows: one per item, the order's columns repeated, `line` counting from 1;
-    /// an order without items is one row with the item columns empty.
+    /// an order without items is one row with the item columns empty. Today's file takes
+    /// every order: it has a row per item, so no `max_items` to exceed.
     pub fn order(&mut self, order: &OutgoingOrder) {
-        let (id, store, ordered_at) =
-            (order.order_id.to_string(), order.store_id.to_string(), date_cell(order.ordered_at));
-        let a = &order.ship_to;
-        let head: [&str; 19] = [
-            &id,
-            cell(&order.external_id),
-            cell(&order.external_display_id),
-            &store,
-            &ordered_at,
-            cell(&order.customer_email),
-            cell(&a.first_name),
-            cell(&a.last_name),
-            cell(&a.street1),
-            cell(&a.street2),
-            cell(&a.city),
-            cell(&a.region),
-            cell(&a.postal_code),
-            cell(&a.country),
-            cell(&a.telephone),
-            cell(&order.carrier),
-            cell(&order.service_level),
-            cell(&order.gift_message),
-            cell(&order.notes),
-        ];
-        if order.items.is_empty() {
-            self.record(head.into_iter().chain([""; 6]));
-        }
-        for (at, item) in order.items.iter().enumerate() {
-            let (line, quantity) = ((at + 1).to_string(), item.quantity.to_string());
-            let (price, weight) = (money_cell(item.unit_price), money_cell(item.weight));
-            let item = [line.as_str(), cell(&item.sku), cell(&item.name), &quantity, &price, &weight];
-            self.record(head.into_iter().chain(item));
-        }
+        self.0.rows(order);
     }
 
     /// What is written so far, once it is at least `size` bytes.
     pub fn chunk(&mut self, size: usize) -> Option<Vec<u8>> {
-        (self.buffer.len() >= size).then(|| std::mem::take(&mut self.buffer))
+        self.0.chunk(size)
     }
 
     /// The rest of the file.
     pub fn finish(self) -> Vec<u8> {
-        self.buffer
+        self.0.finish()
     }
 }
 
@@ -128,187 +43,16 @@ impl Default for OrderFile {
     }
 }
 
-/// The positions of the named columns in a header.
-struct Header(HashMap<String, usize>);
-
-impl Header {
-    fn read(record: &csv::StringRecord) -> Header {
-        let mut at = HashMap::new();
-        for (i, name) in record.iter().enumerate() {
-            // Stray spaces are not part of the name.
-            let name = name.trim().to_ascii_lowercase();
-            at.entry(name).or_insert(i);
-        }
-        Header(at)
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.0.contains_key(name)
-    }
-
-    fn get(&self, record: &csv::StringRecord, name: &str) -> String {
-        self.0.get(name).and_then(|&i| record.get(i)).map(|s| s.trim().to_string()).unwrap_or_default()
-    }
-}
-
-fn reader(bytes: &[u8]) -> csv::Reader<&[u8]> {
-    csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(bytes)
-}
-
-/// Reads the rows of a file with its header; a line that is not CSV is a bad line.
-/// The data records of a file with the line each starts on.
-type Numbered = Vec<(u64, csv::StringRecord)>;
-
-fn rows(bytes: &[u8], required: &[&str]) -> Result<(Header, Numbered), Vec<BadLine>> {
-    // Spreadsheets save "CSV UTF-8" with a byte order mark.
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    if std::str::from_utf8(bytes).is_err() {
-        return Err(vec![BadLine { line: 1, problem: "the file is not UTF-8 text".into() }]);
-    }
-    let mut reader = reader(bytes);
-    let mut record = csv::StringRecord::new();
-    let header = match reader.read_record(&mut record) {
-        Ok(true) => Header::read(&record),
-        Ok(false) => {
-            return Err(vec![BadLine {
-                line: 1,
-                problem: "the file is empty; a header row is required".into(),
-            }]);
-        }
-        Err(e) => return Err(vec![BadLine { line: 1, problem: format!("the header is not CSV: {e}") }]),
-    };
-    let missing: Vec<&str> = required.iter().copied().filter(|c| !header.has(c)).collect();
-    if !missing.is_empty() {
-        return Err(vec![BadLine {
-            line: 1,
-            problem: format!("the header has no column {}", missing.join(", ")),
-        }]);
-    }
-    let mut out = Vec::new();
-    let mut bad = Vec::new();
-    // A record's line is counted from its first byte: quoted fields may span lines, and
-    // blank lines are skipped by the reader.
-    // (The reader's position may still be on the previous line's end, so line breaks at
-    // the position are stepped over first.)
-    // Positions only grow, so the line breaks are counted once: up to the last position
-    // asked about, then on from there.
-    let mut counted = (0usize, 1u64);
-    let mut line_at = |byte: u64| {
-        let mut end = usize::try_from(byte).unwrap_or(usize::MAX).min(bytes.len());
-        while end < bytes.len() && matches!(bytes[end], b'\r' | b'\n') {
-            end += 1;
-        }
-        let (from, lines) = counted;
-        if end >= from {
-            counted = (end, lines + bytes[from..end].iter().filter(|b| **b == b'\n').count() as u64);
-        }
-        counted.1
-    };
-    loop {
-        let line = line_at(reader.position().byte());
-        match reader.read_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) if record.iter().all(|c| c.trim().is_empty()) => {}
-            Ok(true) => out.push((record.position().map_or(line, |p| line_at(p.byte())), record.clone())),
-            Err(e) => bad.push(BadLine { line, problem: format!("is not valid CSV: {e}") }),
-        }
-    }
-    if bad.is_empty() { Ok((header, out)) } else { Err(bad) }
-}
-
-/// The lines of a shipment file, each read into a shipment line or found bad; a header that
-/// cannot name an order refuses the file whole. Which orders the lines name is the engine's to
-/// find.
+/// The lines of a shipment file read as today's layout says, each read into a shipment line
+/// or found bad; a header that cannot name an order refuses the file whole.
 pub fn read_shipments(bytes: &[u8]) -> Result<Vec<LineRead>, Vec<BadLine>> {
-    let (header, records) = rows(bytes, &["tracking_number"])?;
-    if !(header.has("order_id") || header.has("external_id") && header.has("store_id")) {
-        return Err(vec![BadLine {
-            line: 1,
-            problem: "the header needs an order_id column, or external_id with store_id".into(),
-        }]);
-    }
-    Ok(records
-        .into_iter()
-        .map(|(line, r)| shipment_line(line, &header, &r).map_err(|problem| BadLine { line, problem }))
-        .collect())
+    layout::read_shipments(&ReadLayout::default_shipments(), bytes)
 }
 
-/// One line of a shipment file, or what is wrong with it.
-fn shipment_line(line: u64, header: &Header, record: &csv::StringRecord) -> Result<ShipmentLine, String> {
-    let get = |name: &str| header.get(record, name);
-    let (order_id, external_id, store_id) = (get("order_id"), get("external_id"), get("store_id"));
-    let (order, reference) = if !order_id.is_empty() {
-        let Ok(id) = order_id.parse::<i64>() else {
-            return Err(format!("order_id {order_id:?} is not a number"));
-        };
-        (OrderReference::Order(id), format!("order_id {order_id}"))
-    } else {
-        let reference = format!("external_id {external_id:?} of store {store_id:?}");
-        match (external_id.is_empty(), store_id.parse::<i64>()) {
-            (false, Ok(store_id)) => (OrderReference::External { store_id, external_id }, reference),
-            _ => (OrderReference::Stranger, reference),
-        }
-    };
-    let tracking_number = get("tracking_number");
-    if tracking_number.is_empty() {
-        return Err("has no tracking_number".into());
-    }
-    let shipped_at = match get("shipped_at") {
-        text if text.is_empty() => None,
-        text => Some(dates::parse_date_string(&text).map_err(|problem| format!("shipped_at {problem}"))?),
-    };
-    let weight = match get("weight") {
-        text if text.is_empty() => None,
-        text => match money::parse_text(&text, 8) {
-            Ok(w) if w >= 0 => Some(w),
-            Ok(_) => return Err("weight must not be negative".into()),
-            Err(problem) => return Err(format!("weight {problem}")),
-        },
-    };
-    let item = match (get("sku"), get("quantity")) {
-        (sku, _) if sku.is_empty() => None,
-        (sku, quantity) if quantity.is_empty() => Some((sku, Units::Count(1))),
-        (sku, quantity) => match quantity.parse::<i64>() {
-            Ok(q) if q >= 1 => Some((sku, Units::Count(q))),
-            _ => return Err(format!("quantity {quantity:?} is not a whole number of at least 1")),
-        },
-    };
-    let text = |name: &str| Some(get(name)).filter(|t| !t.is_empty());
-    Ok(ShipmentLine {
-        line,
-        order,
-        reference,
-        tracking_number,
-        carrier_name: text("carrier_name"),
-        service_level: text("service_level"),
-        description: None,
-        shipped_at,
-        weight,
-        item,
-    })
-}
-
-/// The rows of a stock file: every line must name a sku and a whole quantity.
+/// The rows of a stock file read as today's layout says: every line must name a sku and a
+/// whole quantity; rows of one SKU are added up.
 pub fn read_stock(bytes: &[u8]) -> Result<Vec<StockRow>, Vec<BadLine>> {
-    let (header, records) = rows(bytes, &["sku", "quantity"])?;
-    let mut out = Vec::with_capacity(records.len());
-    let mut bad = Vec::new();
-    for (line, r) in records {
-        let sku = header.get(&r, "sku");
-        let quantity = header.get(&r, "quantity");
-        if sku.is_empty() {
-            bad.push(BadLine { line, problem: "has no sku".into() });
-            continue;
-        }
-        match quantity.parse::<i64>() {
-            Ok(q) => out.push(StockRow { sku, quantity: q.max(0) }),
-            Err(_) => bad.push(BadLine {
-                line,
-                problem: format!("has a quantity that is not a whole number: {quantity:?}"),
-            }),
-        }
-    }
-    if bad.is_empty() { Ok(out) } else { Err(bad) }
+    layout::read_stock(&ReadLayout::default_inventory(), bytes)
 }
 
 /// The text of a `{name}.errors.txt`: one bad line per line.

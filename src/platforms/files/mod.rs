@@ -12,6 +12,7 @@ mod client;
 pub mod csv;
 pub mod folder;
 mod ftp;
+pub mod layout;
 mod platform;
 mod settle;
 mod sftp;
