@@ -18,6 +18,7 @@ mod sftp;
 mod ssh;
 pub mod target;
 mod warehouse;
+pub mod x12;
 
 use std::path::PathBuf;
 use std::time::Duration;
