@@ -19,6 +19,8 @@ use crate::platforms::warehouse::{Inbox, StockRow};
 
 /// Problems kept of one file: enough for a person to see what is wrong.
 const MAX_PROBLEMS: usize = 200;
+/// The longest problem message kept, in bytes.
+const MAX_MESSAGE: usize = 300;
 /// Segments in error a 997 names per set.
 const MAX_AK3: usize = 50;
 
@@ -82,8 +84,14 @@ pub(super) struct Problems {
 }
 
 impl Problems {
-    fn push(&mut self, place: Option<SegmentPlace>, message: String, business: bool) {
+    fn push(&mut self, place: Option<SegmentPlace>, mut message: String, business: bool) {
         self.any = true;
+        // A message quotes what it read, and a value may be megabytes long.
+        if message.len() > MAX_MESSAGE {
+            let cut = (0..=MAX_MESSAGE).rev().find(|i| message.is_char_boundary(*i)).unwrap_or(0);
+            message.truncate(cut);
+            message.push('…');
+        }
         if self.list.len() < MAX_PROBLEMS {
             self.list.push(Problem { place, message, business });
         } else if self.list.len() == MAX_PROBLEMS {
