@@ -19,6 +19,7 @@ mod sftp;
 mod ssh;
 pub mod target;
 mod warehouse;
+pub mod x12;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,0 +1,579 @@
+//! The worked examples of files-x12.md §11 byte for byte, the rules around them, and hostile
+//! input.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::platforms::warehouse::{Inbox, OutgoingItem, OutgoingOrder, ShipTo, StockRow};
+
+/// Ms since the epoch of a UTC date and time.
+fn ms(text: &str) -> i64 {
+    text.parse::<jiff::Timestamp>().map(|t| t.as_millisecond()).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn adapter(x12: Value) -> serde_json::Map<String, Value> {
+    let Value::Object(map) = json!({"file_format": "x12", "x12": x12}) else { unreachable!() };
+    map
+}
+
+/// The configuration of §11.
+fn settings() -> X12Settings {
+    settings_of(json!({"sender_id": "ACMEOB", "receiver_id": "WHSE3PL", "scac": {"UPS Ground": "UPSN"}}))
+}
+
+fn settings_of(x12: Value) -> X12Settings {
+    X12Settings::of(&adapter(x12)).expect("an x12 adapter")
+}
+
+/// The order 1234 of §11.
+fn order_1234() -> OutgoingOrder {
+    OutgoingOrder {
+        order_id: 1234,
+        external_display_id: Some("101".into()),
+        ordered_at: Some(ms("2024-03-05T00:00:00Z")),
+        customer_email: Some("ada@example.com".into()),
+        notes: Some("Leave at the *blue* door~ please".into()),
+        service_level: Some("UPS Ground".into()),
+        ship_to: ShipTo {
+            first_name: Some("Grace".into()),
+            last_name: Some("Hopper".into()),
+            street1: Some("7 Harbor St".into()),
+            street2: Some("Apt 3".into()),
+            city: Some("Boston".into()),
+            region: Some("Massachusetts".into()),
+            postal_code: Some("02110".into()),
+            country: Some("US".into()),
+            telephone: Some("617-555-0199".into()),
+        },
+        items: vec![
+            OutgoingItem {
+                sku: Some("MUG-CREME".into()),
+                name: Some("Café Crème Mug".into()),
+                quantity: 2,
+                upc: Some("0123456789012".into()),
+                ..Default::default()
+            },
+            OutgoingItem {
+                sku: Some("TWL-BGE".into()),
+                name: Some("Linen Towel, Beige Stripe".into()),
+                quantity: 3,
+                upc: Some("098765432109".into()),
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    }
+}
+
+/// The annex's text: one segment per line, as the file holds it (no line feeds).
+fn file(annex: &str) -> Vec<u8> {
+    annex.lines().map(str::trim_end).collect::<String>().into_bytes()
+}
+
+const EXAMPLE_940: &str = "\
+ISA*00*          *00*          *ZZ*ACMEOB         *ZZ*WHSE3PL        *260308*1430*U*00401*000000007*0*P*>~
+GS*OW*ACMEOB*WHSE3PL*20260308*1430*7*X*004010~
+ST*940*0001~
+W05*N*1234~
+N1*ST*Grace Hopper~
+N3*7 Harbor St*Apt 3~
+N4*Boston*MA*02110*US~
+PER*IC**TE*617-555-0199*EM*ada@example.com~
+N9*CO*101~
+G62*04*20240305~
+NTE*WHI*Leave at the  blue  door  please~
+W66*PP*U***UPS Ground*****UPSN~
+LX*1~
+W01*2*EA**SK*MUG-CREME*EN*0123456789012~
+G69*Cafe Creme Mug~
+LX*2~
+W01*3*EA**SK*TWL-BGE*UP*098765432109~
+G69*Linen Towel, Beige Stripe~
+W76*5~
+SE*18*0001~
+GE*1*7~
+IEA*1*000000007~";
+
+const EXAMPLE_945: &str = "\
+ISA*00*          *00*          *ZZ*WHSE3PL        *ZZ*ACMEOB         *260308*1430*U*00401*000000512*0*P*>~
+GS*SW*WHSE3PL*ACMEOB*20260308*1430*512*X*004010~
+ST*945*0001~
+W06*F*1234*20260308*SHIP1234~
+N1*ST*Jane Doe~
+G62*11*20260308*8*1430~
+W27*U*UPSN*GROUND~
+LX*1~
+MAN*CP*1Z999AA10123456784~
+W12*CC*2*2**EA**SK*MUG-CREME~
+W12*CC*3*3**EA**SK*TWL-BGE~
+W03*5*1.5*LB~
+SE*11*0001~
+GE*1*512~
+IEA*1*000000512~";
+
+const EXAMPLE_997: &str = "\
+ISA*00*          *00*          *ZZ*ACMEOB         *ZZ*WHSE3PL        *260308*1431*U*00401*000000008*0*P*>~
+GS*FA*ACMEOB*WHSE3PL*20260308*1431*8*X*004010~
+ST*997*0001~
+AK1*SW*512~
+AK2*945*0001~
+AK5*A~
+AK9*A*1*1*1~
+SE*6*0001~
+GE*1*8~
+IEA*1*000000008~";
+
+const EXAMPLE_846: &str = "\
+ISA*00*          *00*          *ZZ*WHSE3PL        *ZZ*ACMEOB         *260308*1430*U*00401*000000513*0*P*>~
+GS*IB*WHSE3PL*ACMEOB*20260308*1430*513*X*004010~
+ST*846*0001~
+BIA*00*MM*INV1*20260308~
+LIN*1*SK*MUG-CREME~
+QTY*33*40*EA~
+QTY*17*45*EA~
+LIN*2*SK*MUG-CREME~
+QTY*33*8*EA~
+LIN*3*VN*TWL-BGE~
+QTY*33*0*EA~
+SE*10*0001~
+GE*1*513~
+IEA*1*000000513~";
+
+/// A whole document: head, one 940 per order, tail.
+fn write_940s(
+    settings: &X12Settings,
+    control: i64,
+    at: i64,
+    orders: &[OutgoingOrder],
+) -> (Vec<u8>, Vec<i64>) {
+    let mut doc = Interchange::new(settings, GroupKind::Orders, control, at).expect("a document");
+    let mut bytes = doc.head().to_vec();
+    let mut sets = Vec::new();
+    for order in orders {
+        let set = doc.set_940(order).expect("a 940");
+        sets.push(set.set);
+        bytes.extend(set.bytes);
+    }
+    bytes.extend(doc.finish());
+    (bytes, sets)
+}
+
+/// The 997 answering `ack`.
+fn write_997(settings: &X12Settings, control: i64, at: i64, ack: &Ack) -> Vec<u8> {
+    let mut doc = Interchange::new(settings, GroupKind::Acks, control, at).expect("a document");
+    let mut bytes = doc.head().to_vec();
+    for group in &ack.groups {
+        bytes.extend(doc.set_997(group).expect("a 997").bytes);
+    }
+    bytes.extend(doc.finish());
+    bytes
+}
+
+fn lines(problems: &[Problem]) -> Vec<String> {
+    problems.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn the_940_of_order_1234_is_the_annexs_byte_for_byte() {
+    let s = settings();
+    let (bytes, sets) = write_940s(&s, 7, ms("2026-03-08T14:30:00Z"), &[order_1234()]);
+    assert_eq!(String::from_utf8_lossy(&bytes), String::from_utf8_lossy(&file(EXAMPLE_940)));
+    assert_eq!(sets, vec![1]);
+    assert_eq!(file_name(GroupKind::Orders, 7, 7, &s), "940-7-7.edi");
+    assert_eq!(file_name(GroupKind::Acks, 7, 8, &s), "997-7-8.edi");
+    assert_eq!(file_name(GroupKind::Orders, 7, 12, &s), "940-7-12.edi");
+}
+
+#[test]
+fn the_945_of_the_annex_is_one_shipment_of_order_1234_and_its_997_is_the_annexs() {
+    let s = settings();
+    let reading = read(&s, &file(EXAMPLE_945), Inbox::Shipments);
+    let Ok(Contents::Shipments { shipments, acks }) = reading.outcome else {
+        panic!("{:?}", reading.outcome)
+    };
+    assert!(acks.is_empty());
+    assert_eq!(
+        shipments,
+        vec![Shipment945 {
+            order_id: 1234,
+            tracking_number: "1Z999AA10123456784".into(),
+            carrier_name: Some("UPS".into()),
+            service_level: Some("GROUND".into()),
+            shipped_at: Some(ms("2026-03-08T14:30:00Z")),
+            weight: Some("1.5".parse().expect("a decimal")),
+            items: Some(vec![("MUG-CREME".into(), 2), ("TWL-BGE".into(), 3)]),
+        }]
+    );
+    let lines = shipments[0].lines("945.edi");
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0].weight, Some(150));
+    let ack = reading.ack.expect("a 997");
+    let bytes = write_997(&s, 8, ms("2026-03-08T14:31:00Z"), &ack);
+    assert_eq!(String::from_utf8_lossy(&bytes), String::from_utf8_lossy(&file(EXAMPLE_997)));
+}
+
+#[test]
+fn a_945_whose_se01_is_wrong_imports_nothing_and_is_rejected() {
+    let s = settings();
+    let bytes = file(&EXAMPLE_945.replace("SE*11*0001", "SE*12*0001"));
+    let reading = read(&s, &bytes, Inbox::Shipments);
+    let Err(problems) = reading.outcome else { panic!("read") };
+    assert_eq!(lines(&problems), vec!["segment 13 (SE), set 0001: SE01 is 12; the set has 11 segments"]);
+    let ack = write_997(&s, 8, ms("2026-03-08T14:31:00Z"), &reading.ack.expect("a 997"));
+    let ack = String::from_utf8_lossy(&ack);
+    assert!(ack.contains("~AK2*945*0001~AK5*R*4~AK9*R*1*1*0~SE*6*0001~"), "{ack}");
+}
+
+#[test]
+fn the_846_of_the_annex_sums_locations_and_reads_only_the_available_quantity() {
+    let reading = read(&settings(), &file(EXAMPLE_846), Inbox::Stock);
+    let Ok(Contents::Stock { levels, skipped }) = reading.outcome else { panic!("{:?}", reading.outcome) };
+    let row = |sku: &str, quantity| StockRow { sku: sku.into(), quantity };
+    assert_eq!(levels, vec![row("MUG-CREME", 48), row("TWL-BGE", 0)]);
+    assert!(skipped.is_empty());
+    let ack = reading.ack.expect("a 997");
+    assert_eq!(ack.groups.len(), 1);
+    assert!(ack.groups[0].accepted);
+    assert_eq!(ack.groups[0].group_code, "IB");
+}
+
+/// A 997 from the warehouse for our group 7, its set 0001 carrying `body`.
+fn warehouse_997(body: &str) -> Vec<u8> {
+    let count = body.matches('~').count() + 2;
+    format!(
+        "ISA*00*          *00*          *ZZ*WHSE3PL        *ZZ*ACMEOB         *260308*1500*U*00401*000000088*0*P*>~\
+         GS*FA*WHSE3PL*ACMEOB*20260308*1500*88*X*004010~ST*997*0001~{body}SE*{count}*0001~GE*1*88~IEA*1*000000088~"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_warehouse_997_that_rejects_our_940_names_the_set_and_quotes_its_errors() {
+    let bytes = warehouse_997("AK1*OW*7~AK2*940*0001~AK3*N4*6**8~AK4*2**7*XX~AK5*R*5~AK9*R*1*1*0~");
+    let reading = read(&settings(), &bytes, Inbox::Shipments);
+    let Ok(Contents::Shipments { shipments, acks }) = reading.outcome else {
+        panic!("{:?}", reading.outcome)
+    };
+    assert!(shipments.is_empty());
+    assert_eq!(
+        acks,
+        vec![ReceivedAck {
+            group: 7,
+            sets: vec![ReceivedSet { set: 1, rejected: Some("AK5 R 5; AK3 N4 6 8; AK4 2 7 'XX'".into()) }],
+            unnamed_rejected: Some("AK9 R".into()),
+        }]
+    );
+    assert!(reading.ack.is_none(), "a 997 is never acknowledged");
+}
+
+#[test]
+fn a_warehouse_997_that_accepts_changes_nothing_and_one_not_about_a_940_fails_as_business() {
+    let bytes = warehouse_997("AK1*OW*7~AK2*940*0001~AK5*A~AK9*A*1*1*1~");
+    let reading = read(&settings(), &bytes, Inbox::Shipments);
+    let Ok(Contents::Shipments { acks, .. }) = reading.outcome else { panic!("{:?}", reading.outcome) };
+    assert_eq!(acks[0].sets, vec![ReceivedSet { set: 1, rejected: None }]);
+    assert_eq!(acks[0].unnamed_rejected, None);
+
+    let bytes = warehouse_997("AK1*SW*7~AK5*A~AK9*A*1*1*1~");
+    let Err(problems) = read(&settings(), &bytes, Inbox::Shipments).outcome else { panic!("read") };
+    assert!(problems.iter().all(|p| p.business), "{problems:?}");
+
+    let bytes = warehouse_997("AK2*940*0001~AK5*A~");
+    let reading = read(&settings(), &bytes, Inbox::Shipments);
+    let Err(problems) = reading.outcome else { panic!("read") };
+    assert_eq!(
+        lines(&problems),
+        vec!["segment 6 (SE), set 0001: the set has no AK1", "segment 6 (SE), set 0001: the set has no AK9"]
+    );
+}
+
+/// The problems `validate` finds in an adapter, as (path, message).
+fn problems_of(adapter: Value) -> Vec<(String, String)> {
+    crate::fields::adapter_problems(validate, adapter)
+}
+
+/// The paths of the problems found in an x12 adapter whose `x12` is the base plus `patch`.
+fn paths_of(patch: Value) -> Vec<String> {
+    let mut x12 = json!({"sender_id": "ACMEOB", "receiver_id": "WHSE3PL"});
+    if let (Value::Object(base), Value::Object(patch)) = (&mut x12, patch) {
+        base.extend(patch);
+    }
+    problems_of(json!({"file_format": "x12", "x12": x12})).into_iter().map(|(path, _)| path).collect()
+}
+
+#[test]
+fn a_valid_x12_object_and_a_csv_adapter_without_one_pass() {
+    assert_eq!(paths_of(json!({})), Vec::<String>::new());
+    let all = json!({
+        "sender_qualifier": "01", "receiver_qualifier": "ZZ", "gs_sender_id": "ACME", "gs_receiver_id": "WH 3",
+        "version": "004010", "usage": "T", "element_separator": "|", "component_separator": "^",
+        "segment_terminator": "~", "newline": true, "file_extension": "x12", "first_control_number": 999999999,
+        "send_997": false, "reference_prefix": "AC-", "depositor_name": "Acme", "depositor_code": "AC",
+        "product_qualifier": "VN", "product_qualifiers": ["SK"], "stock_quantity_qualifiers": ["33", "17"],
+        "time_zone": "America/New_York", "scac": {"UPS Ground": "UPSN"}, "scac_names": {"UPSN": "UPS"}
+    });
+    assert_eq!(paths_of(all), Vec::<String>::new());
+    assert!(problems_of(json!({"file_format": "csv"})).is_empty());
+    assert!(problems_of(json!({})).is_empty());
+    assert!(problems_of(json!({"x12": null})).is_empty());
+}
+
+#[test]
+fn each_rule_of_the_x12_object_names_its_path() {
+    let x = |key: &str| format!("adapter[x12][{key}]");
+    let cases: Vec<(&str, Value, String)> = vec![
+        ("an unknown key", json!({"sender_idd": "X"}), x("sender_idd")),
+        ("an id of 1 character", json!({"sender_id": "A"}), x("sender_id")),
+        ("an id of 16 characters", json!({"receiver_id": "ABCDEFGHIJKLMNOP"}), x("receiver_id")),
+        ("an id outside ASCII", json!({"sender_id": "ACMÉ"}), x("sender_id")),
+        ("an id with a leading space", json!({"sender_id": " ACME"}), x("sender_id")),
+        ("an id with a separator", json!({"receiver_id": "WH*3"}), x("receiver_id")),
+        (
+            "an id with a configured separator",
+            json!({"element_separator": "|", "receiver_id": "WH|3"}),
+            x("receiver_id"),
+        ),
+        ("a GS id too short", json!({"gs_sender_id": "A"}), x("gs_sender_id")),
+        ("a GS id with a trailing space", json!({"gs_receiver_id": "WH "}), x("gs_receiver_id")),
+        ("a lower-case qualifier", json!({"sender_qualifier": "zz"}), x("sender_qualifier")),
+        ("a qualifier of 3", json!({"receiver_qualifier": "ZZZ"}), x("receiver_qualifier")),
+        ("another version", json!({"version": "005010"}), x("version")),
+        ("another usage", json!({"usage": "I"}), x("usage")),
+        ("a letter as separator", json!({"element_separator": "E"}), x("element_separator")),
+        ("two characters as separator", json!({"component_separator": "::"}), x("component_separator")),
+        ("a space as terminator", json!({"segment_terminator": " "}), x("segment_terminator")),
+        ("a newline as terminator", json!({"segment_terminator": "\n"}), x("segment_terminator")),
+        (
+            "a terminator equal to the element separator",
+            json!({"segment_terminator": "*"}),
+            x("segment_terminator"),
+        ),
+        (
+            "a component equal to a custom element separator",
+            json!({"element_separator": "^", "component_separator": "^"}),
+            x("component_separator"),
+        ),
+        ("newline not a boolean", json!({"newline": "yes"}), x("newline")),
+        ("send_997 not a boolean", json!({"send_997": 2}), x("send_997")),
+        ("an extension of 6", json!({"file_extension": "edifac"}), x("file_extension")),
+        ("an extension with a dot", json!({"file_extension": ".edi"}), x("file_extension")),
+        ("a control number of 0", json!({"first_control_number": 0}), x("first_control_number")),
+        (
+            "a control number of 10 digits",
+            json!({"first_control_number": 1_000_000_000}),
+            x("first_control_number"),
+        ),
+        ("a control number as a fraction", json!({"first_control_number": 1.5}), x("first_control_number")),
+        ("a prefix of 13", json!({"reference_prefix": "ABCDEFGHIJKLM"}), x("reference_prefix")),
+        ("a prefix with an underscore", json!({"reference_prefix": "AC_"}), x("reference_prefix")),
+        ("an empty depositor name", json!({"depositor_name": ""}), x("depositor_name")),
+        ("a depositor name of 61", json!({"depositor_name": "N".repeat(61)}), x("depositor_name")),
+        (
+            "a depositor code of 1",
+            json!({"depositor_name": "Acme", "depositor_code": "A"}),
+            x("depositor_code"),
+        ),
+        ("a depositor code without a name", json!({"depositor_code": "AC"}), x("depositor_code")),
+        ("a product qualifier of 1", json!({"product_qualifier": "S"}), x("product_qualifier")),
+        ("empty product qualifiers", json!({"product_qualifiers": []}), x("product_qualifiers")),
+        (
+            "a bad stock qualifier",
+            json!({"stock_quantity_qualifiers": ["33", "x"]}),
+            x("stock_quantity_qualifiers"),
+        ),
+        (
+            "stock qualifiers not an array",
+            json!({"stock_quantity_qualifiers": "33"}),
+            x("stock_quantity_qualifiers"),
+        ),
+        ("an unknown zone", json!({"time_zone": "Mars/Olympus"}), x("time_zone")),
+        ("scac not an object", json!({"scac": ["UPSN"]}), x("scac")),
+        ("a scac value not a SCAC", json!({"scac": {"UPS": "upsn"}}), x("scac")),
+        ("a scac value not a string", json!({"scac": {"UPS": 1}}), x("scac")),
+        ("a scac_names key not a SCAC", json!({"scac_names": {"UPSNX": "UPS"}}), x("scac_names")),
+    ];
+    for (what, patch, path) in cases {
+        assert_eq!(paths_of(patch), vec![path], "{what}");
+    }
+    let missing = problems_of(json!({"file_format": "x12", "x12": {}}));
+    let paths: Vec<_> = missing.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(paths, vec!["adapter[x12][receiver_id]", "adapter[x12][sender_id]"]);
+}
+
+#[test]
+fn x12_goes_with_file_format_x12_only() {
+    let paths = |adapter: Value| problems_of(adapter).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    assert_eq!(paths(json!({"file_format": "x12"})), vec!["adapter[x12]"]);
+    assert_eq!(paths(json!({"file_format": "x12", "x12": "yes"})), vec!["adapter[x12]"]);
+    assert_eq!(paths(json!({"file_format": "x12", "x12": null})), vec!["adapter[x12]"]);
+    assert_eq!(
+        paths(json!({"file_format": "csv", "x12": {"sender_id": "AB", "receiver_id": "CD"}})),
+        vec!["adapter[x12]"]
+    );
+    assert_eq!(paths(json!({"x12": {}})), vec!["adapter[x12]"]);
+}
+
+#[test]
+fn settings_take_the_defaults_of_the_annex() {
+    let s = settings();
+    assert_eq!((s.gs_sender_id.as_str(), s.gs_receiver_id.as_str()), ("ACMEOB", "WHSE3PL"));
+    assert_eq!(
+        (s.sender_qualifier.as_str(), s.usage.as_str(), s.file_extension.as_str()),
+        ("ZZ", "P", "edi")
+    );
+    assert_eq!(s.separators, Separators { element: b'*', component: b'>', terminator: b'~' });
+    assert!(!s.newline && s.send_997);
+    assert_eq!(s.first_control_number, 1);
+    assert_eq!(s.product_qualifiers, vec!["SK", "VN"]);
+    assert_eq!(s.stock_quantity_qualifiers, vec!["33"]);
+    assert!(X12Settings::of(&serde_json::Map::new()).is_none());
+}
+
+#[test]
+fn text_is_written_as_ascii_without_separators() {
+    let seps = settings().separators;
+    assert_eq!(text::clean("Café Crème", &seps).as_deref(), Some("Cafe Creme"));
+    assert_eq!(text::clean("door*2~", &seps).as_deref(), Some("door 2"));
+    assert_eq!(text::clean(" a\tb>c\n ", &seps).as_deref(), Some("a b c"));
+    assert_eq!(text::clean("ﬁne 日本", &seps).as_deref(), Some("fine ??"));
+    assert_eq!(text::clean("Ｗｉｄｅ", &seps).as_deref(), Some("Wide"));
+    assert_eq!(text::clean(" ~*\u{7f} ", &seps), None);
+}
+
+#[test]
+fn regions_are_two_letters_or_a_us_or_canadian_name() {
+    let code = |r: &str| regions::code(r);
+    assert_eq!(code("ma").as_deref(), Some("MA"));
+    assert_eq!(code("MASSACHUSETTS").as_deref(), Some("MA"));
+    assert_eq!(code("district of columbia").as_deref(), Some("DC"));
+    assert_eq!(code("U.S. Virgin Islands").as_deref(), Some("VI"));
+    assert_eq!(code("Virgin Islands").as_deref(), Some("VI"));
+    assert_eq!(code("Newfoundland and Labrador").as_deref(), Some("NL"));
+    let seps = settings().separators;
+    let quebec = text::clean("Québec", &seps).unwrap_or_default();
+    assert_eq!(code(&quebec).as_deref(), Some("QC"));
+    assert_eq!(code("Bayern"), None);
+    assert_eq!(code("M1"), None);
+}
+
+#[test]
+fn orders_that_do_not_fit_are_refused_with_the_field_and_the_limit() {
+    let s = settings();
+    let refused = |change: &dyn Fn(&mut OutgoingOrder)| {
+        let mut order = order_1234();
+        change(&mut order);
+        check_order(&s, &order).err().unwrap_or_default()
+    };
+    assert_eq!(check_order(&s, &order_1234()), Ok(()));
+    assert_eq!(
+        refused(&|o| o.ship_to.street1 = Some("S".repeat(60))),
+        "shipping_address.street1 is 60 characters; N301 takes at most 55"
+    );
+    assert_eq!(
+        refused(&|o| o.ship_to.region = Some("Bayern".into())),
+        "shipping_address.region 'Bayern' is not a 2-letter code or a US or Canadian region name; N402 takes 2 characters"
+    );
+    assert_eq!(
+        refused(&|o| o.ship_to.city = Some("B".into())),
+        "shipping_address.city is 1 character; N401 takes at least 2"
+    );
+    assert_eq!(refused(&|o| o.ship_to.city = None), "shipping_address.city is missing; N401 is required");
+    assert_eq!(
+        refused(&|o| o.ship_to.postal_code = Some("~*".into())),
+        "shipping_address.postal_code is missing; N403 is required"
+    );
+    assert_eq!(
+        refused(&|o| o.ship_to.country = Some("USAX".into())),
+        "shipping_address.country is 4 characters; N404 takes at most 3"
+    );
+    assert_eq!(
+        refused(&|o| o.ship_to.street2 = Some("S".repeat(56))),
+        "shipping_address.street2 is 56 characters; N302 takes at most 55"
+    );
+    assert!(
+        refused(&|o| {
+            o.ship_to.first_name = None;
+            o.ship_to.last_name = None
+        })
+        .contains("N102 is required")
+    );
+    assert!(refused(&|o| o.ship_to.first_name = Some("G".repeat(60))).contains("N102 takes at most 60"));
+    assert!(refused(&|o| o.ship_to.telephone = Some("1".repeat(81))).contains("at most 80"));
+    assert!(
+        refused(&|o| o.customer_email = Some("e".repeat(81))).contains("customer_email is 81 characters")
+    );
+    assert!(refused(&|o| o.items.clear()).contains("no items"));
+    assert_eq!(refused(&|o| o.items[1].sku = None), "order_items[1].sku is missing; W0105 is required");
+    assert_eq!(
+        refused(&|o| o.items[0].sku = Some("K".repeat(49))),
+        "order_items[0].sku is 49 characters; W0105 takes at most 48"
+    );
+    // Not address data: cut, or left out, never refused.
+    assert_eq!(
+        check_order(&s, &OutgoingOrder { external_display_id: Some("D".repeat(31)), ..order_1234() }),
+        Ok(())
+    );
+    let mut long_name = order_1234();
+    long_name.items[0].name = Some("N".repeat(100));
+    long_name.notes = Some("x".repeat(1000));
+    assert_eq!(check_order(&s, &long_name), Ok(()));
+    // A region may be absent.
+    let mut no_region = order_1234();
+    no_region.ship_to.region = None;
+    let (bytes, _) = write_940s(&s, 9, 0, &[no_region]);
+    assert!(String::from_utf8_lossy(&bytes).contains("~N4*Boston**02110*US~"));
+}
+
+#[test]
+fn descriptions_are_cut_and_optional_segments_follow_the_order() {
+    let s = settings_of(json!({
+        "sender_id": "ACMEOB", "receiver_id": "WHSE3PL", "depositor_name": "Acme Goods", "depositor_code": "AC1",
+        "reference_prefix": "AC-", "scac": {"fedex": "FDEG"}, "time_zone": "America/New_York"
+    }));
+    let mut order = order_1234();
+    order.external_display_id = Some("D".repeat(31));
+    order.customer_email = None;
+    order.ordered_at = Some(ms("2024-03-05T03:00:00Z"));
+    order.carrier = Some("FedEx".into());
+    order.service_level = Some("Home Delivery with a very long name indeed".into());
+    order.notes = Some(format!("{}{}", "a".repeat(79), " b"));
+    order.gift_message = Some("Happy birthday!".into());
+    order.items[0].name = Some(format!("{}   {}", "n".repeat(44), "tail"));
+    order.items[0].upc = Some("12345".into());
+    let (bytes, _) = write_940s(&s, 3, ms("2026-07-01T03:30:00Z"), &[order]);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    // 03:30 UTC is 23:30 the day before in New York (EDT).
+    assert!(text.contains("*260630*2330*"), "{text}");
+    assert!(text.contains("~GS*OW*ACMEOB*WHSE3PL*20260630*2330*3*X*004010~"), "{text}");
+    assert!(text.contains("~W05*N*AC-1234~N1*DE*Acme Goods*ZZ*AC1~N1*ST*Grace Hopper~"), "{text}");
+    assert!(text.contains("~PER*IC**TE*617-555-0199~"), "{text}");
+    assert!(!text.contains("~N9*"), "{text}");
+    assert!(text.contains("~G62*04*20240304~"), "{text}");
+    assert!(
+        text.contains(&format!("~NTE*WHI*{}~NTE*WHI*b~NTE*GEN*Happy birthday!~", "a".repeat(79))),
+        "{text}"
+    );
+    assert!(text.contains("~W66*PP*U***FedEx Home Delivery with a very lon*****FDEG~"), "{text}");
+    assert!(text.contains(&format!("~W01*2*EA**SK*MUG-CREME~G69*{}~", "n".repeat(44))), "{text}");
+    // Neither routing nor SCAC: W66 keeps its two codes.
+    let mut plain = order_1234();
+    plain.service_level = None;
+    let (bytes, _) = write_940s(&settings(), 3, 0, &[plain]);
+    assert!(String::from_utf8_lossy(&bytes).contains("~W66*PP*U~"));
+}
+
+#[test]
+fn a_send_of_several_orders_numbers_its_sets_and_refuses_a_set_of_the_wrong_kind() {
+    let s = settings();
+    let mut second = order_1234();
+    second.order_id = 1235;
+    let (bytes, sets) = write_940s(&s, 12, 0, &[order_1234(), second]);
+    assert_eq!(sets, vec![1, 2]);
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains("~ST*940*0002~W05*N*1235~"));
+    assert!(text.ends_with("~GE*2*12~IEA*1*000000012~"), "{text}");
+    let mut acks = Interchange::new(&s, GroupKind::Acks, 1, 0).expect("a document");
+    assert!(acks.set_940(&order_1234()).is_err());
+    assert!(Interchange::new(&s, GroupKind::Orders, 0, 0).is_err());
+    assert!(Interchange::new(&s, GroupKind::Orders, 1_000_000_000, 0).is_err());
+}
