@@ -1,9 +1,9 @@
 //! File warehouses (`sftp`, `dropstream`, `ftp`, `folder`) as one platform: what their
 //! adapters hold, the ping's credential check (CONTRACT §8), a session per transport that
-//! lists, reads, writes, renames and removes files, the CSV formats (`csv`), and the
-//! [`Warehouse`] a sync pass drives (CONTRACT §11, "File warehouses"). Paths are relative to
-//! the warehouse's root; every operation is bounded by a timeout, and no message carries the
-//! connection string's password.
+//! lists, reads, writes, renames and removes files, the CSV formats (`csv`) and each
+//! warehouse's layouts of them (`layout`), and the [`Warehouse`] a sync pass drives (CONTRACT
+//! §11, "File warehouses"). Paths are relative to the warehouse's root; every operation is
+//! bounded by a timeout, and no message carries the connection string's password.
 //!
 //! The ping and the sync use the same sessions: a ping is a session opened (and, for SFTP, its
 //! root looked at; for a folder, a file written and removed), then closed.

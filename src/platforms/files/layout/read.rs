@@ -547,6 +547,16 @@ mod tests {
     }
 
     #[test]
+    fn stock_rows_of_one_sku_are_added_up_a_negative_row_counting_as_zero() {
+        let rows =
+            read_stock(&ReadLayout::default_inventory(), b"sku,quantity\nA,2\nB,1\nA,-4\nA,3\n").unwrap();
+        assert_eq!(
+            rows,
+            vec![StockRow { sku: "A".into(), quantity: 5 }, StockRow { sku: "B".into(), quantity: 1 }]
+        );
+    }
+
+    #[test]
     fn a_ten_megabyte_line_is_read_without_trouble() {
         let mut file = b"sku,quantity\n".to_vec();
         file.extend(std::iter::repeat_n(b'x', 10 << 20));
