@@ -164,16 +164,6 @@ impl Fields {
         if self.errors.is_empty() { Ok(()) } else { Err(Invalid(self.errors)) }
     }
 
-    /// The value of `key` without taking it, for a rule that depends on another key (an
-    /// adapter's `x12` on its `file_format`). Objects read into slots are not looked into:
-    /// `None`.
-    pub fn peek(&self, key: &str) -> Option<&Value> {
-        match &self.source {
-            Source::Map(map) => map.get(key),
-            Source::Slots(_) => None,
-        }
-    }
-
     /// Reads `key` with a custom conversion; a failed conversion is recorded as its problem.
     pub fn read<T>(&mut self, key: &str, convert: impl FnOnce(Value) -> Result<T, String>) -> Patch<T> {
         let value = match &mut self.source {

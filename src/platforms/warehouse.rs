@@ -298,22 +298,28 @@ pub struct Inbound<T> {
 /// What a piece says besides its records.
 #[derive(Debug, Default)]
 pub struct Reports {
-    /// Orders the warehouse says it cannot fulfil after it took them (an X12 997 that rejects
-    /// a 940 set): each becomes `errored` while it waits for its shipment.
-    pub rejected: Vec<Rejected>,
+    /// What the warehouse says of documents of ours it received (an X12 997 of our 940s): an
+    /// order it rejects becomes `errored` while it waits for its shipment.
+    pub acknowledged: Vec<Acknowledged>,
     /// Records of the piece left out, each named in the run's problems (an 846's line item
     /// without a SKU or a quantity); the rest of the piece is used.
     pub remarks: Vec<Remark>,
 }
 
-/// An order the warehouse turned back: which, and its words.
+/// What the warehouse says of a part of a document of ours (an X12 997's AK2 of one of our
+/// 940 sets), or of every part of it no other acknowledgement of the piece names (`part`
+/// `None`: an AK9 that rejects the group). The document must be one of ours at this warehouse,
+/// else the piece is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejected {
-    pub order: OrderReference,
-    /// How a person names what the warehouse pointed at ("group 7, set 0001").
+pub struct Acknowledged {
+    /// The document's number (the 940 group's control number) and the part (the set).
+    pub document: i64,
+    pub part: Option<i64>,
+    /// How a person names what the warehouse pointed at ("the 997's AK1*OW*7 AK2*940*0001").
     pub reference: String,
-    /// The warehouse's words, as the order's `last_error` and the run's problem show them.
-    pub message: String,
+    /// The warehouse's words when it rejects the part, as the order's `last_error` and the
+    /// run's problem show them; `None` when it took it.
+    pub rejected: Option<String>,
 }
 
 /// A record of a piece that was left out, as the run's problems name it.
@@ -421,9 +427,6 @@ pub enum OrderReference {
     /// An order this warehouse was sent (by any connection of it) under orderbridge's id
     /// (an X12 945's depositor order number).
     SentHere(i64),
-    /// The order a document of ours held at `part` (a 940 group's control number and set
-    /// number, named by the warehouse's 997).
-    Document { number: i64, part: i64 },
     /// Nothing that names an order of ours (another seller's order at the warehouse, or a
     /// file's line without a usable reference).
     Stranger,

@@ -21,8 +21,8 @@ use crate::dates::now_ms;
 use crate::db;
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    BadLine, Inbound, Inbox, LineRead, OrderReference, Rejected, ShipmentLine, Since, StoreKey, Strangers,
-    Units, WalkPlace, WarehouseClient,
+    Acknowledged, BadLine, Inbound, Inbox, LineRead, OrderReference, ShipmentLine, Since, StoreKey,
+    Strangers, Units, WalkPlace, WarehouseClient,
 };
 use crate::shipments::model::OrderRef;
 use crate::shipments::{NewShipment, ShipmentWriter};
@@ -73,8 +73,8 @@ struct Reader {
 struct Piece {
     name: String,
     rows: Vec<LineRead>,
-    /// Orders the warehouse turned back after it took them.
-    rejected: Vec<Rejected>,
+    /// What the warehouse says of documents of ours.
+    acknowledged: Vec<Acknowledged>,
     read_at: i64,
     strangers: Strangers,
     cursor: Option<i64>,
@@ -106,9 +106,16 @@ pub async fn pull(
         };
         let imported = match records {
             Ok(rows) => {
-                let rejected = reports.rejected;
-                let piece =
-                    Piece { name: name.clone(), rows, rejected, read_at: now_ms(), strangers, cursor, walk };
+                let acknowledged = reports.acknowledged;
+                let piece = Piece {
+                    name: name.clone(),
+                    rows,
+                    acknowledged,
+                    read_at: now_ms(),
+                    strangers,
+                    cursor,
+                    walk,
+                };
                 ctx.db(move |conn| import_piece(conn, reader, piece)).await?
             }
             Err(bad) => Err(bad),
@@ -194,28 +201,7 @@ fn import_piece(
             }
         }
     }
-    let mut turned_back = Vec::new();
-    for rejected in piece.rejected {
-        let row = ShipmentLine {
-            line: 0,
-            order: rejected.order.clone(),
-            reference: rejected.reference.clone(),
-            tracking_number: String::new(),
-            carrier_name: None,
-            service_level: None,
-            description: None,
-            shipped_at: None,
-            weight: None,
-            item: None,
-        };
-        match find_order(&tx, reader, &row, piece.read_at)? {
-            Found::Order((order_id, _)) => turned_back.push((order_id, rejected.message)),
-            Found::None | Found::Ambiguous(_) => bad.push(BadLine {
-                line: 0,
-                problem: format!("{} names no order orderbridge sent this warehouse", rejected.reference),
-            }),
-        }
-    }
+    let turned_back = acknowledged(&tx, warehouse_id, &piece.acknowledged, &mut bad)?;
     if !bad.is_empty() {
         return Ok(Err(bad));
     }
@@ -282,6 +268,54 @@ fn import_piece(
     }
     tx.commit()?;
     Ok(Ok(created))
+}
+
+/// The orders the warehouse's acknowledgements turn back, with the warehouse's words; an
+/// acknowledgement of a document or part that is not ours at this warehouse is a bad line.
+fn acknowledged(
+    tx: &Connection,
+    warehouse_id: i64,
+    acknowledged: &[Acknowledged],
+    bad: &mut Vec<BadLine>,
+) -> rusqlite::Result<Vec<(i64, String)>> {
+    let mut turned_back = Vec::new();
+    for ack in acknowledged {
+        // (order, part) of the document's orders, in part order.
+        let parts: Vec<(i64, Option<i64>)> = tx
+            .prepare_cached(
+                "SELECT bo.order_id, bo.part FROM order_batches b
+                   JOIN connections c ON c.id = b.connection_id
+                   JOIN order_batch_orders bo ON bo.batch_id = b.id
+                  WHERE c.warehouse_id = ?1 AND b.document = ?2 AND bo.part IS NOT NULL
+                  ORDER BY bo.part",
+            )?
+            .query_map(params![warehouse_id, ack.document], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let named: Vec<i64> = acknowledged
+            .iter()
+            .filter(|other| other.document == ack.document)
+            .filter_map(|other| other.part)
+            .collect();
+        let meant: Vec<i64> = match ack.part {
+            Some(part) => parts.iter().filter(|(_, p)| *p == Some(part)).map(|(order, _)| *order).collect(),
+            None => parts
+                .iter()
+                .filter(|(_, p)| p.is_some_and(|p| !named.contains(&p)))
+                .map(|(order, _)| *order)
+                .collect(),
+        };
+        if parts.is_empty() || (ack.part.is_some() && meant.is_empty()) {
+            bad.push(BadLine {
+                line: 0,
+                problem: format!("{} names no document orderbridge sent this warehouse", ack.reference),
+            });
+            continue;
+        }
+        if let Some(message) = &ack.rejected {
+            turned_back.extend(meant.into_iter().map(|order| (order, message.clone())));
+        }
+    }
+    Ok(turned_back)
 }
 
 /// An order the warehouse turned back after it took it: `errored` with the warehouse's words
@@ -394,16 +428,6 @@ fn find_order(
             }
         }
         OrderReference::SentHere(id) => sent_here(conn, (customer_id, warehouse_id), *id)?,
-        OrderReference::Document { number, part } => conn
-            .prepare_cached(
-                "SELECT o.id, o.store_id FROM order_batches b
-                   JOIN connections c ON c.id = b.connection_id
-                   JOIN order_batch_orders bo ON bo.batch_id = b.id
-                   JOIN orders o ON o.id = bo.order_id
-                  WHERE c.warehouse_id = ?1 AND b.document = ?2 AND bo.part = ?3 AND o.customer_id = ?4",
-            )?
-            .query_row(params![warehouse_id, number, part, customer_id], pair)
-            .optional()?,
         OrderReference::Stranger => None,
     };
     Ok(found.map_or(Found::None, Found::Order))

@@ -38,6 +38,7 @@ mod sync_batches;
 mod sync_binary;
 mod sync_doubt;
 mod sync_files;
+mod sync_formats;
 mod sync_lease;
 mod sync_problems;
 mod sync_sellbrite;

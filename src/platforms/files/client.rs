@@ -4,26 +4,28 @@
 use async_trait::async_trait;
 
 use super::Warehouse;
+use super::format::FileRead;
 use super::warehouse::{Incoming, Sent};
 use crate::platforms::PlatformError;
 use crate::platforms::warehouse::{
-    Delivery, Inbound, Inbox, Learned, LineRead, OrderStream, Parsed, SentOrder, Since, StockRow, Strangers,
-    Taken, WalkPlace, WarehouseClient,
+    Delivery, Inbound, Inbox, Learned, LineRead, OrderStream, SentOrder, Since, StockRow, Strangers, Taken,
+    WalkPlace, WarehouseClient,
 };
 
 impl Warehouse {
     /// A file as the piece handed out now: the one `taken` moves next. A file's lines that name
     /// an unknown order refuse the whole file (a person fixes it and puts it back).
-    fn hand_out<T>(&mut self, file: Incoming, records: Parsed<T>) -> Inbound<T> {
+    fn hand_out<T>(&mut self, file: Incoming, read: FileRead<T>) -> Inbound<T> {
         let name = file.name().to_string();
         self.current = Some(file);
+        self.ack = read.ack;
         Inbound {
             name,
-            records,
+            records: read.records,
             cursor: None,
             walk: WalkPlace::Unchanged,
             strangers: Strangers::RefuseThePiece,
-            reports: Default::default(),
+            reports: read.reports,
         }
     }
 }
@@ -46,10 +48,11 @@ impl WarehouseClient for Warehouse {
 
     async fn send_orders(&mut self, orders: OrderStream) -> Delivery {
         match self.write_orders(orders).await {
-            Ok(Sent::Delivered(ids)) => Delivery {
+            Ok(Sent::Delivered { ids, refused }) => Delivery {
                 orders: ids
                     .into_iter()
                     .map(|id| (id, SentOrder::Accepted { warehouse_order_id: None }))
+                    .chain(refused.into_iter().map(|(id, why)| (id, SentOrder::Refused(why))))
                     .collect(),
                 failure: None,
             },
@@ -83,9 +86,11 @@ impl WarehouseClient for Warehouse {
         Ok(Some(self.hand_out(file, records)))
     }
 
-    /// Moves the file handed out last to `processed/`, or to `failed/` beside its bad lines.
+    /// Answers the file handed out last with its 997 (X12), then moves it to `processed/`, or
+    /// to `failed/` beside its bad lines.
     async fn taken(&mut self, outcome: Taken<'_>) -> Result<(), PlatformError> {
         let Some(file) = self.current.take() else { return Ok(()) };
+        self.acknowledge().await?;
         match outcome {
             Taken::Imported => self.processed(&file).await,
             Taken::Refused(bad) => self.failed(&file, bad).await,
@@ -94,6 +99,10 @@ impl WarehouseClient for Warehouse {
 
     fn failed_place(&self, inbox: Inbox) -> String {
         self.failed_folder(inbox)
+    }
+
+    fn refusal_fails_the_step(&self) -> bool {
+        Warehouse::refusal_fails_the_step(self)
     }
 
     async fn close(&mut self) {

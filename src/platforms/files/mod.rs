@@ -11,6 +11,7 @@
 mod client;
 pub mod csv;
 pub mod folder;
+pub mod format;
 mod ftp;
 pub mod layout;
 mod platform;
@@ -63,6 +64,9 @@ impl Kind {
 /// pinned yet).
 pub fn validate(adapter: &mut Fields, kind: Kind) {
     validate_folders(adapter);
+    // What the files say (files-csv-layouts.md §8, files-x12.md §1.2), whatever carries them.
+    layout::validate(adapter);
+    x12::validate(adapter);
     let (scheme, port) = match kind {
         Kind::Folder => return folder::validate(adapter),
         Kind::Sftp => ("sftp", 22),

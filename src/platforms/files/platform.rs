@@ -81,6 +81,8 @@ impl WarehousePlatform for FileWarehouse {
             sightings: settings.memory.kept(),
             reach: settings.reach(),
             max_file_bytes: settings.platforms.max_file_bytes,
+            documents: settings.documents.clone(),
+            connection_id: settings.connection_id,
         };
         Ok(Box::new(Warehouse::new(self.0, adapter, &files)?))
     }

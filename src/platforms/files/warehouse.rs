@@ -10,12 +10,14 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::csv::{self, BadLine, LineRead, OrderFile, StockRow};
+use super::csv::{BadLine, LineRead, StockRow};
+use super::format::{Document, FileRead, Format};
 use super::settle::{Look, Sightings, Stamp, is_taken_name};
+use super::x12::Ack;
 use super::{Facts, FileSession, Kind, Location, join, open};
 use crate::platforms::PlatformError;
 use crate::platforms::reach::Reach;
-use crate::platforms::warehouse::{Fed, Inbox, OrderStream, Parsed, SendKey};
+use crate::platforms::warehouse::{Documents, Fed, Inbox, OrderStream, OutgoingOrder};
 
 /// What a pass's warehouse needs from the configuration and the engine.
 #[derive(Clone)]
@@ -30,6 +32,10 @@ pub struct FileSettings {
     pub reach: Reach,
     /// The largest file (or FTP listing) read (`max_warehouse_file_mib`); past it, `BadData`.
     pub max_file_bytes: usize,
+    /// The warehouse's document numbers (X12 control numbers), kept in the database.
+    pub documents: std::sync::Arc<dyn Documents>,
+    /// The connection whose pass this is (an X12 997 is named after it).
+    pub connection_id: i64,
 }
 
 /// The adapter keys naming the warehouse's folders, in the order validation compares them,
@@ -83,8 +89,9 @@ impl Incoming {
 /// How an order file ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sent {
-    /// Complete and renamed into view, with the ids of the orders it holds.
-    Delivered(Vec<i64>),
+    /// Complete and renamed into view (or not written, when no order could be), with the ids
+    /// of the orders it holds and those its format cannot write, each with why.
+    Delivered { ids: Vec<i64>, refused: Vec<(i64, String)> },
     /// Its feed stopped before it was finished (the producer failed, and says why):
     /// nothing came into view.
     Abandoned,
@@ -97,6 +104,8 @@ pub struct Warehouse {
     /// The location without its password: the key of its files' sightings.
     place: String,
     folders: Folders,
+    /// What the files say.
+    format: std::sync::Arc<Format>,
     settings: FileSettings,
     session: Option<FileSession>,
     /// The host key the pass's first SFTP session showed when the adapter pinned none, until
@@ -105,6 +114,8 @@ pub struct Warehouse {
     /// The files of the inbox opened last still to hand out, and the one handed out last.
     pub(super) queue: std::collections::VecDeque<Incoming>,
     pub(super) current: Option<Incoming>,
+    /// The 997 answering the file handed out last (X12), written when it is taken.
+    pub(super) ack: Option<Ack>,
 }
 
 /// Bytes handed to the session at a time while an order file is written.
@@ -127,11 +138,13 @@ impl Warehouse {
             place: location.place(),
             location,
             folders: Folders::of(adapter),
+            format: std::sync::Arc::new(Format::of(adapter)),
             settings: settings.clone(),
             session: None,
             unrecorded_key: None,
             queue: Default::default(),
             current: None,
+            ack: None,
         })
     }
 
@@ -164,29 +177,58 @@ impl Warehouse {
         }
     }
 
-    /// Writes the order file of the send `orders` is into `orders_dir` as
-    /// `orders-{connection_id}-{number}.csv`, from what `orders` delivers as it comes: under
-    /// the name with a leading `.` first, renamed once complete, so a reader never sees half
-    /// a file. The same send written again (after a crash) replaces its file.
-    pub async fn write_orders(&mut self, orders: OrderStream) -> Result<Sent, PlatformError> {
-        let SendKey { connection_id, number, .. } = orders.send;
-        let name = format!("orders-{connection_id}-{number}.csv");
+    /// Writes the send `orders` is into `orders_dir` as one document in the warehouse's format
+    /// (an order file of its layout, or a 940 interchange), from what `orders` delivers as it
+    /// comes: under the name with a leading `.` first, renamed once complete, so a reader never
+    /// sees half a file. An order the format cannot write is left out and named; when none can
+    /// be written, nothing is written (and no X12 control number is used). The same send
+    /// written again (after a crash) is the same document under the same name.
+    pub async fn write_orders(&mut self, mut orders: OrderStream) -> Result<Sent, PlatformError> {
+        let send = orders.send;
+        let mut refused = Vec::new();
+        // The orders up to the first one the format can write: nothing is named or numbered
+        // before there is something to write.
+        let mut first = Vec::new();
+        let mut ended = false;
+        while first.is_empty() && !ended {
+            match orders.next().await {
+                Fed::Orders(batch) => {
+                    for order in batch {
+                        match self.format.refusal(&order) {
+                            Some(why) => refused.push((order.order_id, why)),
+                            None => first.push(order),
+                        }
+                    }
+                }
+                Fed::End => ended = true,
+                Fed::Stopped => return Ok(Sent::Abandoned),
+            }
+        }
+        if first.is_empty() {
+            return Ok(Sent::Delivered { ids: Vec::new(), refused });
+        }
+        let (name, document) = self.format.begin(send, &*self.settings.documents).await?;
         let dir = self.folders.orders.clone();
         let session = self.session().await?;
         session.make_dir_all(&dir).await?;
         let hidden = join(&dir, &format!(".{name}"));
         let (bytes, chunks) = mpsc::channel(2);
+        let feed = Feed { first, rest: (!ended).then_some(orders), refused };
         let (rendered, written) =
-            tokio::join!(render_into(orders, bytes), session.write_from(&hidden, chunks));
+            tokio::join!(render_into(document, feed, bytes), session.write_from(&hidden, chunks));
         // The write's own failure first: when it fails, the feed only sees its reader gone.
         written?;
-        let Some(order_ids) = rendered else {
+        let Some((ids, refused, parts)) = rendered else {
             // Hidden and replaced when the batch is sent again; removed to leave no litter.
             let _ = session.remove(&hidden).await;
             return Ok(Sent::Abandoned);
         };
+        if !parts.is_empty() {
+            self.settings.documents.place(send, parts).await?;
+        }
+        let session = self.session().await?;
         session.rename(&hidden, &join(&dir, &name)).await?;
-        Ok(Sent::Delivered(order_ids))
+        Ok(Sent::Delivered { ids, refused })
     }
 
     /// The files waiting in `inbox` that may be read now, in name order (CONTRACT §11, "Files
@@ -197,7 +239,7 @@ impl Warehouse {
         let settle = self.settings.settle;
         let mut waited = false;
         loop {
-            let seen = self.look(&dir).await?;
+            let seen = self.look(inbox, &dir).await?;
             let now = std::time::Instant::now();
             let names: Vec<String> = seen.iter().map(|(name, _)| name.clone()).collect();
             let sightings = &self.settings.sightings;
@@ -226,13 +268,14 @@ impl Warehouse {
         }
     }
 
-    /// The taken names in `dir` with what this look saw of each.
-    async fn look(&mut self, dir: &str) -> Result<Vec<(String, Stamp)>, PlatformError> {
+    /// The names in `dir` the warehouse reads for `inbox`, with what this look saw of each.
+    async fn look(&mut self, inbox: Inbox, dir: &str) -> Result<Vec<(String, Stamp)>, PlatformError> {
         let max = self.settings.max_file_bytes;
+        let format = self.format.clone();
         let session = self.session().await?;
         let entries = session.list(dir, max).await?;
         let mut seen = Vec::new();
-        let read_here = |name: &str| is_taken_name(name) && name.to_ascii_lowercase().ends_with(".csv");
+        let read_here = |name: &str| is_taken_name(name) && format.reads(inbox, name);
         for entry in entries.into_iter().filter(|e| read_here(&e.name)) {
             let path = join(dir, &entry.name);
             // A listing without facts (FTP's NLST) is followed by SIZE and MDTM; a server
@@ -255,16 +298,41 @@ impl Warehouse {
         self.session().await?.read(&path, max).await
     }
 
-    /// A shipment file's lines, or why it cannot be read at all.
-    pub async fn read_shipments(&mut self, file: &Incoming) -> Result<Parsed<LineRead>, PlatformError> {
+    /// A shipment file's lines (or its bad lines), what else it says, and its 997.
+    pub async fn read_shipments(&mut self, file: &Incoming) -> Result<FileRead<LineRead>, PlatformError> {
         let bytes = self.read(file).await?;
-        Ok(parse(bytes, csv::read_shipments).await)
+        let (format, name) = (self.format.clone(), file.name.clone());
+        Ok(parse(move || format.read_shipments(&name, &bytes)).await)
     }
 
-    /// A stock file's rows, or its bad lines.
-    pub async fn read_stock(&mut self, file: &Incoming) -> Result<Parsed<StockRow>, PlatformError> {
+    /// A stock file's rows (or its bad lines), what else it says, and its 997.
+    pub async fn read_stock(&mut self, file: &Incoming) -> Result<FileRead<StockRow>, PlatformError> {
         let bytes = self.read(file).await?;
-        Ok(parse(bytes, csv::read_stock).await)
+        let format = self.format.clone();
+        Ok(parse(move || format.read_stock(&bytes)).await)
+    }
+
+    /// Answers the file handed out last with its 997 (X12, when it has one to send): written
+    /// into `orders_dir` under a hidden name and renamed, numbered before it is written.
+    pub(super) async fn acknowledge(&mut self) -> Result<(), PlatformError> {
+        let Some(ack) = self.ack.take() else { return Ok(()) };
+        let documents = self.settings.documents.clone();
+        let Some((name, bytes)) =
+            self.format.acknowledgement(&ack, self.settings.connection_id, &*documents).await?
+        else {
+            return Ok(());
+        };
+        let dir = self.folders.orders.clone();
+        let session = self.session().await?;
+        session.make_dir_all(&dir).await?;
+        let hidden = join(&dir, &format!(".{name}"));
+        session.write(&hidden, &bytes).await?;
+        session.rename(&hidden, &join(&dir, &name)).await
+    }
+
+    /// Whether a refused file fails the step (CSV) or is only named in the run (X12).
+    pub(super) fn refusal_fails_the_step(&self) -> bool {
+        self.format.refusal_fails_the_step()
     }
 
     /// Moves a file that was read into `processed/` of its folder.
@@ -275,7 +343,8 @@ impl Warehouse {
     /// Moves a file that could not be used into `failed/` of its folder, beside
     /// `{name}.errors.txt` listing each bad line.
     pub async fn failed(&mut self, file: &Incoming, bad: &[BadLine]) -> Result<(), PlatformError> {
-        self.move_to(file, "failed", Some(csv::error_report(&file.name, bad))).await
+        let report = self.format.report(&file.name, bad);
+        self.move_to(file, "failed", Some(report)).await
     }
 
     /// Where failed files of `inbox` go, as a person reads it (`shipments/failed/`).
@@ -304,42 +373,62 @@ impl Warehouse {
     }
 }
 
-/// Parses a file off the async threads: a large one takes a while.
-async fn parse<T: Send + 'static>(bytes: Vec<u8>, read: fn(&[u8]) -> Parsed<T>) -> Parsed<T> {
-    match tokio::task::spawn_blocking(move || read(&bytes)).await {
+/// Reads a file off the async threads: a large one takes a while.
+async fn parse<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(read).await {
         Ok(parsed) => parsed,
         Err(e) => std::panic::resume_unwind(e.into_panic()),
     }
 }
 
-/// Renders the orders as they come into `bytes`; the ids of the orders rendered when the
-/// feed was finished, `None` when it stopped before.
-async fn render_into(mut orders: OrderStream, bytes: mpsc::Sender<Vec<u8>>) -> Option<Vec<i64>> {
-    let mut file = OrderFile::new();
+/// The orders of a send: those read before the document was opened, the stream of the rest
+/// (none when it had ended), and those refused so far.
+struct Feed {
+    first: Vec<OutgoingOrder>,
+    rest: Option<OrderStream>,
+    refused: Vec<(i64, String)>,
+}
+
+/// Renders the orders as they come into `bytes`; when the feed was finished, the ids of the
+/// orders written, those the format refused (with why) and where each written one stands in
+/// the document; `None` when the feed stopped before.
+async fn render_into(
+    mut document: Document,
+    Feed { first, rest, mut refused }: Feed,
+    bytes: mpsc::Sender<Vec<u8>>,
+) -> Option<(Vec<i64>, Vec<(i64, String)>, Vec<(i64, i64)>)> {
     let mut ids = Vec::new();
-    loop {
-        match orders.next().await {
-            Fed::Orders(batch) => {
-                for order in &batch {
-                    file.order(order);
-                    ids.push(order.order_id);
-                }
-                if let Some(chunk) = file.chunk(CHUNK_BYTES)
-                    && bytes.send(chunk).await.is_err()
-                {
-                    return None;
-                }
+    let mut add = |document: &mut Document, batch: Vec<OutgoingOrder>| {
+        for order in &batch {
+            match document.add(order) {
+                Ok(()) => ids.push(order.order_id),
+                Err(why) => refused.push((order.order_id, why)),
             }
-            Fed::End => return bytes.send(file.finish()).await.is_ok().then_some(ids),
-            Fed::Stopped => return None,
+        }
+    };
+    add(&mut document, first);
+    if let Some(mut orders) = rest {
+        loop {
+            if let Some(chunk) = document.chunk(CHUNK_BYTES)
+                && bytes.send(chunk).await.is_err()
+            {
+                return None;
+            }
+            match orders.next().await {
+                Fed::Orders(batch) => add(&mut document, batch),
+                Fed::End => break,
+                Fed::Stopped => return None,
+            }
         }
     }
+    let (last, parts) = document.finish();
+    bytes.send(last).await.is_ok().then_some((ids, refused, parts))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platforms::warehouse::{OutgoingOrder, order_feed};
+    use crate::platforms::warehouse::{OutgoingOrder, SendKey, order_feed};
 
     fn settings(settle: Duration) -> FileSettings {
         FileSettings {
@@ -348,6 +437,8 @@ mod tests {
             sightings: Sightings::default(),
             reach: Reach::Anywhere,
             max_file_bytes: 1 << 20,
+            documents: std::sync::Arc::new(crate::platforms::warehouse::NumbersInMemory::default()),
+            connection_id: 7,
         }
     }
 
@@ -391,7 +482,10 @@ mod tests {
                 feed.finish()
             }
         });
-        assert_eq!(warehouse.write_orders(stream).await, Ok(Sent::Delivered(vec![1])));
+        assert_eq!(
+            warehouse.write_orders(stream).await,
+            Ok(Sent::Delivered { ids: vec![1], refused: Vec::new() })
+        );
         assert_eq!(producer.join().unwrap(), Ok(()));
 
         let (feed, stream) = order_feed(SendKey { connection_id: 7, number: 2, created_at: 0 });

@@ -30,6 +30,8 @@ pub const PLATFORM: Known<dyn WarehousePlatform> = Known { name: NAME, validate,
 
 /// The adapter's rules (annex §1).
 pub fn validate(adapter: &mut Fields) {
+    // A file warehouse's layouts mean nothing here: named rather than ignored.
+    crate::platforms::files::layout::refuse_on_api_warehouse(adapter);
     adapter.required("access_token", Fields::text);
     adapter.read("channel_id", |v| {
         channel_id(&v).ok_or_else(|| "must be a positive whole number below 2147483648".to_string())

@@ -44,6 +44,8 @@ pub fn is_se_id(text: &str) -> bool {
 
 /// The adapter's rules (annex §2).
 pub fn validate(adapter: &mut Fields) {
+    // A file warehouse's layouts mean nothing here: named rather than ignored.
+    crate::platforms::files::layout::refuse_on_api_warehouse(adapter);
     adapter.required("access_token", Fields::text);
     adapter.read("reference_prefix", |v| match v {
         Value::String(s)

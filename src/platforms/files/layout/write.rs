@@ -7,6 +7,17 @@ use super::{Column, Field, OrdersLayout, Rows};
 use crate::platforms::warehouse::{OutgoingItem, OutgoingOrder};
 
 impl OrdersLayout {
+    /// Why the layout cannot write `order`: more items than a `rows: "order"` layout's
+    /// `max_items`.
+    pub fn refusal(&self, order: &OutgoingOrder) -> Option<String> {
+        match self.rows {
+            Rows::Order { max_items } if order.items.len() > max_items => {
+                Some(format!("order has {} items; orders_layout.max_items is {max_items}", order.items.len()))
+            }
+            _ => None,
+        }
+    }
+
     /// The order file's name: `file_name` with `{connection_id}`, `{batch}` and `{date}` (the
     /// day the send was first claimed, `YYYYMMDD` in the layout's time zone) put in.
     pub fn file_name(&self, connection_id: i64, batch: i64, created_at_ms: i64) -> String {
@@ -70,13 +81,8 @@ impl OrderWriter {
     /// layout's `max_items` (the refusal is the order's error, and the file goes on without
     /// it).
     pub fn order(&mut self, order: &OutgoingOrder) -> Result<(), String> {
-        if let Rows::Order { max_items } = self.layout.rows
-            && order.items.len() > max_items
-        {
-            return Err(format!(
-                "order has {} items; orders_layout.max_items is {max_items}",
-                order.items.len()
-            ));
+        if let Some(refusal) = self.layout.refusal(order) {
+            return Err(refusal);
         }
         self.rows(order);
         Ok(())

@@ -57,24 +57,26 @@ pub struct WrittenSet {
 /// [`finish`](Interchange::finish) (GE and IEA). The bytes of the parts, in that order, are
 /// the file.
 #[derive(Debug)]
-pub struct Interchange<'s> {
-    settings: &'s X12Settings,
+pub struct Interchange {
+    /// A copy of the warehouse's settings (a few hundred bytes, once per document), so a
+    /// document being written can live beside them.
+    settings: X12Settings,
     kind: GroupKind,
     control: i64,
     sets: i64,
     head: Vec<u8>,
 }
 
-impl<'s> Interchange<'s> {
+impl Interchange {
     /// Begins a document numbered `control` (1 to 999999999), made at `made_at_ms` (ms since
     /// the epoch; its date and time in `time_zone` go into ISA09/10 and GS04/05). The error
     /// says which of the two is out of range.
     pub fn new(
-        settings: &'s X12Settings,
+        settings: &X12Settings,
         kind: GroupKind,
         control: i64,
         made_at_ms: i64,
-    ) -> Result<Interchange<'s>, String> {
+    ) -> Result<Interchange, String> {
         if !(1..=MAX_CONTROL).contains(&control) {
             return Err(format!("the control number {control} is not from 1 to {MAX_CONTROL}"));
         }
@@ -117,7 +119,7 @@ impl<'s> Interchange<'s> {
         for segment in [isa, gs] {
             segment.write_to(&mut head, &s.separators, s.newline);
         }
-        Ok(Interchange { settings, kind, control, sets: 0, head })
+        Ok(Interchange { settings: settings.clone(), kind, control, sets: 0, head })
     }
 
     /// The ISA and GS segments.
@@ -131,7 +133,7 @@ impl<'s> Interchange<'s> {
         if self.kind != GroupKind::Orders {
             return Err("a 940 belongs in an OW group".to_string());
         }
-        let body = w940::segments(self.settings, order)?;
+        let body = w940::segments(&self.settings, order)?;
         Ok(self.set(body))
     }
 
@@ -154,7 +156,7 @@ impl<'s> Interchange<'s> {
         let st02 = format!("{:04}", self.sets);
         let count = body.len() + 2;
         let mut bytes = Vec::with_capacity(64 * count);
-        let s = self.settings;
+        let s = &self.settings;
         let st = Segment::new("ST").el(self.kind.set_code()).el(st02.as_str());
         let se = Segment::new("SE").el(count.to_string()).el(st02);
         for segment in std::iter::once(&st).chain(&body).chain(std::iter::once(&se)) {
@@ -165,7 +167,7 @@ impl<'s> Interchange<'s> {
 
     /// The GE and IEA segments that close the document.
     pub fn finish(self) -> Vec<u8> {
-        let s = self.settings;
+        let s = &self.settings;
         let mut tail = Vec::with_capacity(40);
         Segment::new("GE").el(self.sets.to_string()).el(self.control.to_string()).write_to(
             &mut tail,
