@@ -138,7 +138,11 @@ pub struct Numbered {
 /// Document numbers held in memory, for a client test: each send keeps the first number it got.
 #[cfg(test)]
 #[derive(Default)]
-pub struct NumbersInMemory(Mutex<(i64, HashMap<(i64, i64), Numbered>, Vec<(i64, i64)>)>);
+pub struct NumbersInMemory(Mutex<HeldNumbers>);
+
+/// The next number, each send's, and the parts placed.
+#[cfg(test)]
+type HeldNumbers = (i64, HashMap<(i64, i64), Numbered>, Vec<(i64, i64)>);
 
 #[cfg(test)]
 #[async_trait]

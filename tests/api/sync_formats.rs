@@ -39,7 +39,7 @@ async fn a_landmark_layout_writes_its_template_and_reads_its_confirmations_and_l
     let run = rig.sync_ok().await;
     assert_eq!(run["orders_sent"], 2, "{run}");
     let name = format!("acme-{}-1.csv", rig.connection_id);
-    assert_eq!(files_in(&rig.dir("Import")), [name.clone()]);
+    assert_eq!(files_in(&rig.dir("Import")), std::slice::from_ref(&name));
     let file = rig.read(&format!("Import/{name}"));
     let mut lines = file.split('\n');
     assert_eq!(
@@ -79,7 +79,10 @@ async fn a_landmark_layout_writes_its_template_and_reads_its_confirmations_and_l
     rig.add_products(&skus[..1]).await;
     std::fs::write(
         levels.join("inventory.csv"),
-        format!("SKU,SKU DESCRIPTION,ON HAND,AVAILABLE,RESERVE,FACILITY ID\n{0},x,40,35,5,12\n{0},x,10,8,2,14\n", skus[0]),
+        format!(
+            "SKU,SKU DESCRIPTION,ON HAND,AVAILABLE,RESERVE,FACILITY ID\n{0},x,40,35,5,12\n{0},x,10,8,2,14\n",
+            skus[0]
+        ),
     )
     .unwrap();
 
@@ -92,7 +95,13 @@ async fn a_landmark_layout_writes_its_template_and_reads_its_confirmations_and_l
         .iter()
         .map(|s| {
             let text = |k: &str| s[k].as_str().unwrap_or_default().to_string();
-            (s["order_id"].as_i64().unwrap(), text("tracking_number"), text("carrier_name"), text("service_level"), text("shipped_at"))
+            (
+                s["order_id"].as_i64().unwrap(),
+                text("tracking_number"),
+                text("carrier_name"),
+                text("service_level"),
+                text("shipped_at"),
+            )
         })
         .collect();
     read.sort();
@@ -127,7 +136,9 @@ async fn an_order_wider_than_max_items_is_errored_by_name_and_goes_once_the_layo
         assert_eq!(order["fulfillment_state"], "errored", "{order}");
         let message = format!("order has {} items; orders_layout.max_items is 1", items(order).len());
         assert!(
-            problems.iter().any(|p| p["ref"] == json!(id.to_string()) && p["kind"] == "order" && p["message"] == json!(message)),
+            problems.iter().any(|p| p["ref"] == json!(id.to_string())
+                && p["kind"] == "order"
+                && p["message"] == json!(message)),
             "{run}"
         );
         let why = rig.app.get(&format!("/orders/{id}/sync"), rig.admin()).await;
@@ -135,7 +146,10 @@ async fn an_order_wider_than_max_items_is_errored_by_name_and_goes_once_the_layo
     }
     for name in rig.files("orders") {
         let text = rig.read(&format!("orders/{name}"));
-        assert!(name.starts_with("wfi-") && name.ends_with(&format!("-{}-1.txt", rig.connection_id)), "{name}");
+        assert!(
+            name.starts_with("wfi-") && name.ends_with(&format!("-{}-1.txt", rig.connection_id)),
+            "{name}"
+        );
         assert!(text.split_inclusive('\n').all(|line| line.ends_with("\r\n")), "CRLF: {text:?}");
     }
 
@@ -187,7 +201,7 @@ async fn orders_go_as_a_940_and_come_back_through_945s_while_a_997_turns_one_bac
     let run = rig.sync_ok().await;
     assert_eq!(run["orders_sent"], 2, "{run}");
     let name = format!("940-{}-7.edi", rig.connection_id);
-    assert_eq!(rig.files("orders"), [name.clone()], "named after its control number");
+    assert_eq!(rig.files("orders"), std::slice::from_ref(&name), "named after its control number");
     let sent = segments(&rig.read(&format!("orders/{name}")));
     assert!(sent[0].starts_with("ISA*00*") && sent[0].len() == 105, "{:?}", sent[0]);
     assert!(sent[1].starts_with("GS*OW*ACMEOB*WHSE3PL*"), "{:?}", sent[1]);
@@ -197,12 +211,31 @@ async fn orders_go_as_a_940_and_come_back_through_945s_while_a_997_turns_one_bac
     assert_eq!(references, [&format!("W05*N*{}", order_ids[0]), &format!("W05*N*{}", order_ids[1])]);
 
     // The warehouse acknowledges the group, rejecting the second set, and ships the first order.
-    let ack = interchange(600, "FA", &[("997", vec![
-        "AK1*OW*7".into(), "AK2*940*0001".into(), "AK5*A".into(), "AK2*940*0002".into(),
-        "AK3*N4*6**8".into(), "AK4*2**7*XX".into(), "AK5*R*5".into(), "AK9*P*2*2*1".into()])]);
+    let ack = interchange(
+        600,
+        "FA",
+        &[(
+            "997",
+            vec![
+                "AK1*OW*7".into(),
+                "AK2*940*0001".into(),
+                "AK5*A".into(),
+                "AK2*940*0002".into(),
+                "AK3*N4*6**8".into(),
+                "AK4*2**7*XX".into(),
+                "AK5*R*5".into(),
+                "AK9*P*2*2*1".into(),
+            ],
+        )],
+    );
     let (first, second) = (&orders[0], &orders[1]);
-    let mut shipped = vec!["W06*F*".to_string() + &order_ids[0].to_string() + "*20260308*SHIP1", "G62*11*20260308*8*1430".into(),
-        "W27*U*UPSN*GROUND".into(), "LX*1".into(), "MAN*CP*1ZX12A".into()];
+    let mut shipped = vec![
+        "W06*F*".to_string() + &order_ids[0].to_string() + "*20260308*SHIP1",
+        "G62*11*20260308*8*1430".into(),
+        "W27*U*UPSN*GROUND".into(),
+        "LX*1".into(),
+        "MAN*CP*1ZX12A".into(),
+    ];
     for (sku, quantity) in items(first) {
         shipped.push(format!("W12*CC*{quantity}*{quantity}**EA**SK*{sku}"));
     }
@@ -214,7 +247,12 @@ async fn orders_go_as_a_940_and_come_back_through_945s_while_a_997_turns_one_bac
     let shipments = rig.shipments().await;
     assert_eq!(shipments.len(), 1);
     assert_eq!(
-        (&shipments[0]["tracking_number"], &shipments[0]["carrier_name"], &shipments[0]["service_level"], &shipments[0]["shipped_at"]),
+        (
+            &shipments[0]["tracking_number"],
+            &shipments[0]["carrier_name"],
+            &shipments[0]["service_level"],
+            &shipments[0]["shipped_at"]
+        ),
         (&json!("1ZX12A"), &json!("UPS"), &json!("GROUND"), &json!("2026-03-08T14:30:00.000Z"))
     );
     let turned_back = rig.app.get(&format!("/orders/{}", second["id"]), rig.admin()).await;
@@ -226,7 +264,10 @@ async fn orders_go_as_a_940_and_come_back_through_945s_while_a_997_turns_one_bac
     let ours: Vec<String> = rig.files("orders").into_iter().filter(|n| n.starts_with("997-")).collect();
     assert_eq!(ours, [format!("997-{}-8.edi", rig.connection_id)], "{:?}", rig.files("orders"));
     let answer = segments(&rig.read(&format!("orders/{}", ours[0])));
-    assert!(answer.contains(&"AK1*SW*601".to_string()) && answer.contains(&"AK9*A*1*1*1".to_string()), "{answer:?}");
+    assert!(
+        answer.contains(&"AK1*SW*601".to_string()) && answer.contains(&"AK9*A*1*1*1".to_string()),
+        "{answer:?}"
+    );
 
     // Retried, the order goes again under the same reference in a new interchange.
     let r = rig.retry(&format!("orders/{}", second["id"])).await;
@@ -258,13 +299,23 @@ async fn a_hostile_interchange_is_failed_whole_named_in_the_run_and_the_pass_goe
     let failed = files_in(&rig.dir("shipments").join("failed"));
     assert_eq!(
         failed,
-        ["a-truncated.edi", "a-truncated.edi.errors.txt", "b-count.edi", "b-count.edi.errors.txt", "c-endless.edi", "c-endless.edi.errors.txt"]
+        [
+            "a-truncated.edi",
+            "a-truncated.edi.errors.txt",
+            "b-count.edi",
+            "b-count.edi.errors.txt",
+            "c-endless.edi",
+            "c-endless.edi.errors.txt"
+        ]
     );
     let report = std::fs::read_to_string(rig.dir("shipments").join("failed/b-count.edi.errors.txt")).unwrap();
     assert!(report.contains("(SE), set 0001: SE01 is 9"), "{report}");
     let problems = run["problems"].as_array().unwrap();
     for name in ["a-truncated.edi", "b-count.edi", "c-endless.edi"] {
-        assert!(problems.iter().any(|p| p["kind"] == "file" && p["ref"] == name && p["step"] == "pull_shipments"), "{name}: {run}");
+        assert!(
+            problems.iter().any(|p| p["kind"] == "file" && p["ref"] == name && p["step"] == "pull_shipments"),
+            "{name}: {run}"
+        );
     }
     // The count error is a syntax error: its 997 rejects; the unreadable files get none.
     let ours: Vec<String> = rig.files("orders").into_iter().filter(|n| n.starts_with("997-")).collect();
@@ -279,10 +330,24 @@ async fn an_846_sums_each_sku_over_its_locations() {
     speak(&rig, x12_for_folder()).await;
     rig.enable_channel("inventory").await;
     rig.add_products(&["MUG-CREME", "TWL-BGE"]).await;
-    let stock = interchange(800, "IB", &[("846", vec![
-        "BIA*00*MM*INV1*20260308".into(), "LIN*1*SK*MUG-CREME".into(), "QTY*33*40*EA".into(), "QTY*17*45*EA".into(),
-        "LIN*2*SK*MUG-CREME".into(), "QTY*33*8*EA".into(), "LIN*3*VN*TWL-BGE".into(), "QTY*33*0*EA".into(),
-        "LIN*4*SK*NO-QTY".into()])]);
+    let stock = interchange(
+        800,
+        "IB",
+        &[(
+            "846",
+            vec![
+                "BIA*00*MM*INV1*20260308".into(),
+                "LIN*1*SK*MUG-CREME".into(),
+                "QTY*33*40*EA".into(),
+                "QTY*17*45*EA".into(),
+                "LIN*2*SK*MUG-CREME".into(),
+                "QTY*33*8*EA".into(),
+                "LIN*3*VN*TWL-BGE".into(),
+                "QTY*33*0*EA".into(),
+                "LIN*4*SK*NO-QTY".into(),
+            ],
+        )],
+    );
     rig.drop_stock("levels.edi", &stock);
     let run = rig.sync_ok().await;
     let sent = rig.stock_sent();

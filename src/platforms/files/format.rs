@@ -32,7 +32,7 @@ pub struct FileRead<T> {
 /// A send's document being written: an order file of a layout, or a 940 interchange.
 pub enum Document {
     Csv(OrderWriter),
-    X12 { interchange: Interchange, parts: Vec<(i64, i64)>, head: Option<Vec<u8>>, buffer: Vec<u8> },
+    X12 { interchange: Box<Interchange>, parts: Vec<(i64, i64)>, head: Option<Vec<u8>>, buffer: Vec<u8> },
 }
 
 /// How X12 numbers run at this warehouse.
@@ -79,6 +79,7 @@ impl Format {
                         PlatformError::BadData(format!("The 940 cannot be made: {problem}."))
                     })?;
                 let head = Some(interchange.head().to_vec());
+                let interchange = Box::new(interchange);
                 Ok((name, Document::X12 { interchange, parts: Vec::new(), head, buffer: Vec::new() }))
             }
         }
