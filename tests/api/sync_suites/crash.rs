@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::sync_binary::{Api, ORDERS, boot, env_of};
 use crate::sync_rig::{StoreKind, StoreSimulator};
-use crate::sync_suites::warehouses::{Files, WarehouseSim, shipbob_sim};
+use crate::sync_suites::warehouses::{Files, WarehouseSim, X12Files, shipbob_sim};
 
 /// A customer with the store `store` (its create body), the warehouse `warehouse` and a
 /// connection between them whose sales channel is on; the connection's id.
@@ -34,14 +34,25 @@ fn connect(api: &Api, mut store: Value, mut warehouse: Value) -> i64 {
     connection
 }
 
-async fn crash_round(kind: StoreKind, to_shipbob: bool) {
+/// The warehouse of a crash round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Destination {
+    Folder,
+    X12Folder,
+    ShipBob,
+}
+
+async fn crash_round(kind: StoreKind, into: Destination) {
     let (store, store_body, mut config) = StoreSimulator::start(kind, ORDERS).await;
     let sim = store.sim();
     let dir = tempfile::tempdir().unwrap();
     let (db, folders) = (dir.path().join("crash.db"), dir.path().join("folders"));
     std::fs::create_dir_all(folders.join("wh")).unwrap();
-    let wh: Box<dyn WarehouseSim> =
-        if to_shipbob { shipbob_sim().await } else { Box::new(Files::folder(&folders.join("wh"))) };
+    let wh: Box<dyn WarehouseSim> = match into {
+        Destination::ShipBob => shipbob_sim().await,
+        Destination::Folder => Box::new(Files::folder(&folders.join("wh"))),
+        Destination::X12Folder => Box::new(X12Files { root: folders.join("wh") }),
+    };
     // Slow enough that a pass is well under way when the kill comes.
     sim.slow_down(true);
     wh.slow_down(true);
@@ -120,27 +131,34 @@ async fn crash_round(kind: StoreKind, to_shipbob: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_bigcommerce_passes_loses_and_doubles_nothing() {
-    crash_round(StoreKind::BigCommerce, false).await;
+    crash_round(StoreKind::BigCommerce, Destination::Folder).await;
+}
+
+/// X12: every order in exactly one 940 set, a 940 written again after a crash the same bytes
+/// under the same name, and no control number used for two documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_in_the_middle_of_x12_passes_puts_each_order_in_one_940_set() {
+    crash_round(StoreKind::BigCommerce, Destination::X12Folder).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_shopify_passes_loses_and_doubles_nothing() {
-    crash_round(StoreKind::Shopify, false).await;
+    crash_round(StoreKind::Shopify, Destination::Folder).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_woocommerce_passes_loses_and_doubles_nothing() {
-    crash_round(StoreKind::WooCommerce, false).await;
+    crash_round(StoreKind::WooCommerce, Destination::Folder).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_amazon_passes_writes_each_order_once_and_confirms_each_shipment_once() {
-    crash_round(StoreKind::Amazon, false).await;
+    crash_round(StoreKind::Amazon, Destination::Folder).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_shipbob_passes_sends_each_order_once_and_tells_each_shipment_once() {
-    crash_round(StoreKind::BigCommerce, true).await;
+    crash_round(StoreKind::BigCommerce, Destination::ShipBob).await;
 }
 
 /// Issue 31: an Amazon walk paced out (the third page waits longer than a pass may) and then

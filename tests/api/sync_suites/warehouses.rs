@@ -361,6 +361,91 @@ impl WarehouseSim for Files {
     }
 }
 
+/// A folder warehouse speaking X12 (files-x12.md), and the 3PL behind it: it reads our 940s
+/// by the separators their ISA declares and answers with 945s and 846s.
+pub struct X12Files {
+    pub root: PathBuf,
+}
+
+impl X12Files {
+    /// The 940 sets of every interchange in the orders folder, as the order each names.
+    fn sets(&self) -> Vec<i64> {
+        let mut ids = Vec::new();
+        for name in files_in(&self.root.join("orders")) {
+            let text = std::fs::read_to_string(self.root.join("orders").join(&name)).unwrap();
+            assert!(text.starts_with("ISA*") && text.trim_end().ends_with('~'), "{name}: whole: {text}");
+            let control = name.trim_end_matches(".edi").rsplit('-').next().unwrap().to_string();
+            assert!(text.contains(&format!("*{control:0>9}*0*P*>~")), "{name}: named after its ISA13");
+            if name.starts_with("940-") {
+                ids.extend(text.split('~').filter_map(|s| s.strip_prefix("W05*N*")).map(|id| id.parse::<i64>().unwrap()));
+            } else {
+                assert!(name.starts_with("997-"), "only 940s and 997s are written: {name}");
+            }
+        }
+        ids
+    }
+
+    fn write(&self, dir: &str, name: &str, text: &str) {
+        std::fs::create_dir_all(self.root.join(dir)).unwrap();
+        std::fs::write(self.root.join(dir).join(name), text).unwrap();
+    }
+
+    /// The 3PL's interchange of `kind` sets around each set's segments.
+    fn interchange(control: i64, group: &str, kind: &str, sets: &[Vec<String>]) -> String {
+        let mut out = format!(
+            "ISA*00*          *00*          *ZZ*WHSE3PL        *ZZ*ACMEOB         *260308*1430*U*00401*{control:09}*0*P*>~GS*{group}*WHSE3PL*ACMEOB*20260308*1430*{control}*X*004010~"
+        );
+        for (n, segments) in sets.iter().enumerate() {
+            out.push_str(&format!("ST*{kind}*{:04}~{}~SE*{}*{:04}~", n + 1, segments.join("~"), segments.len() + 2, n + 1));
+        }
+        out + &format!("GE*{}*{control}~IEA*1*{control:09}~", sets.len())
+    }
+}
+
+impl WarehouseSim for X12Files {
+    fn body(&self) -> Value {
+        json!({"name": "x12", "platform": "folder", "adapter": {
+            "connection_string": format!("file://{}", self.root.display()), "file_format": "x12",
+            "x12": {"sender_id": "ACMEOB", "receiver_id": "WHSE3PL", "scac_names": {"UPSN": "UPS"}}}})
+    }
+    fn held(&self, id: i64) -> usize {
+        self.sets().into_iter().filter(|held| *held == id).count()
+    }
+    /// A 945 per order, one package of every unit left, shipped by UPS.
+    fn ship(&self, ids: &[i64]) -> Vec<String> {
+        let tracking: Vec<String> = ids.iter().map(|id| format!("X12-{id}")).collect();
+        let sets: Vec<Vec<String>> = ids
+            .iter()
+            .zip(&tracking)
+            .map(|(id, t)| vec![format!("W06*F*{id}*20260308*S{id}"), "W27*U*UPSN*GROUND".into(), "LX*1".into(), format!("MAN*CP*{t}")])
+            .collect();
+        let control = 500_000 + ids[0];
+        self.write("shipments", &format!("945-{}.edi", ids[0]), &Self::interchange(control, "SW", "945", &sets));
+        tracking
+    }
+    fn count_stock(&self, levels: &[(&str, i64)]) {
+        let mut segments = vec!["BIA*00*MM*INV1*20260308".to_string()];
+        for (n, (sku, units)) in levels.iter().enumerate() {
+            segments.push(format!("LIN*{}*SK*{sku}", n + 1));
+            segments.push(format!("QTY*33*{units}*EA"));
+        }
+        self.write("inventory", "stock.edi", &Self::interchange(900, "IB", "846", &[segments]));
+    }
+    fn wrong_credentials(&self) -> Option<(Value, &'static str, Vec<String>)> {
+        None
+    }
+    fn orders_held(&self) -> usize {
+        self.sets().len()
+    }
+    fn shipment_files_taken(&self) {
+        let inbox = self.root.join("shipments");
+        assert!(files_in(&inbox).is_empty(), "{:?}", files_in(&inbox));
+        assert_eq!(files_in(&inbox.join("processed")).len(), 1, "the 945, moved once");
+        let acks = files_in(&self.root.join("orders")).into_iter().filter(|n| n.starts_with("997-")).count();
+        assert_eq!(acks, 1, "the 945 answered with one 997");
+    }
+}
+
 /// A rig over the warehouse platform `platform`, passes 10 s apart (a wait up to that is
 /// taken inside a pass).
 pub async fn rig_for(platform: &'static str, orders: usize) -> WarehouseRig<dyn WarehouseSim> {
@@ -372,7 +457,15 @@ pub async fn rig_for(platform: &'static str, orders: usize) -> WarehouseRig<dyn 
         _ => {
             let rig = Rig::with(orders, waits).await;
             let (connection_id, warehouse_id) = (rig.connection_id, rig.warehouse_id);
-            let wh = Box::new(Files::folder(&rig.root));
+            let wh: Box<dyn WarehouseSim> = if platform == "x12" {
+                let wh = X12Files { root: rig.root.clone() };
+                let path = format!("/warehouses/{warehouse_id}");
+                let r = rig.app.patch_json(&path, rig.admin(), json!({"adapter": wh.body()["adapter"]})).await;
+                assert_eq!(r.status.code, 204, "{r:?}");
+                Box::new(wh)
+            } else {
+                Box::new(Files::folder(&rig.root))
+            };
             return WarehouseRig { rig, wh, connection_id, warehouse_id };
         }
     };
@@ -541,6 +634,7 @@ macro_rules! warehouse_suite {
 
 warehouse_suite! {
     on_folder: "folder" => [orders_go_once_and_shipments_come_back, stock_is_read_and_sent_once];
+    on_x12_folder: "x12" => [orders_go_once_and_shipments_come_back, stock_is_read_and_sent_once];
     on_sftp: "sftp" => [orders_go_once_and_shipments_come_back, refused_credentials_are_never_shown,
                         stock_is_read_and_sent_once];
     on_dropstream: "dropstream" => [orders_go_once_and_shipments_come_back, refused_credentials_are_never_shown];
