@@ -183,7 +183,6 @@ impl Set945 {
             check.business(seg, "W12 before any LX: orderbridge cannot tell its package".to_string());
             return;
         };
-        package.w12s += 1;
         let unit = seg.trimmed(5).unwrap_or_default();
         if unit != "EA" {
             check.business(seg, format!("unit {unit}: orderbridge counts eaches"));
@@ -202,6 +201,8 @@ impl Set945 {
             check.business(seg, format!("W12 has no {qualifiers} product id"));
             return;
         };
+        // Only a W12 read whole counts: a faulty one has been reported already.
+        package.w12s += 1;
         if units > 0 {
             add_items(&mut package.items, vec![(sku, units)]);
         }
