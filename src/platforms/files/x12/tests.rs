@@ -979,3 +979,89 @@ mod hostile {
         }
     }
 }
+
+/// A second opinion: the independent X12 004010 parser of the `x12-types` crate reads what we
+/// write, and the annex's 945, as we do. It takes only `*` and `~` with a line feed or none.
+mod second_opinion {
+    use x12_types::util::Parser;
+    use x12_types::v004010::{_940, _945, _997, Transmission};
+
+    use super::*;
+
+    #[test]
+    fn our_940_parses_with_its_order_and_items() {
+        let (bytes, _) =
+            write_940s(&settings(), 7, ms("2026-03-08T14:30:00Z"), &[order_1234(), order_1234()]);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let parsed = Transmission::<_940>::parse(&text);
+        let Ok((rest, parsed)) = parsed else { panic!("{parsed:?}") };
+        assert!(rest.is_empty(), "{rest}");
+        let group = &parsed.functional_group[0];
+        assert_eq!(group.segments.len(), 2);
+        let set = &group.segments[0];
+        assert_eq!(set._020._02.to_string(), "1234");
+        let items: Vec<_> = set
+            ._0300_loop
+            .iter()
+            .flat_map(|lx| &lx._0310_loop)
+            .map(|w| (w._020._01.to_string(), w._020._05.as_ref().map(ToString::to_string)))
+            .collect();
+        assert_eq!(
+            items,
+            vec![("2".to_string(), Some("MUG-CREME".to_string())), ("3".into(), Some("TWL-BGE".into()))]
+        );
+        assert_eq!(set._0500._01.to_string(), "18");
+        assert_eq!(parsed.iea._02.to_string(), "000000007");
+    }
+
+    #[test]
+    fn our_997s_parse_and_the_annexs_945_reads_the_same() {
+        let s = settings();
+        let reading = read(&s, &file(EXAMPLE_945), Inbox::Shipments);
+        let bytes = write_997(&s, 8, 0, &reading.ack.expect("a 997"));
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let parsed = Transmission::<_997>::parse(&text);
+        let Ok((rest, parsed)) = parsed else { panic!("{parsed:?}") };
+        assert!(rest.is_empty(), "{rest}");
+        let set = &parsed.functional_group[0].segments[0];
+        assert_eq!((set.ak1._01.to_string(), set.ak1._02.to_string()), ("SW".to_string(), "512".to_string()));
+        assert_eq!(set.loop_ak2[0].ak5._01.to_string(), "A");
+
+        // A rejecting 997 with AK3 and AK4, a line feed after each segment.
+        let damaged = EXAMPLE_945.replace("W12*CC*3*3**EA", "W12*CC*3*x**EA");
+        let reading = read(&s, &file(&damaged), Inbox::Shipments);
+        let newline = settings_of(json!({"sender_id": "ACMEOB", "receiver_id": "WHSE3PL", "newline": true}));
+        let bytes = write_997(&newline, 9, 0, &reading.ack.expect("a 997"));
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let parsed = Transmission::<_997>::parse(&text);
+        let Ok((rest, parsed)) = parsed else { panic!("{parsed:?}") };
+        assert!(rest.is_empty(), "{rest}");
+        let set = &parsed.functional_group[0].segments[0];
+        let ak2 = &set.loop_ak2[0];
+        assert_eq!(ak2.ak5._01.to_string(), "R");
+        assert_eq!(ak2.loop_ak3[0].ak3._01.to_string(), "W12");
+        assert_eq!(set.ak9._01.to_string(), "R");
+
+        let annex = String::from_utf8_lossy(&file(EXAMPLE_945)).into_owned();
+        let parsed = Transmission::<_945>::parse(&annex);
+        let Ok((_, parsed)) = parsed else { panic!("{parsed:?}") };
+        let set = &parsed.functional_group[0].segments[0];
+        let Ok(Contents::Shipments { shipments, .. }) = read(&s, annex.as_bytes(), Inbox::Shipments).outcome
+        else {
+            panic!("read")
+        };
+        assert_eq!(set.w06._02.to_string(), shipments[0].order_id.to_string());
+        let lx = &set.loop_lx[0];
+        assert_eq!(
+            lx.man[0]._02.as_ref().map(ToString::to_string),
+            Some(shipments[0].tracking_number.clone())
+        );
+        let units: Vec<_> = lx
+            .loop_w12
+            .iter()
+            .map(|w| w.w12._03.as_ref().map(ToString::to_string).unwrap_or_default())
+            .collect();
+        let ours: Vec<_> = shipments[0].items.iter().flatten().map(|(_, n)| n.to_string()).collect();
+        assert_eq!(units, ours);
+    }
+}
