@@ -7,9 +7,8 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
 use super::X12Settings;
-use super::r945::text;
-use super::reading::SetCheck;
-use super::segments::{self, Read};
+use super::problems::SetCheck;
+use super::segments::{self, Read, shown as text};
 use crate::platforms::warehouse::StockRow;
 
 /// A LIN loop not used, for the run's `problems` (step `stock`): kind `sku` with the SKU as
