@@ -1065,3 +1065,29 @@ mod second_opinion {
         assert_eq!(units, ours);
     }
 }
+
+#[test]
+fn no_997_when_send_997_is_off_and_envelope_nesting_is_checked() {
+    let quiet = settings_of(json!({"sender_id": "ACMEOB", "receiver_id": "WHSE3PL", "send_997": false}));
+    let reading = read(&quiet, &file(EXAMPLE_945), Inbox::Shipments);
+    assert!(reading.outcome.is_ok() && reading.ack.is_none());
+    let s = settings();
+    let cases = [
+        (
+            EXAMPLE_945.replace("IEA*1*", "IEA*2*"),
+            "segment 15 (IEA): IEA01 is '2'; the interchange has 1 group",
+        ),
+        (EXAMPLE_945.replace("GE*1*512~\n", ""), "segment 14 (IEA): the group of segment 2 has no GE"),
+        (
+            EXAMPLE_945.replace("GS*SW*WHSE3PL*ACMEOB*20260308*1430*512*X*004010~\n", ""),
+            "segment 2 (ST): ST outside a functional group (no GS before it)",
+        ),
+        (format!("{EXAMPLE_945}\nST*945*0002~"), "segment 16 (ST): the file goes on after its IEA"),
+    ];
+    for (annex, first) in cases {
+        let reading = read(&s, &file(&annex), Inbox::Shipments);
+        let Err(problems) = reading.outcome else { panic!("{first}: read") };
+        assert_eq!(lines(&problems).first().map(String::as_str), Some(first));
+        assert!(reading.ack.is_none(), "{first}: no 997");
+    }
+}
