@@ -285,8 +285,9 @@ fn walk(
                 }
                 if !same_number(seg.trimmed(1), Some(groups.to_string())) {
                     let message = format!(
-                        "IEA01 is '{}'; the interchange has {groups} groups",
-                        seg.trimmed(1).unwrap_or_default()
+                        "IEA01 is '{}'; the interchange has {groups} group{}",
+                        seg.trimmed(1).unwrap_or_default(),
+                        if groups == 1 { "" } else { "s" }
                     );
                     problems.fatal(place(&seg, None), message);
                 }
