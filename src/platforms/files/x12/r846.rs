@@ -100,14 +100,7 @@ impl Set846 {
     }
 
     /// The set's SE: its loops into `stock` when the set is whole.
-    pub fn end(
-        mut self,
-        settings: &X12Settings,
-        se: &Read<'_>,
-        _pos: usize,
-        check: &mut SetCheck<'_>,
-        stock: &mut Stock,
-    ) {
+    pub fn end(mut self, settings: &X12Settings, se: &Read<'_>, check: &mut SetCheck<'_>, stock: &mut Stock) {
         if !self.bia {
             check.missing("BIA", 2, se, "the set has no BIA".to_string());
         }

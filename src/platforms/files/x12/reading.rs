@@ -293,9 +293,10 @@ fn walk(
                 }
             }
             _ => {
-                if let (Some(open), Some(g)) = (set.as_mut(), group.as_mut()) {
+                // A set is only ever open inside a group.
+                if let Some(open) = set.as_mut() {
                     open.count += 1;
-                    feed(open, &seg, g, problems, settings);
+                    feed(open, &seg, problems, settings);
                 }
                 // Outside a set: a TA1 or other envelope matter, read past.
             }
@@ -447,13 +448,7 @@ fn check_of<'p>(open: &mut OpenSet, settings: &X12Settings, problems: &'p mut Pr
 }
 
 /// Hands a segment inside a set to its reader.
-fn feed(
-    open: &mut OpenSet,
-    seg: &Read<'_>,
-    _g: &mut OpenGroup,
-    problems: &mut Problems,
-    settings: &X12Settings,
-) {
+fn feed(open: &mut OpenSet, seg: &Read<'_>, problems: &mut Problems, settings: &X12Settings) {
     let position = open.count;
     let mut check = check_of(open, settings, problems);
     match &mut open.state {
@@ -511,7 +506,7 @@ fn close_set(
     let mut check = check_of(&mut open, settings, problems);
     match state {
         SetState::S945(s) => found.shipments.extend(s.end(settings, se, position, &mut check)),
-        SetState::S846(s) => s.end(settings, se, position, &mut check, &mut found.stock),
+        SetState::S846(s) => s.end(settings, se, &mut check, &mut found.stock),
         SetState::S997(s) => found.acks.extend(s.end(se, position, &mut check)),
         SetState::Skip => {}
     }
