@@ -2,7 +2,7 @@
 //! group it read (built by the reader, written here), and what a warehouse's 997 says of our
 //! 940s.
 
-use super::reading::SetCheck;
+use super::problems::SetCheck;
 use super::segments::{Read, Segment};
 
 /// The 997 answering a file read: one set per group read other than `FA`, in file order.

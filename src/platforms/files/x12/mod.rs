@@ -11,6 +11,7 @@
 
 pub mod ack997;
 pub mod envelope;
+mod problems;
 pub mod r846;
 pub mod r945;
 mod reading;
@@ -27,9 +28,10 @@ use serde_json::{Map, Value};
 
 pub use ack997::{Ack, AckGroup, AckSet, ReceivedAck, ReceivedSet};
 pub use envelope::{GroupKind, Interchange, WrittenSet, file_name};
+pub use problems::{Problem, SegmentPlace};
 pub use r846::Skipped;
 pub use r945::Shipment945;
-pub use reading::{Contents, Problem, Reading, SegmentPlace, read};
+pub use reading::{Contents, Reading, read};
 pub use segments::Separators;
 pub use validate::validate;
 pub use w940::check_order;

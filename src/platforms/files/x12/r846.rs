@@ -7,9 +7,8 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 
 use super::X12Settings;
-use super::r945::text;
-use super::reading::SetCheck;
-use super::segments::{self, Read};
+use super::problems::SetCheck;
+use super::segments::{self, Read, shown as text};
 use crate::platforms::warehouse::StockRow;
 
 /// A LIN loop not used, for the run's `problems` (step `stock`): kind `sku` with the SKU as
@@ -101,14 +100,7 @@ impl Set846 {
     }
 
     /// The set's SE: its loops into `stock` when the set is whole.
-    pub fn end(
-        mut self,
-        settings: &X12Settings,
-        se: &Read<'_>,
-        _pos: usize,
-        check: &mut SetCheck<'_>,
-        stock: &mut Stock,
-    ) {
+    pub fn end(mut self, settings: &X12Settings, se: &Read<'_>, check: &mut SetCheck<'_>, stock: &mut Stock) {
         if !self.bia {
             check.missing("BIA", 2, se, "the set has no BIA".to_string());
         }

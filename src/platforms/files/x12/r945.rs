@@ -5,8 +5,8 @@ use jiff::civil::{Date, Time};
 use rust_decimal::Decimal;
 
 use super::X12Settings;
-use super::reading::SetCheck;
-use super::segments::{self, Read};
+use super::problems::SetCheck;
+use super::segments::{self, Read, shown as text};
 use crate::platforms::warehouse::{OrderReference, ShipmentLine, Units, weight_hundredths};
 
 /// Carriers by SCAC when `scac_names` does not name them.
@@ -183,7 +183,6 @@ impl Set945 {
             check.business(seg, "W12 before any LX: orderbridge cannot tell its package".to_string());
             return;
         };
-        package.w12s += 1;
         let unit = seg.trimmed(5).unwrap_or_default();
         if unit != "EA" {
             check.business(seg, format!("unit {unit}: orderbridge counts eaches"));
@@ -202,6 +201,8 @@ impl Set945 {
             check.business(seg, format!("W12 has no {qualifiers} product id"));
             return;
         };
+        // Only a W12 read whole counts: a faulty one has been reported already.
+        package.w12s += 1;
         if units > 0 {
             add_items(&mut package.items, vec![(sku, units)]);
         }
@@ -230,7 +231,10 @@ impl Set945 {
             check.business_at(
                 w06_n,
                 "W06",
-                format!("unknown order: W0602 '{reference}' names no order orderbridge sent"),
+                format!(
+                    "unknown order: W0602 '{}' names no order orderbridge sent",
+                    text(reference.as_bytes())
+                ),
             );
             return Vec::new();
         };
@@ -302,9 +306,4 @@ fn order_id(reference: &str, prefix: &str) -> Option<i64> {
 fn whole(quantity: Decimal) -> Option<i64> {
     use rust_decimal::prelude::ToPrimitive;
     (quantity.fract().is_zero() && !quantity.is_sign_negative()).then(|| quantity.to_i64()).flatten()
-}
-
-/// An element as a person reads it in a message: at most 40 characters.
-pub(super) fn text(element: &[u8]) -> String {
-    String::from_utf8_lossy(&element[..element.len().min(40)]).into_owned()
 }

@@ -212,3 +212,8 @@ pub fn number(element: &[u8]) -> Option<rust_decimal::Decimal> {
         && unsigned.bytes().any(|b| b.is_ascii_digit());
     shape.then(|| text.parse().ok()).flatten()
 }
+
+/// An element as a person reads it in a message: at most 40 characters.
+pub fn shown(element: &[u8]) -> String {
+    String::from_utf8_lossy(&element[..element.len().min(40)]).into_owned()
+}
