@@ -395,7 +395,6 @@ CREATE TABLE IF NOT EXISTS warehouse_counters (
     next         INTEGER NOT NULL,
     first        INTEGER NOT NULL
 ) STRICT;
-CREATE INDEX IF NOT EXISTS order_batches_document ON order_batches (document) WHERE document IS NOT NULL;
 CREATE INDEX IF NOT EXISTS order_batch_orders_order ON order_batch_orders (order_id);
 
 -- A shipment's way through sync: the items a warehouse file named (JSON, before they are

@@ -77,13 +77,22 @@ pub const MIGRATIONS: &[Migration] = &[
 
 /// An order file records the document number it was written under (an X12 interchange's
 /// control number) and when it was made, and each order its place in it; the warehouse's
-/// counter is a table of its own (`schema.sql`).
+/// counter is a table of its own (`schema.sql`). A file older than the sync tables got them in
+/// today's shape at step 4, so only missing columns are added.
 fn document_numbers(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    tx.execute_batch(
-        "ALTER TABLE order_batches ADD COLUMN document INTEGER;
-         ALTER TABLE order_batches ADD COLUMN document_at INTEGER;
-         ALTER TABLE order_batch_orders ADD COLUMN part INTEGER;",
-    )
+    for (table, column) in
+        [("order_batches", "document"), ("order_batches", "document_at"), ("order_batch_orders", "part")]
+    {
+        let present: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+            [table, column],
+            |r| r.get(0),
+        )?;
+        if !present {
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} INTEGER"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Archived shipments are not waiting to be archived: their `notified_at` leaves the index of

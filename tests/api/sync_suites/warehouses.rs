@@ -377,7 +377,11 @@ impl X12Files {
             let control = name.trim_end_matches(".edi").rsplit('-').next().unwrap().to_string();
             assert!(text.contains(&format!("*{control:0>9}*0*P*>~")), "{name}: named after its ISA13");
             if name.starts_with("940-") {
-                ids.extend(text.split('~').filter_map(|s| s.strip_prefix("W05*N*")).map(|id| id.parse::<i64>().unwrap()));
+                ids.extend(
+                    text.split('~')
+                        .filter_map(|s| s.strip_prefix("W05*N*"))
+                        .map(|id| id.parse::<i64>().unwrap()),
+                );
             } else {
                 assert!(name.starts_with("997-"), "only 940s and 997s are written: {name}");
             }
@@ -396,7 +400,13 @@ impl X12Files {
             "ISA*00*          *00*          *ZZ*WHSE3PL        *ZZ*ACMEOB         *260308*1430*U*00401*{control:09}*0*P*>~GS*{group}*WHSE3PL*ACMEOB*20260308*1430*{control}*X*004010~"
         );
         for (n, segments) in sets.iter().enumerate() {
-            out.push_str(&format!("ST*{kind}*{:04}~{}~SE*{}*{:04}~", n + 1, segments.join("~"), segments.len() + 2, n + 1));
+            out.push_str(&format!(
+                "ST*{kind}*{:04}~{}~SE*{}*{:04}~",
+                n + 1,
+                segments.join("~"),
+                segments.len() + 2,
+                n + 1
+            ));
         }
         out + &format!("GE*{}*{control}~IEA*1*{control:09}~", sets.len())
     }
@@ -417,10 +427,21 @@ impl WarehouseSim for X12Files {
         let sets: Vec<Vec<String>> = ids
             .iter()
             .zip(&tracking)
-            .map(|(id, t)| vec![format!("W06*F*{id}*20260308*S{id}"), "W27*U*UPSN*GROUND".into(), "LX*1".into(), format!("MAN*CP*{t}")])
+            .map(|(id, t)| {
+                vec![
+                    format!("W06*F*{id}*20260308*S{id}"),
+                    "W27*U*UPSN*GROUND".into(),
+                    "LX*1".into(),
+                    format!("MAN*CP*{t}"),
+                ]
+            })
             .collect();
         let control = 500_000 + ids[0];
-        self.write("shipments", &format!("945-{}.edi", ids[0]), &Self::interchange(control, "SW", "945", &sets));
+        self.write(
+            "shipments",
+            &format!("945-{}.edi", ids[0]),
+            &Self::interchange(control, "SW", "945", &sets),
+        );
         tracking
     }
     fn count_stock(&self, levels: &[(&str, i64)]) {
@@ -460,7 +481,8 @@ pub async fn rig_for(platform: &'static str, orders: usize) -> WarehouseRig<dyn 
             let wh: Box<dyn WarehouseSim> = if platform == "x12" {
                 let wh = X12Files { root: rig.root.clone() };
                 let path = format!("/warehouses/{warehouse_id}");
-                let r = rig.app.patch_json(&path, rig.admin(), json!({"adapter": wh.body()["adapter"]})).await;
+                let r =
+                    rig.app.patch_json(&path, rig.admin(), json!({"adapter": wh.body()["adapter"]})).await;
                 assert_eq!(r.status.code, 204, "{r:?}");
                 Box::new(wh)
             } else {
