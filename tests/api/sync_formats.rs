@@ -356,3 +356,68 @@ async fn an_846_sums_each_sku_over_its_locations() {
     assert!(problems.iter().any(|p| p["step"] == "stock" && p["ref"] == "NO-QTY"), "{run}");
     assert_eq!(files_in(&rig.dir("inventory").join("processed")), ["levels.edi"]);
 }
+
+/// files-x12.md §3: one counter per warehouse for every interchange written to it, all its
+/// connections together; a number is never used for two documents.
+#[rocket::async_test]
+async fn control_numbers_count_per_warehouse_across_its_connections() {
+    let rig = Rig::new(1).await;
+    speak(&rig, x12_for_folder()).await;
+    rig.sync_ok().await;
+    let first = format!("940-{}-7.edi", rig.connection_id);
+    assert_eq!(rig.files("orders"), std::slice::from_ref(&first));
+    // A second store of the customer with its own connection to the same warehouse: it reads
+    // the warehouse's files too and answers them.
+    rig.bc().add_store("second-store", "second-token-0123456789");
+    let store = json!({"customer_id": rig.customer_id, "name": "Second", "platform": "big_commerce",
+                       "adapter": {"access_token": "second-token-0123456789", "store_hash": "second-store"},
+                       "enabled_at": "now"});
+    let store_id = rig.app.post_json("/stores", rig.admin(), store).await.id();
+    let body = json!({"name": "second", "customer_id": rig.customer_id, "store_id": store_id,
+                      "warehouse_id": rig.warehouse_id, "enabled_at": "now"});
+    let second = rig.app.post_json("/connections", rig.admin(), body).await.id();
+    crate::sync_rig::enable_channel(&rig.app, second, "sales").await;
+    let order = rig.orders().await.remove(0);
+    let id = order["id"].as_i64().unwrap();
+    let shipped = vec![format!("W06*F*{id}*20260308*S"), "LX*1".into(), "MAN*CP*1ZTWO".into()];
+    rig.drop_shipments("ship.edi", &interchange(42, "SW", &[("945", shipped)]));
+    let run = rig.sync_connection_ok(second).await;
+    assert_eq!(run["shipments_pulled"], 1, "{run}");
+    let answer = format!("997-{second}-8.edi");
+    assert!(rig.files("orders").contains(&answer), "the warehouse's next number: {:?}", rig.files("orders"));
+    // Raising first_control_number moves the counter on; lowering it never goes back.
+    let mut raised = x12_for_folder();
+    raised["x12"]["first_control_number"] = json!(50);
+    speak(&rig, raised).await;
+    rig.drop_shipments(
+        "again.edi",
+        &interchange(
+            43,
+            "SW",
+            &[("945", vec![format!("W06*F*{id}*20260308*S"), "LX*1".into(), "MAN*CP*1ZTWO".into()])],
+        ),
+    );
+    rig.sync_connection_ok(rig.connection_id).await;
+    assert!(
+        rig.files("orders").contains(&format!("997-{}-50.edi", rig.connection_id)),
+        "{:?}",
+        rig.files("orders")
+    );
+    let mut lowered = x12_for_folder();
+    lowered["x12"]["first_control_number"] = json!(3);
+    speak(&rig, lowered).await;
+    rig.drop_shipments(
+        "third.edi",
+        &interchange(
+            44,
+            "SW",
+            &[("945", vec![format!("W06*F*{id}*20260308*S"), "LX*1".into(), "MAN*CP*1ZTWO".into()])],
+        ),
+    );
+    rig.sync_connection_ok(rig.connection_id).await;
+    assert!(
+        rig.files("orders").contains(&format!("997-{}-51.edi", rig.connection_id)),
+        "{:?}",
+        rig.files("orders")
+    );
+}
