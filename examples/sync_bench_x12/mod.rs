@@ -55,7 +55,12 @@ pub async fn bench(orders: usize) {
     // The pull alone first: no warehouse folder yet, so the send step stops the pass.
     std::fs::remove_dir(&root).unwrap();
     let (_, wall, run) = timed(&engine, connection).await;
-    println!("x12: {} orders pulled in {wall:.1} s", run.counts.orders_pulled);
+    let peak = || proc_status_kib("self", "VmHWM:") as f64 / 1024.0;
+    println!(
+        "x12: {} orders pulled in {wall:.1} s (peak RSS so far {:.0} MiB)",
+        run.counts.orders_pulled,
+        peak()
+    );
 
     // 1. Every order written into one 940 interchange.
     std::fs::create_dir_all(&root).unwrap();
@@ -63,10 +68,11 @@ pub async fn bench(orders: usize) {
     let file = std::fs::read_dir(root.join("orders")).unwrap().filter_map(Result::ok).next();
     let size = file.and_then(|f| f.metadata().ok()).map_or(0, |m| m.len());
     println!(
-        "  940: {} orders in one interchange of {:.1} MiB in {wall:.1} s, {:.4} ms CPU per order (target <= 0.05)",
+        "  940: {} orders in one interchange of {:.1} MiB in {wall:.1} s, {:.4} ms CPU per order (target <= 0.05; peak RSS so far {:.0} MiB)",
         run.counts.orders_sent,
         size as f64 / 1048576.0,
-        cpu * 1000.0 / (run.counts.orders_sent as f64).max(1.0)
+        cpu * 1000.0 / (run.counts.orders_sent as f64).max(1.0),
+        peak()
     );
     if run.counts.orders_sent == 0 {
         fail(&format!("no order was written: {run:?}"));

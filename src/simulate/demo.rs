@@ -58,7 +58,7 @@ const ORDER_EVERY: Duration = Duration::from_secs(4);
 
 /// How often the warehouse worker looks for order files, and how long a file waits first.
 const WORKER_EVERY: Duration = Duration::from_secs(2);
-pub(super) const SHIP_AFTER: Duration = Duration::from_secs(6);
+const SHIP_AFTER: Duration = Duration::from_secs(6);
 
 /// A demo store: the simulator that answers for it and the account that names it there.
 #[derive(Debug, Clone)]

@@ -11,7 +11,9 @@ use std::time::SystemTime;
 use rusqlite::{Connection, params};
 use serde_json::{Value, json};
 
-use super::demo::SHIP_AFTER;
+/// How long an order file waits at a demo 3PL before it ships, as at the demo's other
+/// warehouses.
+const SHIP_AFTER: std::time::Duration = std::time::Duration::from_secs(6);
 
 /// The demo X12 warehouse's interchange ids: orderbridge's and the 3PL's.
 const OURS: &str = "ORDERBRIDGE";

@@ -104,8 +104,10 @@ impl Format {
                 let ack = reading.ack.filter(|_| settings.send_997);
                 match reading.outcome {
                     Ok(Contents::Shipments { shipments, acks }) => {
-                        let mut lines = Vec::new();
-                        for shipment in &shipments {
+                        // Each shipment is dropped once it is lines: a file's shipments are never
+                        // held twice.
+                        let mut lines = Vec::with_capacity(shipments.len());
+                        for shipment in shipments {
                             let reference = format!("order {}", shipment.order_id);
                             lines.extend(shipment.lines(&reference).into_iter().map(Ok));
                         }

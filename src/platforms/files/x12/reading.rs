@@ -9,10 +9,11 @@
 use std::collections::BTreeMap;
 
 use super::X12Settings;
-use super::ack997::{Ack, AckGroup, AckSet, Ak3, Received, ReceivedAck};
+use super::ack997::{Ack, AckGroup, AckSet, Ak3};
 use super::problems::{Problem, Problems, SetCheck, place};
 use super::r846::{Set846, Skipped, Stock};
 use super::r945::{Set945, Shipment945};
+use super::r997::{Received, ReceivedAck};
 use super::segments::{self, Read, Separators};
 use super::text::clean;
 use crate::platforms::warehouse::{Inbox, StockRow};
