@@ -1,6 +1,7 @@
 //! The demo's 3PLs that speak their own language (files-csv-layouts.md §10.1, files-x12.md):
 //! one demo folder warehouse takes Landmark-like CSV files, another X12. On a database just
-//! seeded, the first two `… West` folder warehouses are given those adapters; the simulated
+//! seeded, the first `… West` folder warehouse speaks Landmark's CSV and a new folder warehouse
+//! X12 (for the first customer's marketplace store); the simulated
 //! 3PL behind each reads what orderbridge wrote with its own parsing, never orderbridge's
 //! format code, and answers as the 3PL would: a Landmark confirmation file per order file,
 //! or a 997 for each 940 at once and a 945 per order a few seconds later.
@@ -8,7 +9,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 /// How long an order file waits at a demo 3PL before it ships, as at the demo's other
@@ -61,31 +62,65 @@ fn x12(connection_string: &str) -> Value {
            "x12": {"sender_id": OURS, "receiver_id": THEIRS, "scac": {"UPS Ground": "UPSN"}, "newline": true}})
 }
 
-/// On a database just seeded: the first `… West` folder warehouse speaks Landmark's CSV, the
-/// second X12. Returns how many were given a format.
+/// On a database just seeded: the first `… West` folder warehouse speaks Landmark's CSV, and
+/// the first customer's marketplace store sends its orders to a new folder warehouse that
+/// speaks X12 (its other connections switched off). Returns how many warehouses speak a
+/// format of their own.
 pub fn speak(conn: &Connection, seeded: bool) -> rusqlite::Result<usize> {
     if !seeded {
         return Ok(0);
     }
-    let mut stmt = conn.prepare(
-        "SELECT id, ob_open(adapter) FROM warehouses WHERE platform = 'folder' AND name LIKE '% West' ORDER BY id LIMIT 2",
-    )?;
-    let found = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-    let found = found.collect::<rusqlite::Result<Vec<_>>>()?;
-    for (n, (id, adapter)) in found.iter().enumerate() {
-        let adapter: Value = serde_json::from_str(adapter).unwrap_or(Value::Null);
-        let url = adapter["connection_string"].as_str().unwrap_or_default();
-        let (adapter, name) = if n == 0 {
-            (landmark(url), "Landmark-like 3PL (CSV layout)")
-        } else {
-            (x12(url), "EDI 3PL (X12)")
-        };
+    let mut spoken = 0;
+    let west: Option<(i64, String)> = conn
+        .query_row(
+            "SELECT id, ob_open(adapter) FROM warehouses WHERE platform = 'folder' AND name LIKE '% West' ORDER BY id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((id, adapter)) = west {
+        let adapter = landmark(&connection_string(&adapter));
         conn.execute(
-            "UPDATE warehouses SET adapter = ob_seal(?2), name = ?3 WHERE id = ?1",
-            params![id, adapter.to_string(), name],
+            "UPDATE warehouses SET adapter = ob_seal(?2), name = 'Landmark-like 3PL (CSV layout)' WHERE id = ?1",
+            params![id, adapter.to_string()],
         )?;
+        spoken += 1;
     }
-    Ok(found.len())
+    // The first customer's folder warehouse shows where the demo keeps its folders.
+    let first: Option<(i64, String, i64)> = conn
+        .query_row(
+            "SELECT w.customer_id, ob_open(w.adapter), s.id FROM warehouses w
+               JOIN stores s ON s.customer_id = w.customer_id AND s.platform = 'sellbrite'
+              WHERE w.platform = 'folder' ORDER BY w.customer_id, w.id, s.id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    if let Some((customer, adapter, store)) = first {
+        let url = connection_string(&adapter);
+        let Some(folder) = url.rsplit_once('/').map(|(parent, _)| format!("{parent}/edi-3pl")) else {
+            return Ok(spoken);
+        };
+        let now = crate::dates::now_ms();
+        let tx = conn.unchecked_transaction()?;
+        tx.execute(
+            "INSERT INTO warehouses (customer_id, name, description, platform, adapter, created_at, enabled_at)
+             VALUES (?1, 'EDI 3PL (X12)', 'a 3PL that takes X12 940s and answers with 997s and 945s', 'folder', ob_seal(?2), ?3, ?3)",
+            params![customer, x12(&folder).to_string(), now],
+        )?;
+        let warehouse = tx.last_insert_rowid();
+        tx.execute("UPDATE connections SET enabled_at = NULL WHERE store_id = ?1", [store])?;
+        super::demo_rows::connect(&tx, (customer, store, warehouse), "EDI 3PL fulfillment", false, now)?;
+        tx.commit()?;
+        spoken += 1;
+    }
+    Ok(spoken)
+}
+
+/// The `connection_string` of a stored adapter's JSON.
+fn connection_string(adapter: &str) -> String {
+    let adapter: Value = serde_json::from_str(adapter).unwrap_or(Value::Null);
+    adapter["connection_string"].as_str().unwrap_or_default().to_string()
 }
 
 /// What the 3PL behind a demo folder warehouse does, by its adapter; `None` for orderbridge's
