@@ -6,7 +6,9 @@
 
 use orderbridge::config::Config;
 
-use super::common::{SimulatorChild, proc_status_kib};
+use orderbridge::platforms::files::format::Format;
+
+use super::common::{SimulatorChild, cpu_secs, proc_status_kib};
 use super::{HASH, TOKEN, fail, order_ids, set_up, timed};
 
 /// The warehouse's X12 settings: orderbridge `ACMEOB`, the 3PL `WHSE3PL`.
@@ -89,6 +91,19 @@ pub async fn bench(orders: usize) {
         "  945: {} shipments read, imported and matched in {wall:.2} s, {:.4} ms CPU per shipment (target <= 0.05)",
         run.counts.shipments_pulled,
         cpu * 1000.0 / (run.counts.shipments_pulled as f64).max(1.0)
+    );
+    // The format's own part of that step: the same file read into shipment lines (and its 997),
+    // with nothing imported.
+    let bytes =
+        std::fs::read(root.join("shipments/processed/945.edi")).unwrap_or_else(|e| fail(&e.to_string()));
+    let format = Format::of(adapter(&root).as_object().unwrap());
+    let cpu = cpu_secs("self");
+    let read = format.read_shipments("945.edi", &bytes);
+    let cpu = cpu_secs("self") - cpu;
+    let lines = read.records.map_or(0, |lines| lines.len());
+    println!(
+        "  945 read alone (no import): {lines} shipment lines and their 997 in {:.4} ms CPU per shipment",
+        cpu * 1000.0 / (lines as f64).max(1.0)
     );
     println!(
         "  peak RSS of the orderbridge process: {:.0} MiB (target <= 150)",

@@ -81,12 +81,14 @@ impl Documents for Numbers {
     async fn place(&self, send: SendKey, parts: Vec<(i64, i64)>) -> Result<(), PlatformError> {
         self.db(move |conn| {
             let tx = db::write(conn)?;
+            let batch: i64 = tx
+                .prepare_cached("SELECT id FROM order_batches WHERE connection_id = ?1 AND number = ?2")?
+                .query_row(params![send.connection_id, send.number], |r| r.get(0))?;
             let mut set = tx.prepare_cached(
-                "UPDATE order_batch_orders SET part = ?3
-                  WHERE order_id = ?2 AND batch_id = (SELECT id FROM order_batches WHERE connection_id = ?1 AND number = ?4)",
+                "UPDATE order_batch_orders SET part = ?3 WHERE batch_id = ?1 AND order_id = ?2",
             )?;
             for (order_id, part) in parts {
-                set.execute(params![send.connection_id, order_id, part, send.number])?;
+                set.execute(params![batch, order_id, part])?;
             }
             drop(set);
             tx.commit()
