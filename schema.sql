@@ -368,9 +368,10 @@ CREATE TABLE IF NOT EXISTS order_sync (
     last_error_step    TEXT
 ) STRICT;
 
--- Order files sent to a warehouse: claimed, written, then marked delivered. A warehouse that
--- numbers its documents (X12: the interchange control number) has the number and the time it
--- was made recorded here before the file is written, so a resend writes the same bytes.
+-- Order files sent to a warehouse: claimed, written, then marked delivered. The file's name is
+-- recorded before it is written, and a warehouse that numbers its documents (X12: the
+-- interchange control number) has the number and the time it was made recorded too, so a
+-- resend writes the same bytes under the same name.
 CREATE TABLE IF NOT EXISTS order_batches (
     id            INTEGER PRIMARY KEY,
     connection_id INTEGER NOT NULL REFERENCES connections (id),
@@ -379,6 +380,7 @@ CREATE TABLE IF NOT EXISTS order_batches (
     delivered_at  INTEGER,
     document      INTEGER,
     document_at   INTEGER,
+    document_name TEXT,
     CONSTRAINT order_batches_number UNIQUE (connection_id, number)
 ) STRICT;
 -- part: the order's place in its batch's document (an X12 set number), once delivered.

@@ -75,21 +75,24 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
-/// An order file records the document number it was written under (an X12 interchange's
-/// control number) and when it was made, and each order its place in it; the warehouse's
+/// An order file records its name, the document number it was written under (an X12
+/// interchange's control number) and when it was made, and each order its place in it; the warehouse's
 /// counter is a table of its own (`schema.sql`). A file older than the sync tables got them in
 /// today's shape at step 4, so only missing columns are added.
 fn document_numbers(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    for (table, column) in
-        [("order_batches", "document"), ("order_batches", "document_at"), ("order_batch_orders", "part")]
-    {
+    for (table, column, kind) in [
+        ("order_batches", "document", "INTEGER"),
+        ("order_batches", "document_at", "INTEGER"),
+        ("order_batches", "document_name", "TEXT"),
+        ("order_batch_orders", "part", "INTEGER"),
+    ] {
         let present: bool = tx.query_row(
             "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
             [table, column],
             |r| r.get(0),
         )?;
         if !present {
-            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} INTEGER"))?;
+            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
         }
     }
     Ok(())

@@ -111,6 +111,11 @@ pub trait Documents: Send + Sync {
     /// again after a crash gets the same.
     async fn of_send(&self, send: SendKey, counter: Counter) -> Result<Numbered, PlatformError>;
 
+    /// The name recorded with send `send`'s document, else `name`, recorded with it now: a
+    /// send written again after a crash keeps its first name even if the name's template
+    /// changed meanwhile (files-csv-layouts.md §1).
+    async fn named(&self, send: SendKey, name: String) -> Result<String, PlatformError>;
+
     /// Records where each order of send `send` stands in its document (`(order id, part)`), so
     /// the warehouse's answer about a part finds its order.
     async fn place(&self, send: SendKey, parts: Vec<(i64, i64)>) -> Result<(), PlatformError>;
@@ -157,6 +162,10 @@ impl Documents for NumbersInMemory {
         held.0 += 1;
         held.1.insert((send.connection_id, send.number), numbered);
         Ok(numbered)
+    }
+
+    async fn named(&self, _send: SendKey, name: String) -> Result<String, PlatformError> {
+        Ok(name)
     }
 
     async fn place(&self, _send: SendKey, parts: Vec<(i64, i64)>) -> Result<(), PlatformError> {

@@ -78,6 +78,27 @@ impl Documents for Numbers {
         .await
     }
 
+    async fn named(&self, send: SendKey, name: String) -> Result<String, PlatformError> {
+        self.db(move |conn| {
+            let tx = db::write(conn)?;
+            tx.prepare_cached(
+                "UPDATE order_batches SET document_name = ?3
+                  WHERE connection_id = ?1 AND number = ?2 AND document_name IS NULL",
+            )?
+            .execute(params![send.connection_id, send.number, name])?;
+            let recorded: Option<String> = tx
+                .prepare_cached(
+                    "SELECT document_name FROM order_batches WHERE connection_id = ?1 AND number = ?2",
+                )?
+                .query_row(params![send.connection_id, send.number], |r| r.get(0))
+                .optional()?
+                .flatten();
+            tx.commit()?;
+            Ok(recorded.unwrap_or(name))
+        })
+        .await
+    }
+
     async fn place(&self, send: SendKey, parts: Vec<(i64, i64)>) -> Result<(), PlatformError> {
         self.db(move |conn| {
             let tx = db::write(conn)?;

@@ -421,3 +421,24 @@ async fn control_numbers_count_per_warehouse_across_its_connections() {
         rig.files("orders")
     );
 }
+
+/// files-csv-layouts.md §1: a send written again after it failed keeps the file name recorded
+/// with it, whatever the layout's template says by then, and is written in the layout in force.
+#[rocket::async_test]
+async fn a_send_written_again_keeps_its_first_name() {
+    let rig = Rig::new(1).await;
+    let layout = |name: &str, delimiter: &str| json!({"orders_layout": {"file_name": name, "delimiter": delimiter, "columns": ["order_id", "sku", "quantity"]}});
+    speak(&rig, layout("first-{connection_id}-{batch}.csv", ",")).await;
+    // The orders folder cannot be made: the send fails after it was named.
+    std::fs::write(rig.dir("orders"), "in the way").unwrap();
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "failed", "{run}");
+    std::fs::remove_file(rig.dir("orders")).unwrap();
+    speak(&rig, layout("second-{connection_id}-{batch}.csv", ";")).await;
+    let run = rig.sync_ok().await;
+    assert_eq!(run["orders_sent"], 1, "{run}");
+    let name = format!("first-{}-1.csv", rig.connection_id);
+    assert_eq!(rig.files("orders"), std::slice::from_ref(&name));
+    let text = rig.read(&format!("orders/{name}"));
+    assert!(text.starts_with("order_id;sku;quantity\n"), "the layout in force: {text}");
+}

@@ -67,10 +67,10 @@ impl Format {
         documents: &dyn Documents,
     ) -> Result<(String, Document), PlatformError> {
         match self {
-            Format::Csv(layouts) => Ok((
-                layouts.orders.file_name(send.connection_id, send.number, send.created_at),
-                Document::Csv(OrderWriter::new(&layouts.orders)),
-            )),
+            Format::Csv(layouts) => {
+                let name = layouts.orders.file_name(send.connection_id, send.number, send.created_at);
+                Ok((documents.named(send, name).await?, Document::Csv(OrderWriter::new(&layouts.orders))))
+            }
             Format::X12(settings) => {
                 let numbered = documents.of_send(send, counter(settings)).await?;
                 let name = x12::file_name(GroupKind::Orders, send.connection_id, numbered.number, settings);
