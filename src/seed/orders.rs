@@ -211,6 +211,7 @@ pub(super) fn seed_orders(
                     carrier_name: Some(carrier.to_string()),
                     service_level: Some(pick(rng, levels).to_string()),
                     item_ids: written.item_ids,
+                    item_units: Vec::new(),
                 };
                 let order_ref = OrderRef { customer_id: tenant.customer_id, store_id };
                 ships.write(&shipment, order_ref)?;

@@ -43,6 +43,9 @@ pub struct NewShipment {
     pub carrier_name: Option<String>,
     pub service_level: Option<String>,
     pub item_ids: Vec<i64>,
+    /// The units of each item linked, by position, where a warehouse said how many (a sync
+    /// import); empty: none said.
+    pub item_units: Vec<i64>,
 }
 
 impl NewShipment {
@@ -96,6 +99,7 @@ impl NewShipment {
             carrier_name,
             service_level,
             item_ids,
+            item_units: Vec::new(),
         })
     }
 
@@ -155,6 +159,7 @@ pub fn rerender(conn: &Connection, id: i64) -> rusqlite::Result<()> {
                     carrier_name: r.get(7)?,
                     service_level: r.get(8)?,
                     item_ids: Vec::new(),
+                    item_units: Vec::new(),
                 },
                 r.get::<_, i64>(9)?,
             ))
@@ -315,10 +320,10 @@ impl<'c> ShipmentWriter<'c> {
             }
         };
         let mut link = self.conn.prepare_cached(
-            "INSERT INTO shipment_items (shipment_id, position, order_item_id) VALUES (?1, ?2, ?3)",
+            "INSERT INTO shipment_items (shipment_id, position, order_item_id, quantity) VALUES (?1, ?2, ?3, ?4)",
         )?;
         for (position, item) in s.item_ids.iter().enumerate() {
-            link.execute(params![id, position as i64, item])?;
+            link.execute(params![id, position as i64, item, s.item_units.get(position)])?;
         }
         self.conn.prepare_cached(UPSERT_DOC)?.execute(params![id, s.render(id, created_at)])?;
         Ok((id, written))

@@ -247,16 +247,11 @@ fn import_piece(
             carrier_name: group.carrier_name,
             service_level: group.service_level,
             item_ids: links.iter().map(|(item, _)| *item).collect(),
+            item_units: links.iter().map(|(_, units)| *units).collect(),
         };
         // The order was found among the customer's (find_order) and the warehouse is the
         // connection's, of the same customer: the references an import checks hold.
         let (id, _) = writer.write(&shipment, OrderRef { customer_id, store_id: group.store_id })?;
-        let mut units = tx.prepare_cached(
-            "UPDATE shipment_items SET quantity = ?3 WHERE shipment_id = ?1 AND position = ?2",
-        )?;
-        for (position, (_, quantity)) in links.iter().enumerate() {
-            units.execute(params![id, position as i64, quantity])?;
-        }
         let requested = serde_json::to_string(&group.items).unwrap_or_else(|_| "[]".into());
         tx.prepare_cached("INSERT INTO shipment_sync (shipment_id, requested) VALUES (?1, ?2)")?
             .execute(params![id, requested])?;
