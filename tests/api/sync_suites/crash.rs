@@ -51,7 +51,7 @@ async fn crash_round(kind: StoreKind, into: Destination) {
     let wh: Box<dyn WarehouseSim> = match into {
         Destination::ShipBob => shipbob_sim().await,
         Destination::Folder => Box::new(Files::folder(&folders.join("wh"))),
-        Destination::X12Folder => Box::new(X12Files { root: folders.join("wh") }),
+        Destination::X12Folder => Box::new(X12Files::folder(&folders.join("wh"))),
     };
     // Slow enough that a pass is well under way when the kill comes.
     sim.slow_down(true);

@@ -361,18 +361,23 @@ impl WarehouseSim for Files {
     }
 }
 
-/// A folder warehouse speaking X12 (files-x12.md), and the 3PL behind it: it reads our 940s
-/// by the separators their ISA declares and answers with 945s and 846s.
+/// A file warehouse speaking X12 (files-x12.md) over any transport, and the 3PL behind it: it
+/// reads our 940s by the separators their ISA declares and answers with 945s and 846s.
 pub struct X12Files {
-    pub root: PathBuf,
+    pub files: Files,
 }
 
 impl X12Files {
+    pub fn folder(root: &Path) -> X12Files {
+        X12Files { files: Files::folder(root) }
+    }
+
     /// The 940 sets of every interchange in the orders folder, as the order each names.
     fn sets(&self) -> Vec<i64> {
         let mut ids = Vec::new();
-        for name in files_in(&self.root.join("orders")) {
-            let text = std::fs::read_to_string(self.root.join("orders").join(&name)).unwrap();
+        let orders = self.files.root.join(self.files.dirs.0);
+        for name in files_in(&orders) {
+            let text = std::fs::read_to_string(orders.join(&name)).unwrap();
             assert!(text.starts_with("ISA*") && text.trim_end().ends_with('~'), "{name}: whole: {text}");
             let control = name.trim_end_matches(".edi").rsplit('-').next().unwrap().to_string();
             assert!(text.contains(&format!("*{control:0>9}*0*P*>~")), "{name}: named after its ISA13");
@@ -387,11 +392,6 @@ impl X12Files {
             }
         }
         ids
-    }
-
-    fn write(&self, dir: &str, name: &str, text: &str) {
-        std::fs::create_dir_all(self.root.join(dir)).unwrap();
-        std::fs::write(self.root.join(dir).join(name), text).unwrap();
     }
 
     /// The 3PL's interchange of `kind` sets around each set's segments.
@@ -414,9 +414,11 @@ impl X12Files {
 
 impl WarehouseSim for X12Files {
     fn body(&self) -> Value {
-        json!({"name": "x12", "platform": "folder", "adapter": {
-            "connection_string": format!("file://{}", self.root.display()), "file_format": "x12",
-            "x12": {"sender_id": "ACMEOB", "receiver_id": "WHSE3PL", "scac_names": {"UPSN": "UPS"}}}})
+        let mut body = self.files.body();
+        body["adapter"]["file_format"] = json!("x12");
+        body["adapter"]["x12"] =
+            json!({"sender_id": "ACMEOB", "receiver_id": "WHSE3PL", "scac_names": {"UPSN": "UPS"}});
+        body
     }
     fn held(&self, id: i64) -> usize {
         self.sets().into_iter().filter(|held| *held == id).count()
@@ -437,11 +439,8 @@ impl WarehouseSim for X12Files {
             })
             .collect();
         let control = 500_000 + ids[0];
-        self.write(
-            "shipments",
-            &format!("945-{}.edi", ids[0]),
-            &Self::interchange(control, "SW", "945", &sets),
-        );
+        let interchange = Self::interchange(control, "SW", "945", &sets);
+        self.files.write(self.files.dirs.1, &format!("945-{}.edi", ids[0]), &interchange);
         tracking
     }
     fn count_stock(&self, levels: &[(&str, i64)]) {
@@ -450,7 +449,7 @@ impl WarehouseSim for X12Files {
             segments.push(format!("LIN*{}*SK*{sku}", n + 1));
             segments.push(format!("QTY*33*{units}*EA"));
         }
-        self.write("inventory", "stock.edi", &Self::interchange(900, "IB", "846", &[segments]));
+        self.files.write("inventory", "stock.edi", &Self::interchange(900, "IB", "846", &[segments]));
     }
     fn wrong_credentials(&self) -> Option<(Value, &'static str, Vec<String>)> {
         None
@@ -459,10 +458,11 @@ impl WarehouseSim for X12Files {
         self.sets().len()
     }
     fn shipment_files_taken(&self) {
-        let inbox = self.root.join("shipments");
+        let inbox = self.files.root.join(self.files.dirs.1);
         assert!(files_in(&inbox).is_empty(), "{:?}", files_in(&inbox));
         assert_eq!(files_in(&inbox.join("processed")).len(), 1, "the 945, moved once");
-        let acks = files_in(&self.root.join("orders")).into_iter().filter(|n| n.starts_with("997-")).count();
+        let orders = self.files.root.join(self.files.dirs.0);
+        let acks = files_in(&orders).into_iter().filter(|n| n.starts_with("997-")).count();
         assert_eq!(acks, 1, "the 945 answered with one 997");
     }
 }
@@ -473,13 +473,15 @@ pub async fn rig_for(platform: &'static str, orders: usize) -> WarehouseRig<dyn 
     let waits = |f: Figment| f.merge(("sync_interval_secs", 10)).merge(("ping_mode", "live"));
     let wh: Box<dyn WarehouseSim> = match platform {
         "sftp" | "ftp" | "dropstream" => Box::new(Files::served(platform).await),
+        "x12-sftp" => Box::new(X12Files { files: Files::served("sftp").await }),
+        "x12-ftp" => Box::new(X12Files { files: Files::served("ftp").await }),
         "shipbob" => shipbob_sim().await,
         "shipstation" => shipstation_sim().await,
         _ => {
             let rig = Rig::with(orders, waits).await;
             let (connection_id, warehouse_id) = (rig.connection_id, rig.warehouse_id);
             let wh: Box<dyn WarehouseSim> = if platform == "x12" {
-                let wh = X12Files { root: rig.root.clone() };
+                let wh = X12Files::folder(&rig.root);
                 let path = format!("/warehouses/{warehouse_id}");
                 let r =
                     rig.app.patch_json(&path, rig.admin(), json!({"adapter": wh.body()["adapter"]})).await;
@@ -657,6 +659,8 @@ macro_rules! warehouse_suite {
 warehouse_suite! {
     on_folder: "folder" => [orders_go_once_and_shipments_come_back, stock_is_read_and_sent_once];
     on_x12_folder: "x12" => [orders_go_once_and_shipments_come_back, stock_is_read_and_sent_once];
+    on_x12_sftp: "x12-sftp" => [orders_go_once_and_shipments_come_back, stock_is_read_and_sent_once];
+    on_x12_ftp: "x12-ftp" => [orders_go_once_and_shipments_come_back, stock_is_read_and_sent_once];
     on_sftp: "sftp" => [orders_go_once_and_shipments_come_back, refused_credentials_are_never_shown,
                         stock_is_read_and_sent_once];
     on_dropstream: "dropstream" => [orders_go_once_and_shipments_come_back, refused_credentials_are_never_shown];
