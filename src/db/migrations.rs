@@ -80,12 +80,21 @@ pub const MIGRATIONS: &[Migration] = &[
 /// counter is a table of its own (`schema.sql`). A file older than the sync tables got them in
 /// today's shape at step 4, so only missing columns are added.
 fn document_numbers(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    for (table, column, kind) in [
-        ("order_batches", "document", "INTEGER"),
-        ("order_batches", "document_at", "INTEGER"),
-        ("order_batches", "document_name", "TEXT"),
-        ("order_batch_orders", "part", "INTEGER"),
-    ] {
+    add_missing_columns(
+        tx,
+        &[
+            ("order_batches", "document", "INTEGER"),
+            ("order_batches", "document_at", "INTEGER"),
+            ("order_batches", "document_name", "TEXT"),
+            ("order_batch_orders", "part", "INTEGER"),
+        ],
+    )
+}
+
+/// Adds each (table, column, type) the table lacks: a file that got a table from a later
+/// `schema.sql` (step 4 runs today's) already has some of them.
+fn add_missing_columns(tx: &Transaction<'_>, columns: &[(&str, &str, &str)]) -> rusqlite::Result<()> {
+    for (table, column, kind) in columns {
         let present: bool = tx.query_row(
             "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
             [table, column],
@@ -203,25 +212,19 @@ fn shipment_in_doubt(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 /// shipment's error kept before names its step by the state it left the shipment in; when
 /// it happened was not kept.
 fn sync_problems(tx: &Transaction<'_>) -> rusqlite::Result<()> {
-    for (table, column, kind) in [
-        ("sync_runs", "problems_count", "INTEGER NOT NULL DEFAULT 0"),
-        ("order_sync", "attempts", "INTEGER NOT NULL DEFAULT 0"),
-        ("order_sync", "next_attempt_at", "INTEGER"),
-        ("order_sync", "last_error", "TEXT"),
-        ("order_sync", "last_error_at", "INTEGER"),
-        ("order_sync", "last_error_step", "TEXT"),
-        ("shipment_sync", "last_error_at", "INTEGER"),
-        ("shipment_sync", "last_error_step", "TEXT"),
-    ] {
-        let present: bool = tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
-            [table, column],
-            |r| r.get(0),
-        )?;
-        if !present {
-            tx.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
-        }
-    }
+    add_missing_columns(
+        tx,
+        &[
+            ("sync_runs", "problems_count", "INTEGER NOT NULL DEFAULT 0"),
+            ("order_sync", "attempts", "INTEGER NOT NULL DEFAULT 0"),
+            ("order_sync", "next_attempt_at", "INTEGER"),
+            ("order_sync", "last_error", "TEXT"),
+            ("order_sync", "last_error_at", "INTEGER"),
+            ("order_sync", "last_error_step", "TEXT"),
+            ("shipment_sync", "last_error_at", "INTEGER"),
+            ("shipment_sync", "last_error_step", "TEXT"),
+        ],
+    )?;
     tx.execute_batch(
         "UPDATE shipment_sync SET last_error_step =
              CASE (SELECT state FROM shipments WHERE id = shipment_id)

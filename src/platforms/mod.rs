@@ -8,6 +8,7 @@
 pub mod amazon;
 pub mod api;
 pub mod big_commerce;
+pub mod documents;
 pub mod error;
 pub mod files;
 pub mod http;

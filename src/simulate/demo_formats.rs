@@ -20,8 +20,9 @@ const SHIP_AFTER: std::time::Duration = std::time::Duration::from_secs(6);
 const OURS: &str = "ORDERBRIDGE";
 const THEIRS: &str = "DEMO3PL";
 
-/// The Landmark-like layouts of files-csv-layouts.md §10.1, for a demo folder warehouse.
-fn landmark(connection_string: &str) -> Value {
+/// The Landmark-like adapter of files-csv-layouts.md §10.1 at `connection_string`: the demo's
+/// Landmark warehouse, and the tests' example of a 3PL's layouts.
+pub fn landmark(connection_string: &str) -> Value {
     json!({"connection_string": connection_string, "file_format": "csv",
      "orders_dir": "Import", "shipments_dir": "Confirmation", "inventory_dir": "Inventory_Levels",
      "orders_layout": {"file_name": "acme-{connection_id}-{batch}.csv",

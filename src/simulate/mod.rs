@@ -6,7 +6,7 @@ pub mod amazon;
 pub mod big_commerce;
 pub mod demo;
 mod demo_formats;
-pub use demo_formats::speak as speak_formats;
+pub use demo_formats::{landmark as landmark_adapter, speak as speak_formats};
 mod demo_amazon;
 mod demo_rows;
 mod http;

@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, StatementStatus, params};
 
-use super::{notify, orders_out, shipments_in, stock};
+use super::{matching, notify, orders_out, stock};
 
 /// A database holding `orders` orders of store 1 sent to warehouse 1 (`pending_shipment`),
 /// each with a shipment the store was told of yesterday.
@@ -68,7 +68,7 @@ fn idle_steps(orders: i64) -> Vec<(&'static str, i32)> {
             "notify: a shipment due",
             steps(&conn, notify::ANYTHING_DUE, params![1, now, now - 30 * 86_400_000]),
         ),
-        ("pull shipments: a shipment to match", steps(&conn, shipments_in::UNPROCESSED, params![1])),
+        ("pull shipments: a shipment to match", steps(&conn, matching::UNPROCESSED, params![1])),
         ("stock: units of orders not yet sent", steps(&conn, stock::UNSENT_UNITS, params![1])),
     ]
 }

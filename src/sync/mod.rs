@@ -18,6 +18,7 @@ mod engine;
 mod inbox;
 mod lease;
 mod link;
+mod matching;
 pub(crate) mod notify;
 mod orders_in;
 mod orders_out;

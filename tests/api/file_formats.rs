@@ -8,41 +8,14 @@ use crate::stores::{count, customer};
 use rocket::http::Status;
 use serde_json::{Value, json};
 
-/// files-csv-layouts.md §10.1, with a map entry and a filter whose words look like secrets.
+/// files-csv-layouts.md §10.1 (the demo's Landmark adapter), with a map entry whose words look
+/// like secrets.
 pub fn landmark_adapter() -> Value {
-    json!({"connection_string": "sftp://acme:s3cret@ftp.landmark.example/", "file_format": "csv",
-     "orders_dir": "Import", "shipments_dir": "Confirmation", "inventory_dir": "Inventory_Levels",
-     "orders_layout": {"file_name": "acme-{connection_id}-{batch}.csv",
-       "date_format": "YYYY-MM-DD HH:mm:ss", "time_zone": "America/Chicago",
-       "columns": [
-         {"header": "ShipmentReference", "field": "order_id", "prefix": "OB-"},
-         {"header": "OrderDate", "field": "ordered_at"},
-         {"header": "ShipToName", "field": "ship_name", "max_length": 50},
-         {"header": "ShipToAddress1", "field": "ship_street1"},
-         {"header": "ShipToAddress2", "field": "ship_street2"},
-         {"header": "ShipToCity", "field": "ship_city"},
-         {"header": "ShipToState", "field": "ship_region"},
-         {"header": "ShipToPostalCode", "field": "ship_postal_code"},
-         {"header": "ShipToCountryCode", "field": "ship_country"},
-         {"header": "ShipToPhone", "field": "ship_telephone"},
-         {"header": "ShipMethod", "field": "service_level", "map": {"UPS Ground": "LGINTSTD", "Donkey Key Rings": "secret token"}, "default": "LGINTSTD"},
-         {"header": "ItemSku", "field": "sku"},
-         {"header": "ItemQuantity", "field": "quantity"},
-         {"header": "ItemUnitPrice", "field": "unit_price"},
-         {"header": "ItemDescription", "field": "name", "max_length": 20}]},
-     "shipments_layout": {"file_pattern": "Shipping_Confirmation*.csv",
-       "date_format": "YYYY-MM-DD HH:mm:ss", "time_zone": "America/Chicago",
-       "filters": [{"header": "Is Fulfillment Order", "equals": "Yes"}],
-       "columns": [
-         {"header": "Reference", "field": "order_id", "prefix": "OB-"},
-         {"header": "Tracking Number", "field": "tracking_number", "split": ","},
-         {"header": "Carrier", "field": "carrier_name", "map": {"UPSN": "UPS", "FDEG": "FedEx"}},
-         {"header": "Service Code", "field": "service_level"},
-         {"header": "Processed Date", "field": "shipped_at"},
-         {"header": "Component SKU", "field": "sku"},
-         {"header": "Quantity", "field": "quantity"}]},
-     "inventory_layout": {"filters": [{"header": "FACILITY ID", "equals": "12"}],
-       "columns": [{"header": "SKU", "field": "sku"}, {"header": "AVAILABLE", "field": "quantity"}]}})
+    let mut adapter = orderbridge::simulate::landmark_adapter("sftp://acme:s3cret@ftp.landmark.example/");
+    let ship_method = &mut adapter["orders_layout"]["columns"][10];
+    assert_eq!(ship_method["header"], "ShipMethod");
+    ship_method["map"]["Donkey Key Rings"] = json!("secret token");
+    adapter
 }
 
 /// files-x12.md §11's configuration, with every key a client may give.
