@@ -78,6 +78,11 @@ pub struct Config {
     pub amazon_api_base: String,
     /// Where `amazon` stores fetch access tokens: `{amazon_lwa_base}/auth/o2/token`.
     pub amazon_lwa_base: String,
+    /// Where `ebay` stores of `environment` `production` are checked and synced and fetch
+    /// their tokens (`{base}/identity/v1/oauth2/token`); a trailing `/` is dropped.
+    pub ebay_api_base: String,
+    /// The same for `environment` `sandbox`.
+    pub ebay_sandbox_api_base: String,
     /// The only place `folder` warehouses may use; relative to the database file's directory.
     pub folder_warehouse_root: PathBuf,
     /// The key that seals stored credentials; `<database name>.key` beside the database
@@ -128,6 +133,8 @@ impl Default for Config {
             shipstation_api_base: "https://api.shipstation.com".to_string(),
             amazon_api_base: "https://sellingpartnerapi-{region}.amazon.com".to_string(),
             amazon_lwa_base: "https://api.amazon.com".to_string(),
+            ebay_api_base: "https://api.ebay.com".to_string(),
+            ebay_sandbox_api_base: "https://api.sandbox.ebay.com".to_string(),
             folder_warehouse_root: PathBuf::from("warehouses"),
             secret_key_file: None,
             db_workers: 0,

@@ -9,6 +9,7 @@ pub mod amazon;
 pub mod api;
 pub mod big_commerce;
 pub mod documents;
+pub mod ebay;
 pub mod error;
 pub mod files;
 pub mod http;
@@ -59,6 +60,10 @@ pub struct Settings {
     pub amazon_api_base: String,
     /// Where Amazon's access tokens come from (`amazon_lwa_base`), without a trailing `/`.
     pub amazon_lwa_base: String,
+    /// Where eBay's APIs and token endpoint are for production keysets (`ebay_api_base`)
+    /// and sandbox ones (`ebay_sandbox_api_base`), without a trailing `/`.
+    pub ebay_api_base: String,
+    pub ebay_sandbox_api_base: String,
     /// The largest answer read from a platform's API (`max_platform_body_mib`).
     pub max_body_bytes: usize,
     /// The largest file or listing read from a file warehouse (`max_warehouse_file_mib`).
@@ -77,6 +82,8 @@ impl Default for Settings {
             shipstation_api_base: "https://api.shipstation.com".to_owned(),
             amazon_api_base: "https://sellingpartnerapi-{region}.amazon.com".to_owned(),
             amazon_lwa_base: "https://api.amazon.com".to_owned(),
+            ebay_api_base: "https://api.ebay.com".to_owned(),
+            ebay_sandbox_api_base: "https://api.sandbox.ebay.com".to_owned(),
             max_body_bytes: 16 << 20,
             max_file_bytes: 64 << 20,
         }
@@ -95,6 +102,8 @@ impl Settings {
             shipstation_api_base: config.shipstation_api_base.trim_end_matches('/').to_owned(),
             amazon_api_base: config.amazon_api_base.trim_end_matches('/').to_owned(),
             amazon_lwa_base: config.amazon_lwa_base.trim_end_matches('/').to_owned(),
+            ebay_api_base: config.ebay_api_base.trim_end_matches('/').to_owned(),
+            ebay_sandbox_api_base: config.ebay_sandbox_api_base.trim_end_matches('/').to_owned(),
             max_body_bytes: config.max_platform_body_bytes(),
             max_file_bytes: config.max_warehouse_file_bytes(),
         }

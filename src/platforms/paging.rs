@@ -48,7 +48,7 @@ impl Place {
                 (true, false) => Place { since: Some(latest), page: 2, reached: None },
             }
         });
-        Page { orders, next: next.map(Place::text), cursor: latest }
+        Page { orders, next: next.map(Place::text), cursor: latest, ..Page::default() }
     }
 
     /// The page read here of a list in no documented order: the next page is the next by
@@ -57,10 +57,10 @@ impl Place {
     pub fn by_number(self, orders: Vec<ListedOrder>, page_size: usize) -> Page {
         let reached = self.reached.max(orders.iter().map(|o| o.cursor_ms).max());
         if orders.len() < page_size {
-            return Page { orders, next: None, cursor: reached };
+            return Page { orders, next: None, cursor: reached, ..Page::default() };
         }
         let next = Place { page: self.page + 1, reached, ..self };
-        Page { orders, next: Some(next.text()), cursor: None }
+        Page { orders, next: Some(next.text()), cursor: None, ..Page::default() }
     }
 
     fn text(self) -> String {

@@ -9,7 +9,7 @@
 
 use super::files;
 use super::seam::{Known, Platform, StorePlatform, WarehousePlatform};
-use super::{Owner, amazon, big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
+use super::{Owner, amazon, big_commerce, ebay, sellbrite, shipbob, shipstation, shopify, woocommerce};
 
 /// Store platforms by token. `bigcommerce` is the token orderbridge used first.
 static STORES: &[(&str, Known<dyn StorePlatform>)] = &[
@@ -20,6 +20,7 @@ static STORES: &[(&str, Known<dyn StorePlatform>)] = &[
     ("woo_commerce", woocommerce::PLATFORM),
     ("shopify", shopify::PLATFORM),
     ("amazon", amazon::PLATFORM),
+    ("ebay", ebay::PLATFORM),
 ];
 
 /// Warehouse platforms by token. `dropstream` is the hosted service's own SFTP file drop.
@@ -66,6 +67,8 @@ mod tests {
         assert_eq!(name(Owner::Store, "shopify"), Some("Shopify"));
         assert_eq!(name(Owner::Store, "amazon"), Some("Amazon"));
         assert_eq!(name(Owner::Warehouse, "amazon"), None);
+        assert_eq!(name(Owner::Store, "ebay"), Some("eBay"));
+        assert_eq!(name(Owner::Warehouse, "ebay"), None);
         assert_eq!(name(Owner::Store, "sftp"), None);
         assert_eq!(name(Owner::Warehouse, "dropstream"), Some("The SFTP server"));
         assert_eq!(name(Owner::Warehouse, "ftp"), Some("The FTP server"));

@@ -220,6 +220,12 @@ pub fn hold_off(account: &str, wait: Duration) {
     }
 }
 
+/// How long the account must still be left alone, and until when, if at all: for a platform
+/// that does not take a long wait inside a pass at all (eBay's pull stops instead).
+pub fn waiting(account: &str) -> Option<(Duration, SystemTime)> {
+    asked_to_wait(account)
+}
+
 /// How long the account must still be left alone, and until when, if at all.
 fn asked_to_wait(account: &str) -> Option<(Duration, SystemTime)> {
     let all = not_before().lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -149,6 +149,10 @@ pub struct Page {
     /// on the page; where it comes in no order, only at the walk's last page, the latest
     /// change of the whole walk, which a store may cap at its own clock.
     pub cursor: Option<i64>,
+    /// Orders the page left out that the run names (a problem of step `pull_orders`, kind
+    /// `order`): the store's order id and why, each named once a pass however often it is
+    /// read (eBay's orders without a shipping address).
+    pub remarks: Vec<(String, String)>,
 }
 
 /// An order as the store's list shows it.
@@ -230,6 +234,11 @@ pub struct ShipmentNotice {
     /// When the warehouse shipped it (ms), where it said.
     pub shipped_at: Option<i64>,
     pub items: Vec<NoticeItem>,
+    /// Every item of the order, for a store that counts what is left to ship of each line
+    /// itself (eBay: a shipment without items ships what is left).
+    pub order_items: Vec<NoticeItem>,
+    /// When the order was placed (ms), where known: eBay refuses a shipment dated before it.
+    pub ordered_at: Option<i64>,
     /// An earlier try may have reached the store (a crash after it was claimed, or a try
     /// that got no answer): the client looks before it posts.
     pub in_doubt: bool,
@@ -255,6 +264,8 @@ impl ShipmentNotice {
             shipping_method: None,
             shipped_at: None,
             items,
+            order_items: Vec::new(),
+            ordered_at: None,
             in_doubt: false,
             units_told_before: Vec::new(),
             completes_order: false,

@@ -52,8 +52,13 @@ pub fn forget(key: &str) {
 /// Keeps `token` under `key`; it runs out after `lives` (`None`, or a lifetime past any
 /// clock: it does not).
 pub fn keep(key: &str, token: &str, lives: Option<Duration>) {
+    keep_for(key, token, lives, MARGIN);
+}
+
+/// [`keep`], asked for again `margin` before it runs out (eBay's five minutes).
+pub fn keep_for(key: &str, token: &str, lives: Option<Duration>, margin: Duration) {
     let now = Instant::now();
-    let renew = lives.and_then(|lives| now.checked_add(lives.saturating_sub(MARGIN)));
+    let renew = lives.and_then(|lives| now.checked_add(lives.saturating_sub(margin)));
     let mut all = kept();
     if !all.contains_key(key) && all.len() >= MAX_KEPT {
         all.retain(|_, k| k.renew.is_none_or(|at| at > now));
@@ -79,10 +84,12 @@ pub enum Asked {
 }
 
 /// Asks `url` for a token with the form `fields`, sent under `api`'s timeout and named by its
-/// platform; `what` names the request in messages.
+/// platform, carrying `api`'s credentials (eBay's Basic client id and secret); `what` names
+/// the request in messages.
 pub async fn ask(api: &Api, url: &str, fields: &[(&str, &str)], what: &str) -> Result<Asked, PlatformError> {
     let form = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
-    let request = api.bare(Method::POST, url).header(CONTENT_TYPE, "application/x-www-form-urlencoded");
+    let request = api.auth.apply(api.bare(Method::POST, url));
+    let request = request.header(CONTENT_TYPE, "application/x-www-form-urlencoded");
     let request = request.header(ACCEPT, "application/json").body(form);
     let answer =
         api.read(http::send(request, api.policy.request_timeout, &api.platform, url).await?, what).await?;

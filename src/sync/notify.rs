@@ -293,6 +293,12 @@ fn notice(
             Ok(NoticeItem { line: r.get(0)?, sku: r.get(1)?, quantity: r.get(2)? })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let order_items = conn
+        .prepare_cached(
+            "SELECT external_order_item_id, sku, quantity FROM order_items WHERE order_id = ?1 ORDER BY position",
+        )?
+        .query_map([order_id], |r| Ok(NoticeItem { line: r.get(0)?, sku: r.get(1)?, quantity: r.get(2)? }))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     if items.is_empty() {
         return Ok(Err(format!("The shipment names no item of order {order_id}.")));
     }
@@ -312,9 +318,9 @@ fn notice(
     };
     // Shipments are reported in id order, so the one that brings the units shipped up to
     // every unit of every item is the one that completes the order.
-    let (shipped_at, completes_order): (Option<i64>, bool) = conn
+    let (shipped_at, ordered_at, completes_order): (Option<i64>, Option<i64>, bool) = conn
         .prepare_cached(
-            "SELECT s.shipped_at, NOT EXISTS (
+            "SELECT s.shipped_at, (SELECT ordered_at FROM orders WHERE id = ?1), NOT EXISTS (
                SELECT 1 FROM order_items oi
                WHERE oi.order_id = ?1 AND oi.quantity > (
                  SELECT COALESCE(SUM(COALESCE(si.quantity, oi.quantity)), 0)
@@ -323,7 +329,7 @@ fn notice(
                    AND e.state NOT IN ('new', 'scheduled_processing_shipment', 'errored_processing')))
              FROM shipments s WHERE s.id = ?2",
         )?
-        .query_row(params![order_id, shipment_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        .query_row(params![order_id, shipment_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(Ok(ShipmentNotice {
         shipment_id,
         completes_order,
@@ -334,6 +340,8 @@ fn notice(
         shipping_method: service_level,
         shipped_at,
         items,
+        order_items,
+        ordered_at,
         in_doubt,
         units_told_before,
     }))

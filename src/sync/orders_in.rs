@@ -11,6 +11,7 @@
 //! while its continuation is young enough; a continuation the store no longer takes starts
 //! the walk again from the cursor, once.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension};
@@ -21,6 +22,8 @@ use crate::platforms::store::{Ask, Listing, StoreClient};
 
 use super::context::Context;
 use super::pages::{Reading, imported, write_listed};
+use super::problems::ProblemKind;
+use super::runs::Step;
 use super::step::StepError;
 use super::walking::{self, Keep, Walking};
 
@@ -71,6 +74,8 @@ async fn walk(
         Some(walk) => (walk, true),
         None => (Walking::fresh(started), false),
     };
+    // What the store's pages left out, named once however often a page is read.
+    let mut named = HashSet::new();
     for _ in 0..MAX_PAGES {
         let page = match store.page(Ask { listing, since_ms: since, at: walk.next.as_deref() }).await {
             Ok(page) => page,
@@ -81,12 +86,18 @@ async fn walk(
                 ctx.sql(move |conn| walking::forget(conn, store_id)).await?;
                 continue;
             }
-            // Paced out: the walk, kept with its last page, goes on at a later pass, and this
-            // pass goes on without it.
-            Err(PlatformError::NotYet(_)) if keeps => return Ok(None),
+            // Paced out: the walk, kept with its last page, goes on at a later pass (or, not
+            // kept, starts again there from the cursor: eBay's), and this pass goes on
+            // without it.
+            Err(PlatformError::NotYet(_)) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         resumed = false;
+        for (reference, message) in page.remarks {
+            if named.insert(reference.clone()) {
+                ctx.note(Step::PullOrders, ProblemKind::Order, reference, message).await?;
+            }
+        }
         walk.next = page.next;
         let last = walk.next.is_none() || (page.orders.is_empty() && !keeps);
         // Cancellations never move the cursor: they are read over the same span again.

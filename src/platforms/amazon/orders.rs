@@ -92,10 +92,11 @@ pub async fn page(client: &Client, since_ms: Option<i64>, at: Option<&str>) -> R
             Some(reached) => Some(clock.map_or(reached, |clock| reached.min(clock))),
             None => clock.filter(|_| since_ms.is_none()),
         };
-        return Ok(Page { orders, next: None, cursor });
+        return Ok(Page { orders, next: None, cursor, ..Page::default() });
     };
     let next = Continuation { after: after_time, statuses, token, clock, reached };
-    Ok(Page { orders, next: Some(serde_json::to_string(&next).unwrap_or_default()), cursor: None })
+    let next = Some(serde_json::to_string(&next).unwrap_or_default());
+    Ok(Page { orders, next, cursor: None, ..Page::default() })
 }
 
 fn bad(order: &str, problem: &str) -> PlatformError {

@@ -202,7 +202,7 @@ pub(super) async fn page(
     }
     let next = data.orders.page_info.end_cursor.filter(|_| data.orders.page_info.has_next_page);
     let cursor = orders.iter().map(|o| o.cursor_ms).max();
-    Ok(Page { orders, next, cursor })
+    Ok(Page { orders, next, cursor, ..Page::default() })
 }
 
 fn listed(client: &Client, order: &Order, raw: Value) -> Result<ListedOrder, PlatformError> {
