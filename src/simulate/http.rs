@@ -18,6 +18,9 @@ pub struct Request {
     /// The path without the query.
     pub path: String,
     pub query: Vec<(String, String)>,
+    /// The text after `?` as received, not decoded (empty when there is none): for a
+    /// simulator that refuses characters a client should have percent-encoded.
+    pub raw_query: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
@@ -142,8 +145,9 @@ async fn read_request(reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>) ->
     let close =
         headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("connection") && v.eq_ignore_ascii_case("close"));
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let raw_query = query.to_string();
     let query = url::form_urlencoded::parse(query.as_bytes()).into_owned().collect();
-    Some((Request { method, path: path.to_string(), query, headers, body }, close))
+    Some((Request { method, path: path.to_string(), query, raw_query, headers, body }, close))
 }
 
 async fn write_response(
@@ -162,6 +166,9 @@ async fn write_response(
         422 => "Unprocessable Entity",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
+        207 => "Multi-Status",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
         _ => "Status",
     };
     let mut head = format!("HTTP/1.1 {} {reason}\r\n", response.status);

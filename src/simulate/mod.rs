@@ -6,6 +6,7 @@ pub mod amazon;
 pub mod big_commerce;
 pub mod demo;
 mod demo_formats;
+pub mod ebay;
 pub use demo_formats::{landmark as landmark_adapter, speak as speak_formats};
 mod demo_amazon;
 mod demo_rows;
