@@ -1,5 +1,5 @@
-//! A connection between a simulated store (BigCommerce, Sellbrite, WooCommerce, Shopify or
-//! Amazon) and a `folder` warehouse, switched on, and the calls the sync tests make through the
+//! A connection between a simulated store (BigCommerce, Sellbrite, WooCommerce, Shopify,
+//! Amazon or eBay) and a `folder` warehouse, switched on, and the calls the sync tests make through the
 //! HTTP API. A rig starts only the simulator of its store; only this file and the suites'
 //! adapters know the simulators' APIs, so the tests read as what a user does.
 
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use orderbridge::simulate::amazon::{self, Listing, Seller};
 use orderbridge::simulate::big_commerce::Simulator;
-use orderbridge::simulate::{sellbrite, shopify, woocommerce};
+use orderbridge::simulate::{ebay, sellbrite, shopify, woocommerce};
 use rocket::figment::Figment;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -45,6 +45,8 @@ pub enum StoreKind {
     ShopifyApp,
     /// An Amazon seller (a seller id of its own, with four listings: see [`amazon_seller`]).
     Amazon,
+    /// An eBay seller (a keyset of its own: see [`ebay_seller`]).
+    Ebay,
 }
 
 /// The one simulator a rig started for its store.
@@ -55,6 +57,32 @@ pub enum StoreSimulator {
     WooCommerce(woocommerce::Simulator),
     Shopify(shopify::Simulator),
     Amazon(AmazonStore),
+    Ebay(EbayStore),
+}
+
+/// An eBay simulator and the rig's seller in it.
+pub struct EbayStore {
+    pub sim: ebay::Simulator,
+    pub seller: ebay::Seller,
+}
+
+impl EbayStore {
+    /// The seller's name in the simulator.
+    pub fn name(&self) -> &str {
+        &self.seller.username
+    }
+}
+
+/// A keyset of its own for each rig: eBay's waits are kept per keyset for the whole process,
+/// as they are in the server.
+pub fn ebay_seller() -> ebay::Seller {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    ebay::Seller::new(&format!("rig_seller_{}", NEXT.fetch_add(1, Ordering::Relaxed)))
+}
+
+pub fn ebay_adapter(seller: &ebay::Seller) -> Value {
+    json!({"client_id": seller.client_id, "client_secret": seller.client_secret, "refresh_token": seller.refresh_token,
+           "environment": if seller.sandbox { "sandbox" } else { "production" }})
 }
 
 /// An Amazon simulator and the rig's seller in it.
@@ -148,6 +176,19 @@ impl StoreSimulator {
                 let body = json!({"platform": "amazon", "adapter": amazon_adapter(&seller)});
                 (StoreSimulator::Amazon(AmazonStore { sim, seller }), body, config)
             }
+            StoreKind::Ebay => {
+                let sim = ebay::Simulator::start().await;
+                let seller = ebay_seller();
+                sim.add_seller(&seller);
+                sim.add_ready_orders(&seller.username, orders);
+                let config = vec![
+                    ("ebay_api_base", sim.api_base()),
+                    ("ebay_sandbox_api_base", sim.sandbox_base()),
+                    ("ping_mode", "live".to_string()),
+                ];
+                let body = json!({"platform": "ebay", "adapter": ebay_adapter(&seller)});
+                (StoreSimulator::Ebay(EbayStore { sim, seller }), body, config)
+            }
         }
     }
 }
@@ -186,6 +227,7 @@ impl Rig {
         shop -> shopify::Simulator: StoreSimulator::Shopify(sim) => sim;
         amazon -> amazon::Simulator: StoreSimulator::Amazon(amazon) => &amazon.sim;
         seller -> Seller: StoreSimulator::Amazon(amazon) => &amazon.seller;
+        ebay -> EbayStore: StoreSimulator::Ebay(ebay) => ebay;
     }
 }
 

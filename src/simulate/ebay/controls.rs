@@ -68,6 +68,9 @@ impl Account {
     }
 }
 
+/// How long ago a ready order was paid.
+pub const READY_AGE_MS: i64 = 3 * 60 * 1000;
+
 impl Handle {
     /// `f` on the seller's account (added on the fly, production, if unknown) and the clock.
     fn with<T>(&self, seller: &str, f: impl FnOnce(&mut Account, i64) -> T) -> T {
@@ -112,10 +115,12 @@ impl Handle {
         }
     }
 
-    /// Adds `count` importable orders of 1 to 3 lines of the ready SKUs, under one lock.
+    /// Adds `count` importable orders of 1 to 3 lines of the ready SKUs, under one lock, paid
+    /// three minutes ago: a pull's window ends two minutes before it starts (annex §5), so an
+    /// order made this instant is read only by a pass two minutes later.
     pub fn add_ready_orders(&self, seller: &str, count: usize) {
         let mut state = self.lock();
-        let now = state.now_ms();
+        let now = state.now_ms() - READY_AGE_MS;
         for n in 0..count {
             let serial = state.next_serial();
             let lines: Vec<(&str, i64)> =

@@ -60,7 +60,10 @@ fn parse_filter(text: &str, now_ms: i64) -> Result<Filter, Response> {
                     "NOT_STARTED|IN_PROGRESS" => ["NOT_STARTED", "IN_PROGRESS"],
                     "FULFILLED|IN_PROGRESS" => ["FULFILLED", "IN_PROGRESS"],
                     _ => {
-                        return Err(bad(30800, format!("Invalid filter value {{{value}}} for filter {name}")));
+                        return Err(bad(
+                            30800,
+                            format!("Invalid filter value {{{value}}} for filter {name}"),
+                        ));
                     }
                 });
             }

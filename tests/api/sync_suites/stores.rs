@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 
 use orderbridge::simulate::amazon::{Listing, NewOrder, Operation};
 use orderbridge::simulate::big_commerce::Simulator as BigCommerce;
+use orderbridge::simulate::ebay::{Fault as EbayFault, Operation as EbayOperation};
 use orderbridge::simulate::shopify::{self, Fault};
 use orderbridge::simulate::{sellbrite, woocommerce};
 use serde_json::{Value, json};
 
 use crate::sync_rig::{
-    AmazonStore, HASH, Rig, SB_SECRET, SB_TOKEN, SHOP, SHOP_TOKEN, StoreKind, StoreSimulator, TOKEN, WOO_KEY,
-    WOO_SECRET, assert_failed, assert_hidden,
+    AmazonStore, EbayStore, HASH, Rig, SB_SECRET, SB_TOKEN, SHOP, SHOP_TOKEN, StoreKind, StoreSimulator,
+    TOKEN, WOO_KEY, WOO_SECRET, assert_failed, assert_hidden,
 };
 
 /// What the suite asks of a store simulator: its own controls, in the platform's own terms.
@@ -61,6 +62,7 @@ impl StoreSimulator {
             StoreSimulator::WooCommerce(sim) => sim,
             StoreSimulator::Shopify(sim) => sim,
             StoreSimulator::Amazon(amazon) => amazon,
+            StoreSimulator::Ebay(ebay) => ebay,
         }
     }
 }
@@ -292,6 +294,51 @@ impl StoreSim for AmazonStore {
     }
 }
 
+impl StoreSim for EbayStore {
+    fn add_ready_orders(&self, count: usize) {
+        self.sim.add_ready_orders(self.name(), count);
+    }
+    fn told(&self) -> Vec<String> {
+        self.sim.tracking_numbers(self.name())
+    }
+    fn notify_posts(&self) -> usize {
+        self.sim.requests(EbayOperation::CreateShippingFulfillment)
+    }
+    fn lose_next_notify_answer(&self) {
+        self.sim.lose_next_fulfillment_answers(self.name(), 1);
+    }
+    fn wrong_credentials(&self) -> (Value, &'static str, Vec<String>) {
+        let wrong = "v^1.1#i^1#r^1#I^3#p^3#f^0#t^WRONG-refresh-token";
+        let secrets =
+            vec![self.seller.client_secret.clone(), self.seller.refresh_token.clone(), wrong.into()];
+        (json!({"refresh_token": wrong}), "invalid_grant", secrets)
+    }
+    fn ask_to_wait(&self, wait: Duration) -> Duration {
+        let secs = wait.as_secs().max(1);
+        self.sim.fail_next(EbayOperation::GetOrders, EbayFault::RateLimit { retry_after: Some(secs) }, 1);
+        Duration::from_secs(secs)
+    }
+    // A wait longer than the pass stops eBay's pull without an error (annex §5, *Rate
+    // limits*): `sync_ebay`'s own test.
+    fn request_count(&self) -> usize {
+        self.sim.request_count()
+    }
+    fn add_items(&self, skus: &[&str]) {
+        for sku in skus {
+            self.sim.add_item(self.name(), sku, 0);
+        }
+    }
+    fn level(&self, sku: &str) -> Option<i64> {
+        self.sim.listed_quantity(self.name(), sku)
+    }
+    fn stock_writes(&self) -> usize {
+        self.sim.requests(EbayOperation::BulkUpdatePriceQuantity)
+    }
+    fn slow_down(&self, slow: bool) {
+        self.sim.set_delay(delay(slow));
+    }
+}
+
 /// Ships every order whole through the folder warehouse's shipment file; the tracking numbers.
 fn ship(rig: &Rig, name: &str, orders: &[Value]) -> Vec<String> {
     let mut file = String::from("order_id,tracking_number,carrier_name\n");
@@ -467,4 +514,5 @@ store_suite! {
     on_woocommerce: crate::sync_rig::StoreKind::WooCommerce;
     on_shopify: crate::sync_rig::StoreKind::Shopify;
     on_amazon: crate::sync_rig::StoreKind::Amazon;
+    on_ebay: crate::sync_rig::StoreKind::Ebay;
 }
