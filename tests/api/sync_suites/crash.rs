@@ -156,6 +156,14 @@ async fn kill_9_in_the_middle_of_amazon_passes_writes_each_order_once_and_confir
     crash_round(StoreKind::Amazon, Destination::Folder).await;
 }
 
+/// eBay: 1,200 orders are six pages, read last page first; a kill mid-walk keeps nothing of
+/// the walk but what its pages committed, and a fulfillment whose answer a kill lost is found
+/// by the next try's look, never created twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_in_the_middle_of_ebay_passes_loses_and_doubles_nothing() {
+    crash_round(StoreKind::Ebay, Destination::Folder).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_shipbob_passes_sends_each_order_once_and_tells_each_shipment_once() {
     crash_round(StoreKind::BigCommerce, Destination::ShipBob).await;
