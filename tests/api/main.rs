@@ -37,6 +37,7 @@ mod sync_amazon;
 mod sync_batches;
 mod sync_binary;
 mod sync_doubt;
+mod sync_ebay;
 mod sync_files;
 mod sync_formats;
 mod sync_lease;

@@ -100,7 +100,15 @@ pub async fn check(seller: &Seller) -> Result<(), PingError> {
         (Quota::Inventory, "/sell/inventory/v1/inventory_item?limit=1&offset=0", "getInventoryItems"),
     ];
     for (quota, target, op) in steps {
-        let answer = seller.ask_once(quota, target, op).await?;
+        let answer = match seller.ask_once(quota, target, op).await {
+            Err(PlatformError::Refused(said)) if quota == Quota::Inventory && said.contains("HTTP 403") => {
+                return Err(PingError::AuthenticationFailed(format!(
+                    "{} The refresh token lacks the sell.inventory scope.",
+                    said
+                )));
+            }
+            other => other?,
+        };
         let empty_inventory = quota == Quota::Inventory
             && (answer.status == StatusCode::NOT_FOUND
                 || (answer.status == StatusCode::BAD_REQUEST && Seller::has_error(&answer, 25710)));
