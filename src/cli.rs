@@ -62,6 +62,7 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
             demo.attach_shipbob(&conn, seeded.is_some())?;
             demo.attach_shipstation(&conn, seeded.is_some())?;
             demo.attach_amazon(&conn, seeded.is_some())?;
+            demo.attach_ebay(&conn, seeded.is_some())?;
             drop(conn);
             eprintln!("orderbridge: demo: {}", demo.describe());
             figment = figment
@@ -72,6 +73,8 @@ pub async fn serve(demo: bool, simulate: bool) -> Result<(), String> {
                 .merge(("shipstation_api_base", demo.shipstation.base_url()))
                 .merge(("amazon_api_base", demo.amazon.api_base()))
                 .merge(("amazon_lwa_base", demo.amazon.lwa_base()))
+                .merge(("ebay_api_base", demo.ebay.api_base()))
+                .merge(("ebay_sandbox_api_base", demo.ebay.sandbox_base()))
                 // Passes every 10 s, unless configured: the demo should move while watched.
                 .join(("sync_interval_secs", 10));
             simulation = Some(demo);

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use super::demo_rows::{connect, customer_skus};
-use super::{amazon, big_commerce, sellbrite, shipbob, shipstation, shopify, woocommerce};
+use super::{amazon, big_commerce, ebay, sellbrite, shipbob, shipstation, shopify, woocommerce};
 
 /// The demo WooCommerce store's REST API key (simulated: it opens nothing real).
 const WOO_KEY: &str = "ck_demo0000000000000000000000000000000woo1";
@@ -76,6 +76,7 @@ pub struct Demo {
     pub shipbob: shipbob::Simulator,
     pub shipstation: shipstation::Simulator,
     pub amazon: amazon::Simulator,
+    pub ebay: ebay::Simulator,
     stores: usize,
     warehouses: usize,
     tasks: Vec<JoinHandle<()>>,
@@ -157,6 +158,7 @@ impl Demo {
         let shipstation = shipstation::Simulator::start().await;
         shipstation.set_label_after(Some(SHIPSTATION_LABEL_AFTER));
         let amazon = amazon::Simulator::start().await;
+        let ebay = ebay::Simulator::start().await;
         let mut stores = Vec::with_capacity(plan.stores.len());
         for (store, secret, orders, skus) in plan.stores {
             match &store {
@@ -209,6 +211,7 @@ impl Demo {
             shipbob,
             shipstation,
             amazon,
+            ebay,
             stores: stores.len(),
             warehouses: plan.warehouses.len(),
             tasks: Vec::new(),
@@ -329,15 +332,25 @@ impl Demo {
         Ok(())
     }
 
+    /// Gives one demo customer an eBay store ([`super::demo_ebay`]).
+    pub fn attach_ebay(&mut self, conn: &Connection, seeded: bool) -> Result<(), String> {
+        if let Some(task) = super::demo_ebay::attach(&self.ebay, conn, seeded)? {
+            self.stores += 1;
+            self.tasks.extend(task);
+        }
+        Ok(())
+    }
+
     /// One line for the person who started it.
     pub fn describe(&self) -> String {
         format!(
-            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {}, WooCommerce at {} and Amazon at {} answer for the {} demo stores (a new order every {} s); a simulated ShipBob at {}, a simulated ShipStation at {} and a simulated worker at the warehouse folders ship what reaches the {} demo warehouses",
+            "simulated BigCommerce at {}, Sellbrite at {}, Shopify at {}, WooCommerce at {}, Amazon at {} and eBay at {} answer for the {} demo stores (a new order every {} s); a simulated ShipBob at {}, a simulated ShipStation at {} and a simulated worker at the warehouse folders ship what reaches the {} demo warehouses",
             self.big_commerce.base_url(),
             self.sellbrite.base_url(),
             self.shopify.base_url(),
             self.woocommerce.url(),
             self.amazon.lwa_base(),
+            self.ebay.api_base(),
             self.stores,
             ORDER_EVERY.as_secs(),
             self.shipbob.base_url(),

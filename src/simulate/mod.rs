@@ -9,6 +9,7 @@ mod demo_formats;
 pub mod ebay;
 pub use demo_formats::{landmark as landmark_adapter, speak as speak_formats};
 mod demo_amazon;
+mod demo_ebay;
 mod demo_rows;
 mod http;
 #[cfg(test)]

@@ -360,8 +360,9 @@ async fn serve_demo_flows_new_orders_through_the_warehouse_to_notified_shipped()
     // The demo's WooCommerce store moves too: a new order of it ships and the shop is told.
     // The demo's ShipStation warehouse buys labels 20 s after an order arrives; the store
     // hears. The demo's Amazon seller: its merchant orders reach the folder warehouse, whose
-    // worker ships them, and Amazon hears (its FBA order never leaves Amazon).
-    for name in ["WooCommerce", "ShipStation", "Amazon"] {
+    // worker ships them, and Amazon hears (its FBA order never leaves Amazon). The demo's eBay
+    // seller likewise: fulfillments come back to eBay.
+    for name in ["WooCommerce", "ShipStation", "Amazon", "eBay"] {
         assert!(printed.contains(&format!("{name} at http://127.0.0.1:")), "{printed}");
         let id = api.find("/connections", "name", json!(format!("{name} fulfillment")))["id"].clone();
         let runs_path = format!("/connections/{id}/sync_runs");
