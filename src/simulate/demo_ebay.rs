@@ -18,6 +18,11 @@ use super::ebay::{self, NewOrder};
 /// nothing real).
 pub const SELLER: &str = "acme_demo_seller";
 
+/// A second simulated seller with no store, for trying an eBay store by hand with curl
+/// (`docs/platforms/ebay.md`): its credentials are [`ebay::Seller::new`]'s of this name, and
+/// that page prints them.
+pub const TRY_SELLER: &str = "curl_seller";
+
 /// How often the demo seller takes a new order.
 const ORDER_EVERY: Duration = Duration::from_secs(40);
 
@@ -72,6 +77,12 @@ pub fn attach(sim: &ebay::Simulator, conn: &Connection, seeded: bool) -> Result<
         .map_err(db)?;
     let Some(customer) = customer else { return Ok(None) };
     sim.add_seller(&seller);
+    // The seller to try by hand: three orders ready to ship and two listed items.
+    let trying = ebay::Seller::new(TRY_SELLER);
+    sim.add_seller(&trying);
+    sim.add_ready_orders(TRY_SELLER, 3);
+    sim.add_item(TRY_SELLER, "MUG-BLU", 20);
+    sim.add_item(TRY_SELLER, "TEA-GRN", 5);
     let skus = super::demo_rows::customer_skus(conn, customer).map_err(db)?;
     let Some((legacy, listed)) = skus.split_last() else { return Ok(Some(None)) };
     for (n, sku) in listed.iter().enumerate() {
@@ -117,5 +128,22 @@ pub fn attach(sim: &ebay::Simulator, conn: &Connection, seeded: bool) -> Result<
             }
         });
         Ok(Some(Some(task)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `docs/platforms/ebay.md` prints these: they must open the simulated seller.
+    #[test]
+    fn the_seller_to_try_by_hand_has_the_documented_credentials() {
+        let seller = ebay::Seller::new(TRY_SELLER);
+        println!("{seller:?}");
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/platforms/ebay.md")).unwrap();
+        for credential in [&seller.client_id, &seller.client_secret, &seller.refresh_token] {
+            assert!(doc.contains(credential.as_str()), "{credential} is not in docs/platforms/ebay.md");
+        }
     }
 }

@@ -175,7 +175,9 @@ impl Seller {
             false => format!("HTTP {}: {}", http::status_text(status), self.quote(&reason.join(": "))),
         };
         Err(match status.as_u16() {
-            400 | 401 => PlatformError::Refused(format!("eBay refused the refresh token ({said}).")),
+            // `invalid_grant`: the refresh token; `invalid_client`: the App ID or Cert ID;
+            // `invalid_scope`: a consent without one of the two scopes.
+            400 | 401 => PlatformError::Refused(format!("eBay refused the token exchange ({said}).")),
             _ => PlatformError::BadData(format!("eBay answered the token exchange with {said}.")),
         })
     }
