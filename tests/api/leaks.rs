@@ -1,6 +1,7 @@
 //! Nothing secret leaks. The real binary, logging at debug level, is given every kind of
 //! secret it keeps (passwords, a configured token signing secret, BigCommerce, Sellbrite and
-//! Shopify and WooCommerce credentials, the tokens it fetches for a Shopify app, an SFTP password) and made to use and refuse them: logins right and wrong,
+//! Shopify, WooCommerce and eBay credentials, the tokens it fetches for a Shopify app and an
+//! eBay seller, an SFTP password) and made to use and refuse them: logins right and wrong,
 //! pings the platforms refuse, bodies that fail validation, sync passes that succeed and
 //! fail, a backup. Then every answer it gave (headers and bodies), every line it and its
 //! commands printed, and every file it wrote (the database, its log, the backup, the order
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use orderbridge::simulate::{big_commerce, sellbrite, shopify, woocommerce};
+use orderbridge::simulate::{big_commerce, ebay, sellbrite, shopify, woocommerce};
 use serde_json::{Value, json};
 
 use crate::process::{http, run_cli, start};
@@ -35,8 +36,13 @@ const SHOP_WRONG: &str = "shpat_leak_WRONG_12l";
 const APP_ID: &str = "leak-app";
 const APP_SECRET: &str = "leak-app-SECRET-13m";
 const APP_WRONG: &str = "leak-app-WRONG-14n";
+const EBAY_SECRET: &str = "PRD-leak-ebay-SECRET-15o";
+const EBAY_REFRESH: &str = "v^1.1#i^1#r^1#I^3#p^3#f^0#t^leak-ebay-REFRESH-16p";
+const EBAY_WRONG: &str = "v^1.1#i^1#r^1#I^3#p^3#f^0#t^leak-ebay-WRONG-17q";
+/// What every access token the eBay simulator issues holds (`t^H4sI…`).
+const EBAY_ISSUED: &str = "#t^H4sI";
 
-const SECRETS: [&str; 18] = [
+const SECRETS: [&str; 22] = [
     ADMIN_PASSWORD,
     USER_PASSWORD,
     WRONG_PASSWORD,
@@ -55,6 +61,10 @@ const SECRETS: [&str; 18] = [
     APP_SECRET,
     APP_WRONG,
     "shpat_sim_",
+    EBAY_SECRET,
+    EBAY_REFRESH,
+    EBAY_WRONG,
+    EBAY_ISSUED,
 ];
 
 /// Everything the server said, to search at the end.
@@ -151,6 +161,14 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     shop.add_shop(SHOP, SHOP_TOKEN, &shopify::ALL_SCOPES);
     shop.add_app(SHOP, APP_ID, APP_SECRET, &shopify::ALL_SCOPES, 3600);
     shop.add_orders(SHOP, 3, 8);
+    let bay = ebay::Simulator::start().await;
+    let seller = ebay::Seller {
+        client_secret: EBAY_SECRET.into(),
+        refresh_token: EBAY_REFRESH.into(),
+        ..ebay::Seller::new("leaky_seller")
+    };
+    bay.add_seller(&seller);
+    bay.add_ready_orders(&seller.username, 2);
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let closed_port = closed.local_addr().unwrap().port();
     drop(closed);
@@ -163,6 +181,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     std::fs::create_dir_all(folders.join("woo")).unwrap();
     std::fs::create_dir_all(folders.join("shopify")).unwrap();
     std::fs::create_dir_all(folders.join("shopify-app")).unwrap();
+    std::fs::create_dir_all(folders.join("ebay")).unwrap();
+    let bay_base = bay.api_base();
     let (bc_base, sb_base, folders_text) = (bc.base_url(), sb.base_url(), folders.display().to_string());
     let shop_base = shop.base_url();
     let env = [
@@ -171,6 +191,7 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
         ("ORDERBRIDGE_BIGCOMMERCE_API_BASE", bc_base.as_str()),
         ("ORDERBRIDGE_SELLBRITE_API_BASE", sb_base.as_str()),
         ("ORDERBRIDGE_SHOPIFY_API_BASE", shop_base.as_str()),
+        ("ORDERBRIDGE_EBAY_API_BASE", bay_base.as_str()),
         ("ORDERBRIDGE_FOLDER_WAREHOUSE_ROOT", folders_text.as_str()),
         ("ORDERBRIDGE_SYNC_INTERVAL_SECS", "86400"),
         ("ORDERBRIDGE_SYNC_RETRY_BASE_SECS", "1"),
@@ -224,6 +245,10 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
                "adapter": {"url": woo.url(), "consumer_key": WOO_KEY, "consumer_secret": secret}})
     };
     let shop_store = |adapter: Value| json!({"customer_id": customer, "name": "Shop", "platform": "shopify", "enabled_at": "now", "adapter": adapter});
+    let bay_store = |refresh: &str| {
+        json!({"customer_id": customer, "name": "eBay", "platform": "ebay", "enabled_at": "now",
+               "adapter": {"client_id": seller.client_id, "client_secret": EBAY_SECRET, "refresh_token": refresh}})
+    };
     let token_adapter = |token: &str| json!({"shop": SHOP, "access_token": token});
     let app_adapter = |secret: &str| json!({"shop": SHOP, "client_id": APP_ID, "client_secret": secret});
     let sftp_url = format!("sftp://wh:{SFTP_PASSWORD}@127.0.0.1:{closed_port}/in");
@@ -242,6 +267,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     assert_eq!(said.call(&admin, "POST", "/stores/ping", &shop_store(token_adapter(SHOP_TOKEN))).0, 204);
     assert_eq!(said.call(&admin, "POST", "/stores/ping", &shop_store(token_adapter(SHOP_WRONG))).0, 422);
     assert_eq!(said.call(&user, "POST", "/stores/ping", &shop_store(app_adapter(APP_WRONG))).0, 422);
+    assert_eq!(said.call(&admin, "POST", "/stores/ping", &bay_store(EBAY_REFRESH)).0, 204);
+    assert_eq!(said.call(&user, "POST", "/stores/ping", &bay_store(EBAY_WRONG)).0, 422);
     let both =
         json!({"shop": SHOP, "access_token": SHOP_WRONG, "client_id": APP_ID, "client_secret": APP_WRONG});
     assert_eq!(said.call(&admin, "POST", "/stores", &shop_store(both)).0, 422);
@@ -262,6 +289,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     let woo_wrong = said.created(&admin, "/stores", woo_store(WOO_WRONG));
     let shopify_token = said.created(&admin, "/stores", shop_store(token_adapter(SHOP_TOKEN)));
     let shopify_app = said.created(&user, "/stores", shop_store(app_adapter(APP_SECRET)));
+    let bay_good = said.created(&admin, "/stores", bay_store(EBAY_REFRESH));
+    let bay_wrong = said.created(&user, "/stores", bay_store(EBAY_WRONG));
     let folder = |name: &str| {
         json!({"customer_id": customer, "name": name, "platform": "folder", "enabled_at": "now",
                "adapter": {"connection_string": format!("file://{}", folders.join(name).display())}})
@@ -272,6 +301,7 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     let sftp_wh = said.created(&admin, "/warehouses", sftp.clone());
     let shop_wh = said.created(&admin, "/warehouses", folder("shopify"));
     let app_wh = said.created(&admin, "/warehouses", folder("shopify-app"));
+    let bay_wh = said.created(&admin, "/warehouses", folder("ebay"));
     let mut connections = Vec::new();
     for (name, store, warehouse) in [
         ("good", good, good_wh),
@@ -282,6 +312,8 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
         ("woo-wrong", woo_wrong, woo_wh),
         ("shopify", shopify_token, shop_wh),
         ("shopify app", shopify_app, app_wh),
+        ("ebay", bay_good, bay_wh),
+        ("ebay-wrong", bay_wrong, bay_wh),
     ] {
         let body = json!({"name": name, "customer_id": customer, "store_id": store, "warehouse_id": warehouse,
                           "enabled_at": "now"});
@@ -296,7 +328,18 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     }
     assert_eq!(
         statuses,
-        ["succeeded", "failed", "succeeded", "failed", "succeeded", "failed", "succeeded", "succeeded"],
+        [
+            "succeeded",
+            "failed",
+            "succeeded",
+            "failed",
+            "succeeded",
+            "failed",
+            "succeeded",
+            "succeeded",
+            "succeeded",
+            "failed"
+        ],
         "the passes ran as planned"
     );
     let fetched = shop.fetched_tokens(SHOP);
@@ -327,6 +370,18 @@ async fn no_secret_appears_in_answers_logs_runs_or_files() {
     let run = sync(&mut said, &admin, connections[4]).await;
     assert_eq!(run["shipments_notified"], 3, "{run}");
     assert_eq!(woo.trackings().len(), 3);
+    // And the eBay seller hears of its shipments as fulfillments.
+    let (_, bay_orders) =
+        said.call(&admin, "GET", &format!("/orders?store_id={bay_good}&limit=100"), &Value::Null);
+    let mut shipped = String::from("order_id,tracking_number,carrier_name\n");
+    for order in bay_orders["orders"].as_array().unwrap() {
+        shipped.push_str(&format!("{},BAY{},UPS\n", order["id"], order["id"]));
+    }
+    std::fs::create_dir_all(folders.join("ebay/shipments")).unwrap();
+    std::fs::write(folders.join("ebay/shipments/confirm.csv"), shipped).unwrap();
+    let run = sync(&mut said, &admin, connections[8]).await;
+    assert_eq!(run["shipments_notified"], 2, "{run}");
+    assert_eq!(bay.tracking_numbers(&seller.username).len(), 2);
     for path in ["/stores", "/warehouses", "/connections", "/shipments", "/customers"] {
         said.call(&admin, "GET", path, &Value::Null);
         said.call(&user, "GET", path, &Value::Null);
