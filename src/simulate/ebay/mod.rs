@@ -20,6 +20,8 @@ mod orders;
 #[cfg(test)]
 mod sim_tests;
 #[cfg(test)]
+mod sim_tests_mix;
+#[cfg(test)]
 mod sim_tests_stock;
 mod token;
 #[cfg(test)]

@@ -60,7 +60,10 @@ fn parse_filter(text: &str, now_ms: i64) -> Result<Filter, Response> {
                     "NOT_STARTED|IN_PROGRESS" => ["NOT_STARTED", "IN_PROGRESS"],
                     "FULFILLED|IN_PROGRESS" => ["FULFILLED", "IN_PROGRESS"],
                     _ => {
-                        return Err(bad(30800, format!("Invalid filter value {{{value}}} for filter {name}")));
+                        return Err(bad(
+                            30800,
+                            format!("Invalid filter value {{{value}}} for filter {name}"),
+                        ));
                     }
                 });
             }
@@ -108,7 +111,8 @@ pub(super) fn get_orders(state: &mut State, call: &Call) -> Response {
     let raw = request.raw_query.as_str();
     if raw.contains(['[', ']', '{', '}', '|']) {
         let filter = request.param("filter").unwrap_or(raw);
-        let shown = filter.split(']').next().unwrap_or(filter).trim_end_matches(|c: char| c != '.');
+        // eBay quotes the value up to the range's `..` (annex §7's refusal).
+        let shown = filter.find("..").map_or(filter, |at| &filter[..at + 2]);
         let name = filter.split(':').next().unwrap_or("filter");
         return bad(30800, format!("Invalid filter value {shown} for filter {name}"));
     }
