@@ -149,9 +149,10 @@ impl Handle {
         self.with(seller, |a, now| {
             if let Some(&i) = a.by_id.get(order_id) {
                 let json = &mut a.orders[i].json;
-                json["cancelStatus"] =
+                let cancel =
                     json!({"cancelState": "CANCELED", "cancelledDate": iso(now), "cancelRequests": []});
-                json["orderPaymentStatus"] = json!("FULLY_REFUNDED");
+                super::set(json, "cancelStatus", cancel);
+                super::set(json, "orderPaymentStatus", json!("FULLY_REFUNDED"));
                 a.touch(order_id, now);
             }
         });

@@ -151,7 +151,7 @@ fn mark_statuses(order: &mut super::OrderRec) {
             };
             all &= status == "FULFILLED" || *quantity == 0;
             any |= *shipped > 0;
-            item["lineItemFulfillmentStatus"] = json!(status);
+            super::set(item, "lineItemFulfillmentStatus", json!(status));
         }
     }
     let status = if all {
@@ -162,5 +162,5 @@ fn mark_statuses(order: &mut super::OrderRec) {
         "NOT_STARTED"
     };
     order.status = status.to_string();
-    order.json["orderFulfillmentStatus"] = json!(status);
+    super::set(&mut order.json, "orderFulfillmentStatus", json!(status));
 }

@@ -174,8 +174,8 @@ pub(super) fn get_orders(state: &mut State, call: &Call) -> Response {
     };
     let mut body =
         json!({"href": href(offset), "total": total, "limit": limit, "offset": offset, "orders": page});
-    if offset + limit < total {
-        body["next"] = json!(href(offset + limit));
+    if offset.saturating_add(limit) < total {
+        body["next"] = json!(href(offset.saturating_add(limit)));
     }
     if offset > 0 {
         body["prev"] = json!(href(offset.saturating_sub(limit)));
@@ -206,7 +206,7 @@ impl Account {
         if let Some(&i) = self.by_id.get(order_id) {
             let order = &mut self.orders[i];
             order.modified_ms = now_ms.max(order.modified_ms + 1);
-            order.json["lastModifiedDate"] = json!(iso(order.modified_ms));
+            super::set(&mut order.json, "lastModifiedDate", json!(iso(order.modified_ms)));
         }
     }
 }

@@ -461,3 +461,36 @@ async fn quotas_faults_clock_and_delay() {
     assert!(sim.log().iter().any(|l| l == "GET /sell/fulfillment/v1/order -> 503" || l.ends_with("-> 429")));
     assert_eq!(sim.request_count(), 12, "{:?}", sim.log());
 }
+
+#[tokio::test]
+async fn nonsense_gets_an_answer_not_a_panic() {
+    let (sim, _, token) = started().await;
+    let base = sim.api_base();
+    let id = sim.add_order(ACME, NewOrder::ready(&[("MUG-BLU", 1)]));
+    sim.add_order_json(ACME, json!({"orderId": "odd", "lineItems": [7, "x"]}));
+    sim.add_item(ACME, "MUG-BLU", 1);
+    let ship = format!("/sell/fulfillment/v1/order/{id}/shipping_fulfillment");
+    for (target, body) in [
+        (ship.as_str(), json!("text")),
+        (ship.as_str(), json!({"lineItems": "all"})),
+        (ship.as_str(), json!({"lineItems": [{"lineItemId": 5, "quantity": "two"}], "shippedDate": 3})),
+        ("/sell/fulfillment/v1/order/odd/shipping_fulfillment", json!({"lineItems": [{"lineItemId": "x"}]})),
+        ("/sell/inventory/v1/bulk_get_inventory_item", json!([1, 2])),
+        (
+            "/sell/inventory/v1/bulk_update_price_quantity",
+            json!({"requests": [{"sku": "MUG-BLU", "offers": [7]}]}),
+        ),
+        ("/sell/inventory/v1/bulk_update_price_quantity", json!({"requests": [{"sku": 3}]})),
+    ] {
+        let answer = post(&base, &token, target, &body).await;
+        let refused = (400..500).contains(&answer.status) && answer.error_id() > 0
+            || answer.status == 207 && answer.body["responses"][0]["statusCode"] == 400;
+        assert!(refused, "{target} {body}: {}", answer.body);
+    }
+    let huge = format!("/sell/fulfillment/v1/order?limit=200&offset={}", usize::MAX);
+    assert_eq!(get(&base, &token, &huge).await.status, 200);
+    let unknown = get(&base, &token, "/sell/fulfillment/v1/nothing").await;
+    assert_eq!(unknown.status, 404);
+    let form = client().post(format!("{base}/identity/v1/oauth2/token")).header("Authorization", "Basic !!!");
+    assert_eq!(send(form).await.status, 401);
+}
