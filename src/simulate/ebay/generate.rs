@@ -84,6 +84,19 @@ pub(super) fn order_json(serial: u64, seller: &str, order: &NewOrder, created_ms
     json
 }
 
+/// Gives an order built with serial 0 the ids of serial `serial`: its `orderId`, sales record
+/// number, buyer and line item ids (the listing ids stay: the same SKU, the same listing).
+pub(super) fn renumber(order: &mut Value, serial: u64) {
+    super::set(order, "orderId", json!(order_id(serial)));
+    super::set(order, "salesRecordReference", json!((1000 + serial % 100_000).to_string()));
+    super::set(order, "buyer", json!({"username": format!("buyer_{}", serial % 9973)}));
+    for (i, item) in
+        order.get_mut("lineItems").and_then(Value::as_array_mut).into_iter().flatten().enumerate()
+    {
+        super::set(item, "lineItemId", json!(format!("1{:013}", serial * 10 + i as u64)));
+    }
+}
+
 fn line_json(
     n: u64,
     line: &NewLine,
