@@ -113,7 +113,12 @@ impl Handle {
         for _ in 0..count {
             let now = self.lock().now_ms();
             let order = generate::mixed(&mut rng, now);
-            self.add_order(seller, order);
+            let old = !order.with_address;
+            let id = self.add_order(seller, order);
+            if old {
+                // An old order the pull meets is one changed lately (a refund, a return).
+                self.touch(seller, &id);
+            }
         }
     }
 

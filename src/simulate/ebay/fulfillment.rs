@@ -78,6 +78,14 @@ pub(super) fn create(state: &mut State, call: &Call, order_id: &str) -> Response
     let Some(asked) = body.get("lineItems").and_then(Value::as_array).filter(|a| !a.is_empty()) else {
         return bad(32600, "Invalid input data");
     };
+    let hub =
+        order.json.pointer("/fulfillmentStartInstructions/0/ebaySupportedFulfillment") == Some(&json!(true));
+    if hub && asked.len() > 1 {
+        return bad(
+            34300,
+            "Mark As Shipped for multiple Global Shipping Program line items is not supported",
+        );
+    }
     let known = lines(order);
     let mut seen = HashSet::new();
     let mut sent = Vec::new();

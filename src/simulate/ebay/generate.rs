@@ -31,6 +31,7 @@ pub(super) fn order_id(n: u64) -> String {
 pub(super) fn order_json(serial: u64, seller: &str, order: &NewOrder, created_ms: i64) -> Value {
     let currency = order.currency;
     let at = iso(created_ms);
+    let ship_by = iso(created_ms + 2 * 86_400_000);
     let mut subtotal = Decimal::ZERO;
     let mut discount = Decimal::ZERO;
     let mut tax = Decimal::ZERO;
@@ -44,7 +45,7 @@ pub(super) fn order_json(serial: u64, seller: &str, order: &NewOrder, created_ms
             subtotal += cost;
             discount += off;
             tax += line_tax;
-            line_json(serial * 10 + i as u64, line, order, cost, off, line_tax, &at)
+            line_json(serial * 10 + i as u64, line, order, cost, off, line_tax, &ship_by)
         })
         .collect();
     let delivery = Decimal::new(499, 2);
@@ -104,7 +105,7 @@ fn line_json(
     cost: Decimal,
     off: Decimal,
     tax: Decimal,
-    at: &str,
+    ship_by: &str,
 ) -> Value {
     let currency = order.currency;
     let mut item = json!({
@@ -115,7 +116,7 @@ fn line_json(
         "deliveryCost": {"shippingCost": money(Decimal::ZERO, currency)},
         "appliedPromotions": [], "taxes": [], "refunds": [],
         "lineItemFulfillmentStatus": "NOT_STARTED",
-        "lineItemFulfillmentInstructions": {"shipByDate": at, "guaranteedDelivery": false},
+        "lineItemFulfillmentInstructions": {"shipByDate": ship_by, "guaranteedDelivery": false},
     });
     if let Some(sku) = &line.sku {
         item["sku"] = json!(sku);

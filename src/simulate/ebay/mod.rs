@@ -22,6 +22,8 @@ mod sim_tests;
 #[cfg(test)]
 mod sim_tests_mix;
 #[cfg(test)]
+mod sim_tests_ship;
+#[cfg(test)]
 mod sim_tests_stock;
 mod token;
 #[cfg(test)]

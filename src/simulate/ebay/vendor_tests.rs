@@ -24,7 +24,7 @@ async fn every_exchange_of_the_simulator_follows_ebays_files() {
     let (sim, seller, token) = started().await;
     let base = sim.api_base();
     get(&base, &token, "/sell/inventory/v1/inventory_item?limit=1&offset=0").await;
-    sim.add_orders(ACME, 60, 3);
+    sim.add_orders(ACME, 190, 3);
     let id = sim.add_order(ACME, NewOrder::ready(&[("MUG-BLU", 2), ("TEA-GRN", 1)]));
     let lines = sim.order(ACME, &id).unwrap_or_default()["lineItems"].clone();
     for target in [
