@@ -50,9 +50,14 @@ impl Account {
 
     /// Adds eBay's JSON of an order (its id, dates and status read from it).
     pub(super) fn push(&mut self, json: Value) -> String {
-        let id = json["orderId"].as_str().unwrap_or_default().to_string();
         let created_ms = json["creationDate"].as_str().and_then(parse_iso).unwrap_or_default();
         let modified_ms = json["lastModifiedDate"].as_str().and_then(parse_iso).unwrap_or(created_ms);
+        self.push_dated(json, created_ms, modified_ms)
+    }
+
+    /// As [`Account::push`], its dates known (reading them back is the slow part of 100,000).
+    fn push_dated(&mut self, json: Value, created_ms: i64, modified_ms: i64) -> String {
+        let id = json["orderId"].as_str().unwrap_or_default().to_string();
         let status = json["orderFulfillmentStatus"].as_str().unwrap_or("NOT_STARTED").to_string();
         let key = xxhash_rust::xxh3::xxh3_64(id.as_bytes());
         let record =
@@ -111,7 +116,12 @@ impl Handle {
         for _ in 0..count {
             let now = self.lock().now_ms();
             let order = generate::mixed(&mut rng, now);
-            self.add_order(seller, order);
+            let old = !order.with_address;
+            let id = self.add_order(seller, order);
+            if old {
+                // An old order the pull meets is one changed lately (a refund, a return).
+                self.touch(seller, &id);
+            }
         }
     }
 
@@ -121,16 +131,21 @@ impl Handle {
     pub fn add_ready_orders(&self, seller: &str, count: usize) {
         let mut state = self.lock();
         let now = state.now_ms() - READY_AGE_MS;
+        let first = state.serial + 1;
+        state.serial += count as u64;
+        let account =
+            state.accounts.entry(seller.to_string()).or_insert_with(|| Account::new(&Seller::new(seller)));
+        // Twelve shapes (one to three lines, four SKU rotations), each built once and renumbered.
+        let mut shapes: std::collections::HashMap<(usize, usize), Value> = Default::default();
         for n in 0..count {
-            let serial = state.next_serial();
-            let lines: Vec<(&str, i64)> =
-                (0..=n % 3).map(|i| (READY_SKUS[(n + i) % READY_SKUS.len()], 1 + (i as i64))).collect();
-            let json = generate::order_json(serial, seller, &NewOrder::ready(&lines), now);
-            let account = state
-                .accounts
-                .entry(seller.to_string())
-                .or_insert_with(|| Account::new(&Seller::new(seller)));
-            account.push(json);
+            let shape = shapes.entry((n % 3, n % 4)).or_insert_with(|| {
+                let lines: Vec<(&str, i64)> =
+                    (0..=n % 3).map(|i| (READY_SKUS[(n + i) % READY_SKUS.len()], 1 + (i as i64))).collect();
+                generate::order_json(0, seller, &NewOrder::ready(&lines), now)
+            });
+            let mut json = shape.clone();
+            generate::renumber(&mut json, first + n as u64);
+            account.push_dated(json, now, now);
         }
     }
 
@@ -154,9 +169,10 @@ impl Handle {
         self.with(seller, |a, now| {
             if let Some(&i) = a.by_id.get(order_id) {
                 let json = &mut a.orders[i].json;
-                json["cancelStatus"] =
+                let cancel =
                     json!({"cancelState": "CANCELED", "cancelledDate": iso(now), "cancelRequests": []});
-                json["orderPaymentStatus"] = json!("FULLY_REFUNDED");
+                super::set(json, "cancelStatus", cancel);
+                super::set(json, "orderPaymentStatus", json!("FULLY_REFUNDED"));
                 a.touch(order_id, now);
             }
         });

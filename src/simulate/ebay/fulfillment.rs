@@ -78,6 +78,14 @@ pub(super) fn create(state: &mut State, call: &Call, order_id: &str) -> Response
     let Some(asked) = body.get("lineItems").and_then(Value::as_array).filter(|a| !a.is_empty()) else {
         return bad(32600, "Invalid input data");
     };
+    let hub =
+        order.json.pointer("/fulfillmentStartInstructions/0/ebaySupportedFulfillment") == Some(&json!(true));
+    if hub && asked.len() > 1 {
+        return bad(
+            34300,
+            "Mark As Shipped for multiple Global Shipping Program line items is not supported",
+        );
+    }
     let known = lines(order);
     let mut seen = HashSet::new();
     let mut sent = Vec::new();
@@ -151,7 +159,7 @@ fn mark_statuses(order: &mut super::OrderRec) {
             };
             all &= status == "FULFILLED" || *quantity == 0;
             any |= *shipped > 0;
-            item["lineItemFulfillmentStatus"] = json!(status);
+            super::set(item, "lineItemFulfillmentStatus", json!(status));
         }
     }
     let status = if all {
@@ -162,5 +170,5 @@ fn mark_statuses(order: &mut super::OrderRec) {
         "NOT_STARTED"
     };
     order.status = status.to_string();
-    order.json["orderFulfillmentStatus"] = json!(status);
+    super::set(&mut order.json, "orderFulfillmentStatus", json!(status));
 }

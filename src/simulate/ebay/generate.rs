@@ -31,6 +31,7 @@ pub(super) fn order_id(n: u64) -> String {
 pub(super) fn order_json(serial: u64, seller: &str, order: &NewOrder, created_ms: i64) -> Value {
     let currency = order.currency;
     let at = iso(created_ms);
+    let ship_by = iso(created_ms + 2 * 86_400_000);
     let mut subtotal = Decimal::ZERO;
     let mut discount = Decimal::ZERO;
     let mut tax = Decimal::ZERO;
@@ -44,7 +45,7 @@ pub(super) fn order_json(serial: u64, seller: &str, order: &NewOrder, created_ms
             subtotal += cost;
             discount += off;
             tax += line_tax;
-            line_json(serial * 10 + i as u64, line, order, cost, off, line_tax, &at)
+            line_json(serial * 10 + i as u64, line, order, cost, off, line_tax, &ship_by)
         })
         .collect();
     let delivery = Decimal::new(499, 2);
@@ -84,6 +85,19 @@ pub(super) fn order_json(serial: u64, seller: &str, order: &NewOrder, created_ms
     json
 }
 
+/// Gives an order built with serial 0 the ids of serial `serial`: its `orderId`, sales record
+/// number, buyer and line item ids (the listing ids stay: the same SKU, the same listing).
+pub(super) fn renumber(order: &mut Value, serial: u64) {
+    super::set(order, "orderId", json!(order_id(serial)));
+    super::set(order, "salesRecordReference", json!((1000 + serial % 100_000).to_string()));
+    super::set(order, "buyer", json!({"username": format!("buyer_{}", serial % 9973)}));
+    for (i, item) in
+        order.get_mut("lineItems").and_then(Value::as_array_mut).into_iter().flatten().enumerate()
+    {
+        super::set(item, "lineItemId", json!(format!("1{:013}", serial * 10 + i as u64)));
+    }
+}
+
 fn line_json(
     n: u64,
     line: &NewLine,
@@ -91,7 +105,7 @@ fn line_json(
     cost: Decimal,
     off: Decimal,
     tax: Decimal,
-    at: &str,
+    ship_by: &str,
 ) -> Value {
     let currency = order.currency;
     let mut item = json!({
@@ -102,7 +116,7 @@ fn line_json(
         "deliveryCost": {"shippingCost": money(Decimal::ZERO, currency)},
         "appliedPromotions": [], "taxes": [], "refunds": [],
         "lineItemFulfillmentStatus": "NOT_STARTED",
-        "lineItemFulfillmentInstructions": {"shipByDate": at, "guaranteedDelivery": false},
+        "lineItemFulfillmentInstructions": {"shipByDate": ship_by, "guaranteedDelivery": false},
     });
     if let Some(sku) = &line.sku {
         item["sku"] = json!(sku);

@@ -59,8 +59,8 @@ pub(super) fn get_items(state: &mut State, call: &Call) -> Response {
     let href =
         |offset: usize| format!("{host}/sell/inventory/v1/inventory_item?limit={limit}&offset={offset}");
     let mut body = json!({"href": href(offset), "limit": limit, "size": page.len(), "total": total, "inventoryItems": page});
-    if offset + limit < total {
-        body["next"] = json!(href(offset + limit));
+    if offset.saturating_add(limit) < total {
+        body["next"] = json!(href(offset.saturating_add(limit)));
     }
     if offset > 0 {
         body["prev"] = json!(href(offset.saturating_sub(limit)));

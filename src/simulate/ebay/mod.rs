@@ -20,6 +20,10 @@ mod orders;
 #[cfg(test)]
 mod sim_tests;
 #[cfg(test)]
+mod sim_tests_mix;
+#[cfg(test)]
+mod sim_tests_ship;
+#[cfg(test)]
 mod sim_tests_stock;
 mod token;
 #[cfg(test)]
@@ -323,7 +327,7 @@ impl State {
     /// The simulator's clock: real now plus the offset set.
     fn now_ms(&self) -> i64 {
         let real = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-        real + self.clock_offset_ms
+        real.saturating_add(self.clock_offset_ms)
     }
 
     fn next_serial(&mut self) -> u64 {
@@ -352,6 +356,14 @@ fn iso(ms: i64) -> String {
 fn parse_iso(text: &str) -> Option<i64> {
     let at = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
     i64::try_from(at.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+/// `target[key] = value` when `target` is an object (an order added as JSON may be anything;
+/// indexing a non-object to write would panic).
+fn set(target: &mut Value, key: &str, value: Value) {
+    if let Some(object) = target.as_object_mut() {
+        object.insert(key.to_string(), value);
+    }
 }
 
 /// The UTC day of a Unix time in milliseconds.

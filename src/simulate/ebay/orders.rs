@@ -111,7 +111,8 @@ pub(super) fn get_orders(state: &mut State, call: &Call) -> Response {
     let raw = request.raw_query.as_str();
     if raw.contains(['[', ']', '{', '}', '|']) {
         let filter = request.param("filter").unwrap_or(raw);
-        let shown = filter.split(']').next().unwrap_or(filter).trim_end_matches(|c: char| c != '.');
+        // eBay quotes the value up to the range's `..` (annex §7's refusal).
+        let shown = filter.find("..").map_or(filter, |at| &filter[..at + 2]);
         let name = filter.split(':').next().unwrap_or("filter");
         return bad(30800, format!("Invalid filter value {shown} for filter {name}"));
     }
@@ -173,8 +174,8 @@ pub(super) fn get_orders(state: &mut State, call: &Call) -> Response {
     };
     let mut body =
         json!({"href": href(offset), "total": total, "limit": limit, "offset": offset, "orders": page});
-    if offset + limit < total {
-        body["next"] = json!(href(offset + limit));
+    if offset.saturating_add(limit) < total {
+        body["next"] = json!(href(offset.saturating_add(limit)));
     }
     if offset > 0 {
         body["prev"] = json!(href(offset.saturating_sub(limit)));
@@ -205,7 +206,7 @@ impl Account {
         if let Some(&i) = self.by_id.get(order_id) {
             let order = &mut self.orders[i];
             order.modified_ms = now_ms.max(order.modified_ms + 1);
-            order.json["lastModifiedDate"] = json!(iso(order.modified_ms));
+            super::set(&mut order.json, "lastModifiedDate", json!(iso(order.modified_ms)));
         }
     }
 }
