@@ -160,7 +160,7 @@ impl StoreClient for Client {
     }
 
     fn stock_per_request(&self) -> usize {
-        stock::PER_REQUEST
+        stock::PER_STEP
     }
 
     async fn set_stock(&self, levels: &[(String, i64)]) -> Result<StockSent, PlatformError> {
@@ -210,3 +210,6 @@ mod tests {
         assert_eq!(with("refresh_token", json!("v".repeat(4097))), ["adapter[refresh_token]"]);
     }
 }
+
+#[cfg(test)]
+mod client_tests;

@@ -21,6 +21,12 @@ use crate::platforms::store::StockSent;
 /// SKUs in one lookup or update request.
 pub const PER_REQUEST: usize = 25;
 
+/// Levels the engine hands over at once: a whole step, as Amazon's feed takes them, so its
+/// requests are the annex's count for the step (⌈S/25⌉ lookups, C offer reads, ⌈C/25⌉
+/// updates) wherever the changed SKUs fall. A crash mid-step costs little: a level eBay
+/// already shows is found unchanged by the next lookup and not sent again.
+pub const PER_STEP: usize = 25_000;
+
 /// Levels sent to one listing in a UTC day, past which only a level of 0 goes (eBay allows 250
 /// revisions a listing a day; the margin is for revisions the seller makes).
 pub const DAILY_REVISIONS: u32 = 200;

@@ -27,7 +27,7 @@ mod sim_tests_ship;
 mod sim_tests_stock;
 mod token;
 #[cfg(test)]
-mod vendor;
+pub(crate) mod vendor;
 #[cfg(test)]
 mod vendor_tests;
 

@@ -126,7 +126,7 @@ pub(super) fn file_of(exchange: &Exchange) -> Option<&'static str> {
 }
 
 /// Everything the files do not allow in `exchanges` (request side too when `request`).
-pub(super) fn problems(exchanges: &[Exchange], request: bool) -> Vec<String> {
+pub(crate) fn problems(exchanges: &[Exchange], request: bool) -> Vec<String> {
     exchanges
         .iter()
         .filter_map(|e| file_of(e).map(|file| (file, at_root(e))))
@@ -219,7 +219,7 @@ fn line(e: &Exchange, request: bool) -> String {
 }
 
 /// eBay's checker on the API exchanges: `None` when it cannot run here, else what it found.
-pub(super) fn python_problems(exchanges: &[Exchange], request: bool) -> Option<Result<(), String>> {
+pub(crate) fn python_problems(exchanges: &[Exchange], request: bool) -> Option<Result<(), String>> {
     use std::io::Write;
     if !python_here() {
         return None;
