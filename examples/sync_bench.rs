@@ -8,10 +8,11 @@
 //! ```
 //!
 //! After the BigCommerce run come a Shopify run (`sync_bench_shopify/`), a WooCommerce run
-//! (`sync_bench_woocommerce/`) and an Amazon run (`sync_bench_amazon/`), alike in shape, and runs with a ShipBob warehouse
+//! (`sync_bench_woocommerce/`), an Amazon run (`sync_bench_amazon/`) and an eBay run
+//! (`sync_bench_ebay/`), alike in shape, and runs with a ShipBob warehouse
 //! (`sync_bench_shipbob/`), a ShipStation warehouse (`sync_bench_shipstation/`) and a folder
 //! warehouse speaking X12 (`sync_bench_x12/`);
-//! `--platform big_commerce|shopify|woocommerce|amazon|shipbob|shipstation|x12` runs one.
+//! `--platform big_commerce|shopify|woocommerce|amazon|ebay|shipbob|shipstation|x12` runs one.
 //!
 //! The simulator runs in a child process (this program started again with `--simulator`), so
 //! the CPU time and peak memory read from `/proc/self` are orderbridge's alone. Reported:
@@ -40,6 +41,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
 mod sync_bench_amazon;
+mod sync_bench_ebay;
 mod sync_bench_shipbob;
 mod sync_bench_shipstation;
 mod sync_bench_shopify;
@@ -73,12 +75,16 @@ fn main() {
         runtime.block_on(sync_bench_shipstation::serve_simulator(orders));
     } else if args.iter().any(|a| a == "--amazon-simulator") {
         runtime.block_on(sync_bench_amazon::serve_simulator(orders));
+    } else if args.iter().any(|a| a == "--ebay-simulator") {
+        runtime.block_on(sync_bench_ebay::serve_simulator(orders));
     } else {
         if platform.is_some_and(|p| {
-            !["big_commerce", "shopify", "woocommerce", "amazon", "shipbob", "shipstation", "x12"]
+            !["big_commerce", "shopify", "woocommerce", "amazon", "ebay", "shipbob", "shipstation", "x12"]
                 .contains(&p)
         }) {
-            fail("--platform takes big_commerce, shopify, woocommerce, amazon, shipbob, shipstation or x12");
+            fail(
+                "--platform takes big_commerce, shopify, woocommerce, amazon, ebay, shipbob, shipstation or x12",
+            );
         }
         if platform.is_none_or(|p| p == "big_commerce") {
             runtime.block_on(bench(orders));
@@ -91,6 +97,9 @@ fn main() {
         }
         if platform.is_none_or(|p| p == "amazon") {
             runtime.block_on(sync_bench_amazon::bench(orders));
+        }
+        if platform.is_none_or(|p| p == "ebay") {
+            runtime.block_on(sync_bench_ebay::bench(orders));
         }
         if platform.is_none_or(|p| p == "shipbob") {
             runtime.block_on(sync_bench_shipbob::bench(orders));
