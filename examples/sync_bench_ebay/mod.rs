@@ -238,17 +238,13 @@ pub async fn bench(orders: usize) {
     let c = changed.iter().filter(|c| **c).count();
     let unknown = (0..LEVELS).filter(|i| held(*i).is_none()).count();
     let annex = (LEVELS.div_ceil(PER_REQUEST), c, c.div_ceil(PER_REQUEST));
-    // The engine hands the store 25 levels at a time (`stock_per_request`), so an update goes
-    // for each batch holding a changed SKU.
-    let per_batch: usize =
-        changed.chunks(PER_REQUEST).map(|b| b.iter().filter(|c| **c).count().div_ceil(PER_REQUEST)).sum();
     let cpu_level = cpu * 1000.0 / LEVELS as f64;
     println!(
         "eBay stock: {LEVELS} levels ({unknown} SKUs unknown to the Inventory API, {} already held) in {wall:.1} s: {sent} sent with {lookups} lookups, {offers} getOffers, {updates} updates; {cpu_level:.4} ms CPU per level",
         LEVELS - unknown - c
     );
     println!(
-        "  annex ⌈S/25⌉ + C + ⌈C/25⌉ for S = {LEVELS}, C = {c}: {} + {} + {} ({}); the engine's batches of 25 give {per_batch} updates",
+        "  annex ⌈S/25⌉ + C + ⌈C/25⌉ for S = {LEVELS}, C = {c}: {} + {} + {} ({})",
         annex.0,
         annex.1,
         annex.2,
