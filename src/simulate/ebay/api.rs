@@ -5,24 +5,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::{Api, Fault, Operation, SCOPE_FULFILLMENT, SCOPE_INVENTORY, State, day, error};
+use super::call::{Call, invalid_token, spend_quota, too_many};
+use super::{Api, Fault, Operation, SCOPE_FULFILLMENT, SCOPE_INVENTORY, State, error};
 use crate::simulate::http::{Request, Response};
 use crate::simulate::running::lock;
 
 /// The sandbox's path prefix on the simulator's one server.
 pub(super) const SANDBOX: &str = "/sandbox";
-
-/// What a handler needs to know about the request besides its body.
-pub(super) struct Call<'a> {
-    pub request: &'a Request,
-    pub sandbox: bool,
-    /// The seller the access token was issued to (empty for the token endpoint).
-    pub seller: String,
-    /// `http://127.0.0.1:PORT` or `http://127.0.0.1:PORT/sandbox`, as the request reached it.
-    pub base: String,
-    /// eBay's own host for this environment, as its `href`s name it.
-    pub ebay_host: &'static str,
-}
 
 /// The operation a method and path (without the sandbox prefix) name, and the path's order id.
 fn operation(method: &str, path: &str) -> Option<(Operation, Option<String>)> {
@@ -139,28 +128,6 @@ fn faulted(fault: &Fault) -> Response {
     }
 }
 
-/// 429 with eBay's error body.
-pub(super) fn too_many() -> Response {
-    error(
-        429,
-        2001,
-        "ACCESS",
-        "Too many requests",
-        Some("The request limit has been reached for the resource."),
-    )
-}
-
-/// 401 errorId 1001.
-pub(super) fn invalid_token() -> Response {
-    error(
-        401,
-        1001,
-        "OAuth",
-        "Invalid access token",
-        Some("Invalid access token. Check the value of the Authorization HTTP request header."),
-    )
-}
-
 /// The seller a bearer token was issued to, if it is valid here and carries `api`'s scope.
 fn authorize(state: &State, request: &Request, sandbox: bool, api: Api) -> Result<String, Response> {
     let token = request.header("authorization").and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
@@ -179,16 +146,4 @@ fn authorize(state: &State, request: &Request, sandbox: bool, api: Api) -> Resul
         ));
     }
     Ok(issued.username.clone())
-}
-
-/// Counts one call of `api` for the keyset today; false when its daily quota is spent.
-pub(super) fn spend_quota(state: &mut State, client_id: &str, sandbox: bool, api: Api) -> bool {
-    let today = day(state.now_ms());
-    let limit = state.quotas.get(&(client_id.to_string(), api)).copied();
-    let used = state.used.entry((client_id.to_string(), sandbox, api, today)).or_default();
-    if limit.is_some_and(|limit| *used >= limit) {
-        return false;
-    }
-    *used += 1;
-    true
 }

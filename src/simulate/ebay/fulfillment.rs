@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use super::api::Call;
+use super::call::Call;
 use super::{State, error, iso, parse_iso};
 use crate::simulate::http::Response;
 
@@ -49,7 +49,7 @@ fn lines(order: &super::OrderRec) -> Vec<(String, i64, i64)> {
 pub(super) fn create(state: &mut State, call: &Call, order_id: &str) -> Response {
     let now_ms = state.now_ms();
     let serial = state.next_serial();
-    let Some(account) = state.accounts.get_mut(&call.seller) else { return super::api::invalid_token() };
+    let Some(account) = state.accounts.get_mut(&call.seller) else { return super::call::invalid_token() };
     let Some(&index) = account.by_id.get(order_id) else {
         return bad(32100, &format!("Invalid Order Id: {order_id}"));
     };
@@ -132,7 +132,7 @@ pub(super) fn create(state: &mut State, call: &Call, order_id: &str) -> Response
     if let Some(tracking) = tracking {
         state.tracking.push((call.seller.clone(), tracking));
     }
-    let Some(account) = state.accounts.get_mut(&call.seller) else { return super::api::invalid_token() };
+    let Some(account) = state.accounts.get_mut(&call.seller) else { return super::call::invalid_token() };
     if account.lose_answers > 0 {
         account.lose_answers -= 1;
         return error(502, 2003, "ACCESS", "Bad gateway", None);

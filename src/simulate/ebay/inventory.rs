@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
-use super::api::Call;
+use super::call::Call;
 use super::{Account, Item, State, day, error, error_entry};
 use crate::simulate::http::Response;
 
@@ -52,7 +52,7 @@ pub(super) fn get_items(state: &mut State, call: &Call) -> Response {
         Err(response) => return response,
     };
     let host = call.ebay_host;
-    let Some(account) = account(state, call) else { return super::api::invalid_token() };
+    let Some(account) = account(state, call) else { return super::call::invalid_token() };
     let page: Vec<Value> =
         account.items.iter().skip(offset).take(limit).map(|(sku, item)| item_json(sku, item)).collect();
     let total = account.items.len();
@@ -101,7 +101,7 @@ pub(super) fn bulk_get(state: &mut State, call: &Call) -> Response {
             Ok(requests) => requests,
             Err(response) => return response,
         };
-    let Some(account) = account(state, call) else { return super::api::invalid_token() };
+    let Some(account) = account(state, call) else { return super::call::invalid_token() };
     let responses = requests
         .iter()
         .map(|entry| {
@@ -127,7 +127,7 @@ pub(super) fn get_offers(state: &mut State, call: &Call) -> Response {
     };
     let marketplace = call.request.param("marketplace_id").map(str::to_string);
     let host = call.ebay_host;
-    let Some(account) = account(state, call) else { return super::api::invalid_token() };
+    let Some(account) = account(state, call) else { return super::call::invalid_token() };
     if !account.items.contains_key(&sku) {
         return error(404, 25713, DOMAIN, "This Offer is not available.", None);
     }
@@ -167,7 +167,7 @@ pub(super) fn bulk_update(state: &mut State, call: &Call) -> Response {
         return bad(25002, "Any User error. Only one SKU can be updated per call.");
     }
     let today = day(state.now_ms());
-    let Some(account) = account(state, call) else { return super::api::invalid_token() };
+    let Some(account) = account(state, call) else { return super::call::invalid_token() };
     let mut responses = Vec::new();
     for entry in &requests {
         responses.extend(update_one(account, entry, today));

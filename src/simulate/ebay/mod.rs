@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::running::Faults;
 
 mod api;
+mod call;
 mod controls;
 mod fulfillment;
 mod generate;

@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 
 use serde_json::{Value, json};
 
-use super::api::Call;
+use super::call::Call;
 use super::{Account, State, error, iso, parse_iso};
 use crate::simulate::http::Response;
 
@@ -132,7 +132,7 @@ pub(super) fn get_orders(state: &mut State, call: &Call) -> Response {
     };
     let now_ms = state.now_ms();
     let lag = state.index_lag_ms;
-    let Some(account) = state.accounts.get_mut(&call.seller) else { return super::api::invalid_token() };
+    let Some(account) = state.accounts.get_mut(&call.seller) else { return super::call::invalid_token() };
     let picked: Vec<usize> = if let Some(ids) = request.param("orderIds").filter(|v| !v.trim().is_empty()) {
         let ids: Vec<&str> = ids.split(',').map(str::trim).collect();
         if ids.len() > 50 {

@@ -4,7 +4,7 @@
 use base64::Engine;
 use serde_json::json;
 
-use super::api::{Call, spend_quota, too_many};
+use super::call::{Call, spend_quota, too_many};
 use super::{Api, Issued, State};
 use crate::simulate::http::Response;
 
