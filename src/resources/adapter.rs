@@ -241,7 +241,7 @@ mod tests {
             ["adapter[auth_token]", "adapter[secret_key]"]
         );
         assert_eq!(keys(problems(Owner::Warehouse, "sftp", json!({}))), ["adapter[connection_string]"]);
-        assert!(problems(Owner::Store, "ebay", json!({"anything": [1]})).is_empty());
+        assert!(problems(Owner::Store, "etsy", json!({"anything": [1]})).is_empty());
         assert_eq!(
             keys(problems(
                 Owner::Store,

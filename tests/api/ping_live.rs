@@ -263,7 +263,7 @@ async fn platforms_without_a_live_check_are_unsupported() {
     let settings = settings(PATIENT, "http://127.0.0.1:9");
     let any_adapter = adapter(json!({"api_key": "k"}));
     for (kind, result) in [
-        ("store ebay", check_store(&settings, "ebay", &any_adapter).await),
+        ("store etsy", check_store(&settings, "etsy", &any_adapter).await),
         ("store sftp", check_store(&settings, "sftp", &any_adapter).await),
         ("warehouse shiphero", check_warehouse(&settings, "shiphero", &any_adapter).await),
         ("warehouse bigcommerce", check_warehouse(&settings, "bigcommerce", &any_adapter).await),

@@ -87,7 +87,7 @@ async fn optional_fields_default_to_null_and_other_platforms_take_any_adapter() 
         .post_json(
             "/stores",
             &app.admin,
-            json!({"customer_id": c.to_string(), "name": "S", "platform": "ebay",
+            json!({"customer_id": c.to_string(), "name": "S", "platform": "etsy",
                    "adapter": {"api_key": "short", "shop": {"password": "nested-password-1"}, "n": 5}}),
         )
         .await
@@ -378,10 +378,10 @@ async fn live_ping_of_a_platform_without_a_check_answers_unsupported_platform() 
         .post_json(
             "/stores/ping",
             &app.admin,
-            json!({"customer_id": c, "name": "S", "platform": "ebay", "adapter": {"api_key": "k"}}),
+            json!({"customer_id": c, "name": "S", "platform": "etsy", "adapter": {"api_key": "k"}}),
         )
         .await;
     assert_error(&r, 422, "unsupported_platform");
-    assert!(r.body["error"]["message"].as_str().unwrap().contains("'ebay'"), "{r:?}");
+    assert!(r.body["error"]["message"].as_str().unwrap().contains("'etsy'"), "{r:?}");
     assert_eq!(count(&app, "stores"), 0);
 }
