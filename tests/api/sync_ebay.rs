@@ -331,3 +331,45 @@ async fn a_sandbox_seller_syncs_against_the_sandbox_base() {
     let sandboxed = sim.log().iter().filter(|l| l.contains("/sandbox/sell/")).count();
     assert!(sandboxed >= 1, "{:?}", sim.log());
 }
+
+#[rocket::async_test]
+async fn an_order_canceled_at_ebay_is_canceled_here_by_the_next_pull() {
+    let rig = Rig::of(StoreKind::Ebay, 2).await;
+    let (sim, seller) = (sim(&rig), name(&rig));
+    assert_eq!(rig.sync_ok().await["orders_pulled"], 2);
+    let ids = sim.order_ids(&seller);
+    // Canceled three minutes ago by eBay's clock: inside the next walk's window, which ends
+    // two minutes before it starts.
+    sim.set_clock_offset(-180_000);
+    sim.cancel(&seller, &ids[0]);
+    sim.set_clock_offset(0);
+    rig.sync_ok().await;
+    let orders = rig.orders_by_external().await;
+    assert_eq!(orders[&ids[0]]["fulfillment_state"], "canceled", "{:?}", orders[&ids[0]]);
+    assert_ne!(orders[&ids[1]]["fulfillment_state"], "canceled");
+}
+
+#[rocket::async_test]
+async fn a_wait_ebay_asks_of_one_store_holds_every_store_of_the_same_keyset() {
+    let rig = Rig::with_store(StoreKind::Ebay, 1, |f| f.merge(("sync_interval_secs", 10))).await;
+    let (sim, first) = (sim(&rig), rig.ebay().seller.clone());
+    // A second seller consented to the same application (keyset).
+    let second = ebay::Seller {
+        username: format!("{}_two", first.username),
+        refresh_token: format!("{}-two", first.refresh_token),
+        ..first.clone()
+    };
+    sim.add_seller(&second);
+    sim.add_ready_orders(&second.username, 1);
+    let warehouse = rig.warehouse_id;
+    let store = json!({"customer_id": rig.customer_id, "name": "Second", "platform": "ebay",
+                       "adapter": ebay_adapter(&second), "enabled_at": "now"});
+    let other = rig.connect_store(store, warehouse).await;
+    sim.fail_next(Operation::GetOrders, Fault::RateLimit { retry_after: Some(60) }, 1);
+    assert_eq!(rig.sync().await["status"], "succeeded");
+    let asked = sim.requests(Operation::GetOrders);
+    let run = rig.sync_connection(other).await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["orders_pulled"], 0, "{run}");
+    assert_eq!(sim.requests(Operation::GetOrders), asked, "the keyset waits, whichever store asks");
+}
