@@ -108,6 +108,26 @@ pub async fn ask(api: &Api, url: &str, fields: &[(&str, &str)], what: &str) -> R
     })
 }
 
+/// A token endpoint's refusal as a message says it: `HTTP 400 Bad Request: invalid_grant:
+/// {error_description}` (OAuth's `error` and `error_description`, quoted by `quote`), or the
+/// status alone when the body says neither.
+pub fn refusal(answer: &Answer, quote: impl Fn(&str) -> String) -> String {
+    #[derive(Deserialize, Default)]
+    struct Refusal {
+        #[serde(default)]
+        error: Option<String>,
+        #[serde(default)]
+        error_description: Option<String>,
+    }
+    let refusal = serde_json::from_slice::<Refusal>(&answer.body).unwrap_or_default();
+    let reason = [refusal.error, refusal.error_description].into_iter().flatten().collect::<Vec<_>>();
+    let status = http::status_text(answer.status);
+    match reason.is_empty() {
+        true => format!("HTTP {status}"),
+        false => format!("HTTP {status}: {}", quote(&reason.join(": "))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -177,22 +177,8 @@ impl Seller {
             }
             Asked::Refused(answer) => answer,
         };
-        #[derive(Deserialize, Default)]
-        struct Refusal {
-            #[serde(default)]
-            error: Option<String>,
-            #[serde(default)]
-            error_description: Option<String>,
-        }
-        let (status, refusal) =
-            (answer.status, serde_json::from_slice::<Refusal>(&answer.body).unwrap_or_default());
-        let reason =
-            [refusal.error, refusal.error_description].into_iter().flatten().collect::<Vec<_>>().join(": ");
-        let said = if reason.is_empty() {
-            format!("HTTP {}", http::status_text(status))
-        } else {
-            format!("HTTP {}: {}", http::status_text(status), self.quote(&reason))
-        };
+        let status = answer.status;
+        let said = token::refusal(&answer, |text| self.quote(text));
         if status.is_client_error() && status != StatusCode::TOO_MANY_REQUESTS {
             return Err(PlatformError::Refused(format!(
                 "Login with Amazon refused the credentials ({said})."

@@ -153,13 +153,6 @@ impl Seller {
             }
             Asked::Refused(answer) => answer,
         };
-        #[derive(Deserialize, Default)]
-        struct Refusal {
-            #[serde(default)]
-            error: Option<String>,
-            #[serde(default)]
-            error_description: Option<String>,
-        }
         let status = answer.status;
         if let Some(error) = self.token.passing(
             status,
@@ -168,12 +161,7 @@ impl Seller {
         ) {
             return Err(error);
         }
-        let refusal = serde_json::from_slice::<Refusal>(&answer.body).unwrap_or_default();
-        let reason = [refusal.error, refusal.error_description].into_iter().flatten().collect::<Vec<_>>();
-        let said = match reason.is_empty() {
-            true => format!("HTTP {}", http::status_text(status)),
-            false => format!("HTTP {}: {}", http::status_text(status), self.quote(&reason.join(": "))),
-        };
+        let said = token::refusal(&answer, |text| self.quote(text));
         Err(match status.as_u16() {
             // `invalid_grant`: the refresh token; `invalid_client`: the App ID or Cert ID;
             // `invalid_scope`: a consent without one of the two scopes.

@@ -508,26 +508,10 @@ pub fn jsonl(e: &Exchange) -> String {
     .to_string()
 }
 
-/// Whether Amazon's own validator can run here (python3 with jsonschema). Where it cannot,
-/// the cross-checks say they were skipped; with `ORDERBRIDGE_REQUIRE_VENDOR_PY` set (CI sets
-/// it) that is a failure instead.
-pub fn python_validator_here() -> bool {
-    let python = std::process::Command::new("python3").args(["-c", "import jsonschema"]).output();
-    let here = python.is_ok_and(|o| o.status.success());
-    if !here {
-        assert!(
-            std::env::var_os("ORDERBRIDGE_REQUIRE_VENDOR_PY").is_none(),
-            "ORDERBRIDGE_REQUIRE_VENDOR_PY is set, but python3 with jsonschema is not here"
-        );
-        eprintln!("the cross-check with validate_requests.py was skipped: no python3 with jsonschema here");
-    }
-    here
-}
-
 /// Amazon's own validator (`validate_requests.py --exchanges`) on the SP-API exchanges among
 /// `exchanges`: `None` when it cannot run here, else what it printed when it found a problem.
 pub fn python_problems(exchanges: &[Exchange]) -> Option<Result<(), String>> {
-    if !python_validator_here() {
+    if !crate::simulate::shared_files::python_validator_here() {
         return None;
     }
     let regional: Vec<String> = exchanges

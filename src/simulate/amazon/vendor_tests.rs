@@ -363,7 +363,7 @@ fn the_verdicts_agree_with_amazons_python_validator() {
     let ours: Vec<Vec<String>> = exchanges.iter().map(|e| check(e, true, e.status != 0)).collect();
     assert!(ours.iter().filter(|p| p.is_empty()).count() >= 15, "too few exchanges pass: {ours:#?}");
     assert!(ours.iter().filter(|p| !p.is_empty()).count() >= 20, "too few exchanges fail: {ours:#?}");
-    if !super::vendor::python_validator_here() {
+    if !crate::simulate::shared_files::python_validator_here() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

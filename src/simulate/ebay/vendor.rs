@@ -134,20 +134,6 @@ pub(crate) fn problems(exchanges: &[Exchange], request: bool) -> Vec<String> {
         .collect()
 }
 
-/// Whether eBay's checker can run here; with `ORDERBRIDGE_REQUIRE_VENDOR_PY` set, it must.
-pub(super) fn python_here() -> bool {
-    let python = std::process::Command::new("python3").args(["-c", "import jsonschema"]).output();
-    let here = python.is_ok_and(|o| o.status.success());
-    if !here {
-        assert!(
-            std::env::var_os("ORDERBRIDGE_REQUIRE_VENDOR_PY").is_none(),
-            "ORDERBRIDGE_REQUIRE_VENDOR_PY is set, but python3 with jsonschema is not here"
-        );
-        eprintln!("the cross-check with validate_requests.py was skipped: no python3 with jsonschema here");
-    }
-    here
-}
-
 /// The script that feeds exchanges (JSON lines on stdin) to `validate_requests`' functions.
 const CHECKER: &str = r##"
 import json, sys
@@ -221,7 +207,7 @@ fn line(e: &Exchange, request: bool) -> String {
 /// eBay's checker on the API exchanges: `None` when it cannot run here, else what it found.
 pub(crate) fn python_problems(exchanges: &[Exchange], request: bool) -> Option<Result<(), String>> {
     use std::io::Write;
-    if !python_here() {
+    if !crate::simulate::shared_files::python_validator_here() {
         return None;
     }
     let lines: Vec<String> =
