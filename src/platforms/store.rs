@@ -33,6 +33,14 @@ pub trait StoreClient: Send + Sync {
     /// Reports a shipment, unless the store already has it (CONTRACT §11, notify).
     async fn notify(&self, notice: &ShipmentNotice) -> Result<Notified, PlatformError>;
 
+    /// Whether a shipment whose notice was not sent, because the store's rate limit allows
+    /// the request only after this pass ([`PlatformError::NotYet`]), is shown
+    /// `delayed_notifying_of_shipment` (eBay's annex) rather than keeping its state (Amazon's).
+    /// Neither counts a try, and both go again at the next pass.
+    fn shows_paced_shipments_delayed(&self) -> bool {
+        false
+    }
+
     /// Levels in one stock request: what a crash can make the store hear twice.
     fn stock_per_request(&self) -> usize;
 

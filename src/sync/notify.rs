@@ -101,6 +101,8 @@ async fn notify_batch(
             Err(_) => None,
         };
         let recorded = answer.clone();
+        let paced_state =
+            if store.shows_paced_shipments_delayed() { "delayed_notifying_of_shipment" } else { "" };
         ctx.sql(move |conn| {
             let tx = db::write(conn)?;
             let now = now_ms();
@@ -116,7 +118,13 @@ async fn notify_batch(
                 }
                 // Refused credentials are the store's account, not this shipment: it waits as it
                 // was. So it does when nothing was sent because the store's rate limit allows
-                // the request only later: no try is counted.
+                // the request only later (or it shows as delayed, where the store's annex says
+                // so, due at the next pass): no try is counted.
+                Err(PlatformError::NotYet(_)) if !paced_state.is_empty() => {
+                    tx.prepare_cached("UPDATE shipment_sync SET next_attempt_at = NULL WHERE shipment_id = ?1")?
+                        .execute([id])?;
+                    move_shipment(&tx, id, paced_state)?;
+                }
                 Err(PlatformError::Refused(_) | PlatformError::NotYet(_)) => {
                     move_shipment(&tx, id, &shipment.previous)?;
                 }

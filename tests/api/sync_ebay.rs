@@ -373,3 +373,31 @@ async fn a_wait_ebay_asks_of_one_store_holds_every_store_of_the_same_keyset() {
     assert_eq!(run["orders_pulled"], 0, "{run}");
     assert_eq!(sim.requests(Operation::GetOrders), asked, "the keyset waits, whichever store asks");
 }
+
+#[rocket::async_test]
+async fn a_shipment_met_by_a_long_wait_is_delayed_without_a_try_counted() {
+    let rig = Rig::with_store(StoreKind::Ebay, 2, |f| f.merge(("sync_interval_secs", 10))).await;
+    let sim = sim(&rig);
+    assert_eq!(rig.sync_ok().await["orders_sent"], 2);
+    let orders = rig.orders().await;
+    let (a, b) = (orders[0]["id"].as_i64().unwrap(), orders[1]["id"].as_i64().unwrap());
+    rig.drop_shipments(
+        "s.csv",
+        &format!("order_id,tracking_number,carrier_name\n{a},1ZWAIT0001,UPS\n{b},1ZWAIT0002,UPS\n"),
+    );
+    // The first shipment's look is answered 429 asking for an hour.
+    sim.fail_next(Operation::GetShippingFulfillments, Fault::RateLimit { retry_after: Some(3600) }, 1);
+    let run = rig.sync().await;
+    assert_eq!(run["status"], "succeeded", "a paced notify is not a failure: {run}");
+    assert_eq!(run["shipments_notified"], 0, "{run}");
+    let problem = run["problems"][0]["message"].as_str().unwrap_or_default();
+    assert!(problem.contains("eBay allows the next Fulfillment request at"), "{run}");
+    let shipments = rig.shipments().await;
+    let states: BTreeSet<&str> = shipments.iter().map(|s| s["state"].as_str().unwrap()).collect();
+    assert!(states.contains("delayed_notifying_of_shipment"), "annex §5: {shipments:?}");
+    for shipment in &shipments {
+        let why = rig.app.get(&format!("/shipments/{}/sync", shipment["id"]), rig.admin()).await;
+        assert_eq!(why.body["attempts"], 0, "no try counted: {why:?}");
+    }
+    assert_eq!(sim.requests(Operation::CreateShippingFulfillment), 0);
+}

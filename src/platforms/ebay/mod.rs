@@ -159,6 +159,12 @@ impl StoreClient for Client {
         notify::notify(self, notice).await
     }
 
+    /// Annex §5, *Rate limits*: a shipment met by a wait longer than the pass becomes
+    /// `delayed_notifying_of_shipment`, no try counted.
+    fn shows_paced_shipments_delayed(&self) -> bool {
+        true
+    }
+
     fn stock_per_request(&self) -> usize {
         stock::PER_STEP
     }
