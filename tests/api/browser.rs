@@ -375,9 +375,9 @@ async fn the_dashboard_works_in_a_real_browser_for_an_admin_and_a_customer_user(
     browser.until("document.querySelectorAll('main tbody tr').length === 25", "shipments").await;
     browser.screenshot("shipments").await;
     browser.go(&format!("{site}/#/stores")).await;
-    // Two stores for each demo company, Acme's Shopify store, the demo's WooCommerce shop and
-    // its Amazon seller.
-    browser.until("document.querySelectorAll('main tbody tr').length === 9", "every store").await;
+    // Two stores for each demo company, Acme's Shopify store, the demo's WooCommerce shop, its
+    // Amazon seller and its eBay seller.
+    browser.until("document.querySelectorAll('main tbody tr').length === 10", "every store").await;
     let masked = browser.run("return document.querySelector('main tbody code').textContent;").await;
     assert!(masked.as_str().unwrap().contains("****"), "adapters are masked: {masked}");
     browser.screenshot("stores").await;
