@@ -1,6 +1,7 @@
 //! The demo's eBay seller: one demo customer also sells on eBay. On a database just seeded,
 //! the last customer with a `folder` warehouse gets an `ebay` store (the simulated seller's
-//! credentials) with a switched-on connection to that warehouse, its stock channel on; on a
+//! credentials) with a switched-on connection to that warehouse, its stock channel on (a
+//! stock file dropped into the warehouse's `inventory/` folder sets the listings); on a
 //! later start the simulated seller is opened again. Its Inventory API items are the
 //! customer's products (the last one a Seller Hub listing the Inventory API cannot see), it
 //! holds a few orders of the last hours and a mix of those a pull leaves alone (unpaid,
