@@ -387,6 +387,13 @@ pub fn account(prefix: &str, base: &str, key: &str) -> String {
     format!("{prefix}:{}:{:016x}", base.trim_end_matches('/'), hasher.finish())
 }
 
+/// A path segment, percent-encoded (`MUG,XL` is `MUG%2CXL`).
+pub fn segment(value: &str) -> String {
+    const SEGMENT: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+    percent_encoding::utf8_percent_encode(value, SEGMENT).to_string()
+}
+
 /// A ping's policy: one try, bounded by the ping's timeout (its answer and any wait).
 pub fn one_try(timeout: std::time::Duration) -> RetryPolicy {
     RetryPolicy {

@@ -220,10 +220,15 @@ pub fn hold_off(account: &str, wait: Duration) {
     }
 }
 
-/// How long the account must still be left alone, and until when, if at all: for a platform
+/// How long the account must still be left alone, and until when (ms), if at all: for a platform
 /// that does not take a long wait inside a pass at all (eBay's pull stops instead).
-pub fn waiting(account: &str) -> Option<(Duration, SystemTime)> {
-    asked_to_wait(account)
+pub fn waiting(account: &str) -> Option<(Duration, i64)> {
+    asked_to_wait(account).map(|(left, until)| (left, wall_ms(until)))
+}
+
+/// A wall-clock time in ms since the epoch.
+fn wall_ms(at: SystemTime) -> i64 {
+    at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// How long the account must still be left alone, and until when, if at all.
@@ -276,9 +281,7 @@ where
 }
 
 fn asked_until(until: SystemTime, then: &str) -> PlatformError {
-    let ms = until
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let ms = wall_ms(until);
     PlatformError::Unreachable {
         message: format!(
             "The platform limited our requests and asked orderbridge not to call again before {}; {then}.",

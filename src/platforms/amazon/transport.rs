@@ -435,12 +435,7 @@ pub fn encode(value: &str) -> String {
     percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
-/// A path segment, percent-encoded (`MUG,XL` is `MUG%2CXL`).
-pub fn segment(value: &str) -> String {
-    const SEGMENT: &percent_encoding::AsciiSet =
-        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
-    percent_encoding::utf8_percent_encode(value, SEGMENT).to_string()
-}
+pub use crate::platforms::api::segment;
 
 /// A time as Amazon's queries take it: UTC `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn query_time(ms: i64) -> String {

@@ -56,7 +56,7 @@ pub fn reduce(tracking: &str) -> String {
 
 /// The path of an order's shipping fulfillments.
 fn path(order: &str) -> String {
-    format!("/sell/fulfillment/v1/order/{}/shipping_fulfillment", super::transport::segment(order))
+    format!("/sell/fulfillment/v1/order/{}/shipping_fulfillment", crate::platforms::api::segment(order))
 }
 
 fn refused(message: String) -> PlatformError {
@@ -81,7 +81,7 @@ pub async fn notify(client: &Client, notice: &ShipmentNotice) -> Result<Notified
     let looking = || async {
         let lines = look(seller, notice, &target, &tracking).await?;
         Ok(match lines {
-            None => Some(Made::Created),
+            None => Some(Made::There),
             Some(lines) => {
                 *planned.lock().unwrap_or_else(|p| p.into_inner()) = lines;
                 None
@@ -91,7 +91,6 @@ pub async fn notify(client: &Client, notice: &ShipmentNotice) -> Result<Notified
     let make = || async {
         let lines = planned.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let body = body(notice, &lines, &tracking);
-        seller.not_yet(Quota::Fulfillment)?;
         let answer = seller
             .once(Quota::Fulfillment, &Method::POST, &target, Some(&body), "createShippingFulfillment")
             .await?;
@@ -113,17 +112,13 @@ pub async fn notify(client: &Client, notice: &ShipmentNotice) -> Result<Notified
         }
     };
     let api = seller.api(Quota::Fulfillment);
-    seller.not_yet(Quota::Fulfillment)?;
-    let created = api.create(looking, make).await.map_err(|e| match e {
-        PlatformError::Unreachable { rate_limited: true, .. } => {
-            seller.not_yet(Quota::Fulfillment).err().unwrap_or(e)
-        }
-        e => e,
-    })?;
-    match created {
-        Created::AlreadyThere(_) => Ok(Notified::AlreadyThere),
-        Created::Now(Made::Created) => Ok(Notified::Posted),
-        Created::Now(Made::Exists(said)) => {
+    let made = match seller.paced(Quota::Fulfillment, api.create(looking, make)).await? {
+        Created::AlreadyThere(made) | Created::Now(made) => made,
+    };
+    match made {
+        Made::There => Ok(Notified::AlreadyThere),
+        Made::Created => Ok(Notified::Posted),
+        Made::Exists(said) => {
             // A fulfillment with this id exists: look once more.
             match look(seller, notice, &target, &tracking).await? {
                 None => Ok(Notified::AlreadyThere),
@@ -135,8 +130,10 @@ pub async fn notify(client: &Client, notice: &ShipmentNotice) -> Result<Notified
     }
 }
 
-/// What a `createShippingFulfillment` did.
+/// What became of the shipment: eBay had it (the look found it), or what a
+/// `createShippingFulfillment` did.
 enum Made {
+    There,
     Created,
     /// 34500: a fulfillment with that id exists; eBay's words.
     Exists(String),

@@ -4,7 +4,8 @@
 //! 401), the three accounts whose waits eBay's quotas make (Fulfillment, Inventory and the
 //! token endpoint, per keyset and environment), and what eBay's error bodies say.
 
-use std::time::{Duration, SystemTime};
+use std::future::Future;
+use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
@@ -55,11 +56,6 @@ pub struct Seller {
     token: Api,
 }
 
-/// The adapter's text `key`, trimmed of nothing: present and not blank.
-fn text<'a>(adapter: &'a Adapter, key: &str) -> Result<&'a str, PlatformError> {
-    api::field(adapter, key, NAME)
-}
-
 impl Seller {
     /// The account of a validated adapter; `policy` for a pass, none for a ping (one try).
     pub fn new(
@@ -67,8 +63,9 @@ impl Seller {
         adapter: &Adapter,
         policy: Option<RetryPolicy>,
     ) -> Result<Seller, PlatformError> {
-        let (client_id, client_secret) = (text(adapter, "client_id")?, text(adapter, "client_secret")?);
-        let refresh_token = text(adapter, "refresh_token")?;
+        let text = |key| api::field(adapter, key, NAME);
+        let (client_id, client_secret, refresh_token) =
+            (text("client_id")?, text("client_secret")?, text("refresh_token")?);
         let sandbox = adapter
             .get("environment")
             .and_then(Value::as_str)
@@ -217,12 +214,22 @@ impl Seller {
         op: &str,
     ) -> Result<Answer, PlatformError> {
         let api = self.api(quota);
+        self.paced(quota, api.send(|| self.once(quota, &method, target, body, op))).await
+    }
+
+    /// Runs `work` (requests of `quota`'s API through the shared retry layer) unless eBay asked
+    /// that API to wait longer than the pass may; a rate limit that leaves such a wait is
+    /// [`PlatformError::NotYet`] too, so the pull stops, a shipment waits and the stock step
+    /// names the time (annex §5, *Rate limits*).
+    pub async fn paced<T>(
+        &self,
+        quota: Quota,
+        work: impl Future<Output = Result<T, PlatformError>>,
+    ) -> Result<T, PlatformError> {
         self.not_yet(quota)?;
-        let answer = api.send(|| self.once(quota, &method, target, body, op)).await;
-        match answer {
-            Err(e) if matches!(e, PlatformError::Unreachable { rate_limited: true, .. }) => {
-                self.not_yet(quota)?;
-                Err(e)
+        match work.await {
+            Err(e @ PlatformError::Unreachable { rate_limited: true, .. }) => {
+                Err(self.not_yet(quota).err().unwrap_or(e))
             }
             other => other,
         }
@@ -250,7 +257,7 @@ impl Seller {
             Some((left, until)) if left > api.policy.longest_wait => Err(PlatformError::NotYet(format!(
                 "eBay allows the next {} request at {}",
                 quota.name(),
-                wall(until)
+                crate::dates::format_ms(until)
             ))),
             _ => Ok(()),
         }
@@ -316,13 +323,6 @@ pub fn errors(body: &[u8]) -> Vec<ErrorEntry> {
     serde_json::from_slice::<Body>(body).map(|b| b.errors).unwrap_or_default()
 }
 
-fn wall(at: SystemTime) -> String {
-    let ms = at
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    crate::dates::format_ms(ms)
-}
-
 /// A query value as eBay wants it: everything but unreserved characters percent-encoded,
 /// so `[ ] { } |` are `%5B %5D %7B %7D %7C`, and `:` `,` `.` stay as they are in `filter`.
 pub fn encode(value: &str) -> String {
@@ -334,11 +334,4 @@ pub fn encode(value: &str) -> String {
         .remove(b':')
         .remove(b',');
     percent_encoding::utf8_percent_encode(value, KEEP).to_string()
-}
-
-/// A path segment, percent-encoded (`MUG/XL` is `MUG%2FXL`).
-pub fn segment(value: &str) -> String {
-    const SEGMENT: &percent_encoding::AsciiSet =
-        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
-    percent_encoding::utf8_percent_encode(value, SEGMENT).to_string()
 }

@@ -4,6 +4,8 @@
 //! filter grammar and offset paging, shipping fulfillments keyed by tracking number, inventory
 //! items, offers and their listings, daily quotas, and faults to switch on.
 
+/// `YYYY-MM-DDTHH:MM:SS.sssZ` of a Unix time in milliseconds, as eBay writes date-times.
+use crate::dates::format_ms as iso;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -335,22 +337,6 @@ impl State {
         self.serial += 1;
         self.serial
     }
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.sssZ` of a Unix time in milliseconds.
-fn iso(ms: i64) -> String {
-    let at = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second(),
-        at.millisecond()
-    )
 }
 
 /// A Unix time in milliseconds of an ISO 8601 UTC date-time, if it is one.
